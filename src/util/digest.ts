@@ -1,0 +1,22 @@
+// Digests are how payloads appear anywhere outside the call path: `sha256:<hex>`.
+import { createHash } from 'node:crypto';
+import { canonicalBytes } from '../wire/canonical.js';
+
+export type Digest = `sha256:${string}`;
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function digestBytes(data: string | Uint8Array): Digest {
+  return `sha256:${sha256Hex(data)}`;
+}
+
+/** Digest of a JSON value's RFC 8785 form. */
+export function digestJson(value: unknown): Digest {
+  return digestBytes(canonicalBytes(value));
+}
+
+export function isDigest(s: unknown): s is Digest {
+  return typeof s === 'string' && /^sha256:[0-9a-f]{64}$/.test(s);
+}
