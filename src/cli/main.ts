@@ -1,0 +1,69 @@
+// The `cloakpipe` executable: dispatches to one file per command (src/cli/<command>.ts), each
+// exporting `run(argv): Promise<number>`. Exit 0 success, 1 a check failed or a call was
+// refused, 2 usage or configuration error.
+import { UsageError } from './args.js';
+
+const COMMANDS: Record<string, { file: string; summary: string }> = {
+  init: { file: './init.js', summary: 'create the gate home: signing key, ledger and operations databases' },
+  'mcp-proxy': { file: './mcp-proxy.js', summary: 'gate every tools/call of a stdio MCP server' },
+  fingerprint: { file: './fingerprint.js', summary: "print a call's fingerprint" },
+  approve: { file: './approve.js', summary: 'sign an approval receipt for one call' },
+  keygen: { file: './keygen.js', summary: 'create an approver key pair' },
+  ops: { file: './ops.js', summary: 'list, show and reconcile operations' },
+  ledger: { file: './ledger.js', summary: 'show, export or anchor the ledger' },
+  verify: { file: './verify.js', summary: 'verify a ledger offline' },
+  anchor: { file: './anchor.js', summary: 'verify one Rekor entry or RFC 3161 token offline' },
+  policy: { file: './policy.js', summary: 'check or explain a Cedar policy' },
+  pins: { file: './pins.js', summary: 'review and accept changed tool definitions' },
+  scope: { file: './scope.js', summary: 'report what the evidence establishes per protected effect' },
+  confine: { file: './confine.js', summary: 'run one agent session in a no-network container' },
+  'confine-control': { file: './confine-control.js', summary: 'send a live restriction to a confined session' },
+};
+
+function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(16)}${c.summary}`);
+  return `usage: cloakpipe <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'cloakpipe <command> --help' for a command's options.\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage());
+    return name ? 0 : 2;
+  }
+  const cmd = COMMANDS[name];
+  if (!cmd) {
+    process.stderr.write(`cloakpipe: unknown command "${name}"\n${usage()}`);
+    return 2;
+  }
+  let mod: { run: (argv: string[]) => Promise<number> };
+  try {
+    mod = await import(cmd.file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes(cmd.file.slice(2))) {
+      process.stderr.write(`cloakpipe: "${name}" is not available in this build\n`);
+      return 2;
+    }
+    throw e;
+  }
+  try {
+    return await mod.run(rest);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`cloakpipe ${name}: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e) => {
+    // Errors here are ours (config, I/O), never payloads: messages are written by our code.
+    process.stderr.write(`cloakpipe: ${(e as Error).message}\n`);
+    process.exitCode = 2;
+  },
+);
