@@ -1,0 +1,83 @@
+// The task context: written by the orchestrator from its system of record, never from the
+// conversation. Re-read when the file changes; every decision records the digest it used.
+import { readFileSync, statSync } from 'node:fs';
+import type { JsonObject, JsonValue } from '../wire/json.js';
+import { isJsonObject } from '../wire/json.js';
+import { parseStrict } from '../wire/strict-parse.js';
+import { digestJson, type Digest } from '../util/digest.js';
+
+export class ContextError extends Error {}
+
+export interface TaskContext {
+  doc: JsonObject;
+  task: JsonObject;
+  taskId: string | null;
+  sensitivity: string | null;
+  digest: Digest;
+}
+
+const EMPTY: JsonObject = {};
+export const NO_CONTEXT: TaskContext = { doc: EMPTY, task: EMPTY, taskId: null, sensitivity: null, digest: digestJson(EMPTY) };
+
+export function buildContext(doc: JsonValue): TaskContext {
+  if (!isJsonObject(doc)) throw new ContextError('task context must be a JSON object');
+  const task = doc.task ?? {};
+  if (!isJsonObject(task)) throw new ContextError('task context: "task" must be an object');
+  const id = task.id;
+  if (id !== undefined && typeof id !== 'string') throw new ContextError('task context: task.id must be a string');
+  const s = doc.sensitivity;
+  if (s !== undefined && typeof s !== 'string') throw new ContextError('task context: sensitivity must be a string');
+  return { doc, task, taskId: id ?? null, sensitivity: s ?? null, digest: digestJson(doc) };
+}
+
+export function readContextFile(path: string): TaskContext {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ContextError(`cannot read task context ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  try {
+    return buildContext(parseStrict(text.trim()));
+  } catch (e) {
+    if (e instanceof ContextError) throw e;
+    throw new ContextError(`task context ${path} is not strict JSON`);
+  }
+}
+
+/** Resolve a dotted path (`task.customer.emails`) in the context document. */
+export function contextPath(ctx: TaskContext, path: string): JsonValue | undefined {
+  let cur: JsonValue | undefined = ctx.doc;
+  for (const part of path.split('.')) {
+    if (!isJsonObject(cur) || !Object.prototype.hasOwnProperty.call(cur, part)) return undefined;
+    cur = cur[part];
+  }
+  return cur;
+}
+
+/** A context file watched by stat: a change of size, mtime or inode triggers a re-read. */
+export class ContextSource {
+  private stamp = '';
+  private current: TaskContext;
+
+  constructor(private readonly path: string | undefined) {
+    this.current = path ? readContextFile(path) : NO_CONTEXT;
+    if (path) this.stamp = this.stampOf();
+  }
+
+  private stampOf(): string {
+    const st = statSync(this.path!, { bigint: true });
+    return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  }
+
+  /** The context in force now; throws (→ fail_closed) when the file became unreadable or invalid. */
+  get(): TaskContext {
+    if (!this.path) return this.current;
+    const stamp = this.stampOf();
+    if (stamp !== this.stamp) {
+      this.current = readContextFile(this.path);
+      this.stamp = stamp;
+    }
+    return this.current;
+  }
+}

@@ -1,0 +1,54 @@
+// decide(): the pure composition of checks, in the order of architecture.md:
+// contract → pins → flow → policy → operations → approval. The first refusal wins.
+// Checks only read; their effects (consume a receipt, begin an operation, count a call) are
+// queued in notes.onAllow and applied by the gate in the decision's transaction.
+import type { LoadedManifest } from '../contract/manifest.js';
+import type { TaskContext } from '../contract/context.js';
+import type { ToolDecl } from '../contract/manifest-types.js';
+import { fingerprintOf, type Call } from './call.js';
+import { checkContract, resolveTool } from './checks/contract.js';
+import { checkPolicy } from './checks/policy.js';
+import type { Facts } from './facts.js';
+import type { GateServices } from './services.js';
+import { PASS, type Annotations, type Verdict } from './verdict.js';
+import type { Digest } from '../util/digest.js';
+
+export type Check = (f: Facts) => Verdict;
+
+/** Checks after the contract, in order. Each file under checks/ guards one thing. */
+export const CHECKS: { name: string; check: Check }[] = [
+  { name: 'policy', check: checkPolicy },
+];
+
+export interface DecideInput {
+  manifest: LoadedManifest;
+  context: TaskContext;
+  services: GateServices;
+  sessionLabel: string;
+  now: number;
+}
+
+export interface Decision {
+  verdict: Verdict;
+  tool?: ToolDecl;
+  fingerprint: Digest;
+  notes: Annotations;
+}
+
+export function newAnnotations(): Annotations {
+  return { fields: {}, onAllow: [], afterReply: [], afterFailure: [] };
+}
+
+export function decide(call: Call, input: DecideInput): Decision {
+  const fingerprint = fingerprintOf(call.tool, call.arguments, input.context.taskId);
+  const notes = newAnnotations();
+  const contract = checkContract(call, input.manifest, input.context);
+  if (!contract.ok) return { verdict: contract, fingerprint, notes };
+  const tool = resolveTool(call, input.manifest)!;
+  const facts: Facts = { ...input, call, tool, fingerprint, notes };
+  for (const { check } of CHECKS) {
+    const v = check(facts);
+    if (!v.ok) return { verdict: v, tool, fingerprint, notes };
+  }
+  return { verdict: PASS, tool, fingerprint, notes };
+}

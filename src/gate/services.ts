@@ -1,0 +1,37 @@
+// The stateful services the checks consult. Each is owned by its folder (policy/, operations/,
+// approvals/, flow/); the gate wires them in and decide() only reads through these interfaces.
+import type { JsonObject } from '../wire/json.js';
+import type { Digest } from '../util/digest.js';
+
+export interface Window {
+  minute: number;
+  hour: number;
+  day: number;
+}
+
+export interface PolicyRequest {
+  agent: string;
+  tool: string;
+  args: JsonObject;
+  task: JsonObject;
+  sessionLabel: string;
+  calls: Window;
+  callsAll: Window;
+}
+
+export interface PolicyService {
+  digest: Digest;
+  evaluate(req: PolicyRequest): { allow: boolean; policyIds: string[]; errors: string[] };
+}
+
+export interface RateService {
+  counts(taskId: string | null, tool: string, now: number): { calls: Window; callsAll: Window };
+  record(taskId: string | null, tool: string, now: number): void;
+}
+
+export interface GateServices {
+  agent: string;
+  mode: 'enforce' | 'shadow';
+  policy: PolicyService;
+  rates: RateService;
+}

@@ -1,0 +1,42 @@
+// What a check says about a call. A refusal carries its code and a one-line detail that never
+// holds an argument value; checks may annotate the decision (policy ids, receipt, operation).
+import type { DecisionRefusal } from './refusal.js';
+import type { JsonValue } from '../wire/json.js';
+
+export interface Refused {
+  ok: false;
+  code: DecisionRefusal;
+  detail: string;
+}
+
+export interface Passed {
+  ok: true;
+}
+
+export type Verdict = Refused | Passed;
+
+export const PASS: Passed = { ok: true };
+
+export function refuse(code: DecisionRefusal, detail: string): Refused {
+  return { ok: false, code, detail };
+}
+
+/** Facts a check adds to the decision's ledger entry (digests and ids only) and effects to apply. */
+export interface Annotations {
+  /** Extra ledger fields (names from the domain; values never argument values). */
+  fields: { [k: string]: JsonValue };
+  /** State changes to run inside the decision's transaction when the call is allowed. */
+  onAllow: (() => void)[];
+  /** A stored result to answer with instead of forwarding (operation replay). */
+  replay?: JsonValue;
+  /** Run in a transaction once the upstream answered (settle an operation, ...). */
+  afterReply: ((reply: UpstreamReply) => void)[];
+  /** Run in a transaction when the outcome is unknown: timeout, upstream died, gate error. */
+  afterFailure: ((why: 'timeout' | 'upstream_exit' | 'error') => void)[];
+}
+
+/** The upstream's answer to a forwarded tools/call: exactly one of result / error. */
+export interface UpstreamReply {
+  result?: JsonValue;
+  error?: JsonValue;
+}

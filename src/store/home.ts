@@ -1,0 +1,24 @@
+// The gate's home ($CLOAKPIPE_HOME, default ~/.cloakpipe): where its key and stores live.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface HomePaths {
+  dir: string;
+  key: string;
+  pub: string;
+  ledger: string;
+  operations: string;
+  approvals: string;
+}
+
+export function resolveHome(flag?: string): HomePaths {
+  const dir = resolve(flag ?? process.env.CLOAKPIPE_HOME ?? join(homedir(), '.cloakpipe'));
+  return {
+    dir,
+    key: join(dir, 'gate.key'),
+    pub: join(dir, 'gate.pub'),
+    ledger: join(dir, 'ledger.db'),
+    operations: join(dir, 'operations.db'),
+    approvals: join(dir, 'approvals'),
+  };
+}
