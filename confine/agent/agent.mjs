@@ -1,0 +1,1 @@
+process.stdin.once('data', d => { process.stdout.write(JSON.stringify({operation:'notify', arguments:{}})+'\n'); });
