@@ -1,0 +1,117 @@
+// The entry body: what the log actually recorded. Guards against a genuine log entry being
+// presented as evidence for another artifact (digest check) or for another signer (key check).
+// For hashedrekord with an Ed25519 key the signature is Ed25519ph (see ed25519ph.ts), verified
+// here from the recorded SHA-512 digest exactly as Rekor did when it accepted the entry.
+import { createHash, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { fail } from '../errors.js';
+import { strictBase64, type DigestSpec } from '../encoding.js';
+import { ed25519PublicRaw, verifyEd25519ph, verifyEd25519phDigest } from './ed25519ph.js';
+
+export type RekorBody = {
+  kind: string;
+  apiVersion: string;
+  digests: DigestSpec[]; // what the entry commits to (artifact / payload / envelope digests)
+  hashedrekord?: { hash: DigestSpec; signature: Buffer; key: KeyObject };
+};
+
+const ALGS = { sha256: 32, sha384: 48, sha512: 64 } as const;
+
+function hashSpec(v: unknown): DigestSpec | null {
+  if (v === null || typeof v !== 'object') return null;
+  const { algorithm, value } = v as { algorithm?: unknown; value?: unknown };
+  if (typeof algorithm !== 'string' || typeof value !== 'string' || !(algorithm in ALGS)) return null;
+  const alg = algorithm as DigestSpec['algorithm'];
+  if (!/^[0-9a-f]*$/.test(value) || value.length !== ALGS[alg] * 2) return null;
+  return { algorithm: alg, value: Buffer.from(value, 'hex') };
+}
+
+function keyFromPem(pem: string): KeyObject {
+  if (pem.includes('-----BEGIN CERTIFICATE-----')) return new X509Certificate(pem).publicKey;
+  return createPublicKey(pem);
+}
+
+export function parseRekorBody(bytes: Buffer): RekorBody {
+  let b: { kind?: unknown; apiVersion?: unknown; spec?: Record<string, any> };
+  try {
+    b = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    fail('malformed', 'entry body: not JSON');
+  }
+  if (typeof b.kind !== 'string' || typeof b.apiVersion !== 'string' || typeof b.spec !== 'object' || b.spec === null) {
+    fail('malformed', 'entry body: missing kind, apiVersion or spec');
+  }
+  const spec = b.spec;
+  const out: RekorBody = { kind: b.kind, apiVersion: b.apiVersion, digests: [] };
+  const push = (v: unknown) => {
+    const d = hashSpec(v);
+    if (d) out.digests.push(d);
+  };
+  if (b.kind === 'hashedrekord') {
+    const hash = hashSpec(spec.data?.hash);
+    if (!hash) fail('malformed', 'hashedrekord: bad data.hash');
+    const signature = strictBase64(spec.signature?.content, 'hashedrekord signature');
+    const pem = strictBase64(spec.signature?.publicKey?.content, 'hashedrekord public key').toString('utf8');
+    let key: KeyObject;
+    try {
+      key = keyFromPem(pem);
+    } catch {
+      fail('malformed', 'hashedrekord: unreadable public key');
+    }
+    out.hashedrekord = { hash, signature, key };
+    out.digests.push(hash);
+  } else if (b.kind === 'dsse') {
+    push(spec.payloadHash);
+    push(spec.envelopeHash);
+  } else if (b.kind === 'intoto') {
+    push(spec.content?.payloadHash);
+    push(spec.content?.hash);
+  }
+  return out;
+}
+
+function sameKey(a: KeyObject, b: KeyObject): boolean {
+  return a.export({ type: 'spki', format: 'der' }).equals(b.export({ type: 'spki', format: 'der' }));
+}
+
+export type BodyCheck = { bodySignature: 'verified' | 'not_checked'; digestMatched?: 'recorded' | 'artifact' };
+
+/**
+ * Checks the body: with `signer`, it must be a hashedrekord signed by exactly that key; an Ed25519
+ * signature is always verified; with `digest`, the entry must commit to it, either as a recorded
+ * digest or, for an Ed25519ph hashedrekord, as the artifact itself (the epoch root: the entry
+ * records SHA-512 of it and the Ed25519ph signature over it verifies).
+ */
+export function checkRekorBody(body: RekorBody, opts: { digest?: DigestSpec; signer?: KeyObject }): BodyCheck {
+  const res: BodyCheck = { bodySignature: 'not_checked' };
+  const hr = body.hashedrekord;
+  if (opts.signer) {
+    if (!hr) fail('body_signature_invalid', `entry is a ${body.kind}, not a hashedrekord`);
+    if (!sameKey(hr.key, opts.signer)) fail('body_signature_invalid', 'entry is signed by another key');
+  }
+  if (hr && hr.key.asymmetricKeyType === 'ed25519') {
+    if (hr.hash.algorithm !== 'sha512') fail('body_signature_invalid', 'an Ed25519ph hashedrekord must record a sha512 digest');
+    if (!verifyEd25519phDigest(hr.signature, hr.hash.value, ed25519PublicRaw(hr.key))) {
+      fail('body_signature_invalid', 'hashedrekord Ed25519ph signature does not verify');
+    }
+    res.bodySignature = 'verified';
+  } else if (opts.signer) {
+    fail('body_signature_invalid', 'the expected signer is not an Ed25519 key');
+  }
+  if (opts.digest) {
+    const d = opts.digest;
+    if (body.digests.some((x) => x.algorithm === d.algorithm && x.value.equals(d.value))) {
+      res.digestMatched = 'recorded';
+    } else if (
+      hr &&
+      hr.key.asymmetricKeyType === 'ed25519' &&
+      hr.hash.algorithm === 'sha512' &&
+      createHash('sha512').update(d.value).digest().equals(hr.hash.value) &&
+      verifyEd25519ph(hr.signature, d.value, ed25519PublicRaw(hr.key))
+    ) {
+      res.digestMatched = 'artifact';
+    } else {
+      fail('body_mismatch', `entry does not commit to ${d.algorithm}:${d.value.toString('hex')}`);
+    }
+  }
+  return res;
+}
