@@ -7,6 +7,7 @@ import type { TaskContext } from '../contract/context.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
 import { fingerprintOf, type Call } from './call.js';
 import { checkContract, resolveTool } from './checks/contract.js';
+import { checkFlow } from './checks/flow.js';
 import { checkPolicy } from './checks/policy.js';
 import type { Facts } from './facts.js';
 import type { GateServices } from './services.js';
@@ -17,6 +18,7 @@ export type Check = (f: Facts) => Verdict;
 
 /** Checks after the contract, in order. Each file under checks/ guards one thing. */
 export const CHECKS: { name: string; check: Check }[] = [
+  { name: 'flow', check: checkFlow },
   { name: 'policy', check: checkPolicy },
 ];
 

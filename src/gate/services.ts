@@ -2,6 +2,7 @@
 // approvals/, flow/); the gate wires them in and decide() only reads through these interfaces.
 import type { JsonObject } from '../wire/json.js';
 import type { Digest } from '../util/digest.js';
+import type { FlowSession } from '../flow/session.js';
 
 export interface Window {
   minute: number;
@@ -34,4 +35,6 @@ export interface GateServices {
   mode: 'enforce' | 'shadow';
   policy: PolicyService;
   rates: RateService;
+  /** The session label and fixed ceilings of this gate's session (flow/); the gate must wire it. */
+  flow?: FlowSession;
 }

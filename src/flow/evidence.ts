@@ -1,0 +1,42 @@
+// Label facts for the ledger (product.md sections 6 and 7): each rise of the session label is
+// an entry naming the labels, the cause and the digest of what caused it, never its content.
+// The gate calls these inside its transactions; the in-memory rise happens first, so a failed
+// commit leaves the session higher (safe), never lower.
+import type { TaskContext } from '../contract/context.js';
+import type { ToolDecl } from '../contract/manifest-types.js';
+import type { EntryFields } from '../ledger/entry.js';
+import type { UpstreamReply } from '../gate/verdict.js';
+import type { FlowSession, LabelRaise } from './session.js';
+
+export function labelEntry(raise: LabelRaise, tool: string | null): EntryFields {
+  return {
+    kind: 'label',
+    from: raise.from,
+    to: raise.to,
+    cause: raise.cause,
+    ...(tool !== null ? { tool } : {}),
+    digest: raise.digest,
+  };
+}
+
+/**
+ * Before deciding a call, inside the decision's transaction: follow the (re-read) task
+ * context's sensitivity up. Returns the label entry to append before the decision, or null.
+ * Throws FlowError when the context names an undeclared label (the gate refuses fail_closed).
+ */
+export function flowBeforeDecide(session: FlowSession, context: TaskContext): EntryFields | null {
+  const raise = session.observeContext(context);
+  return raise ? labelEntry(raise, null) : null;
+}
+
+/**
+ * After the upstream answered a forwarded call (or a stored result is replayed), before the
+ * host sees it: raise the session label. An error the tool sent counts as its output too.
+ * Returns the label entry to append, or null when the label did not rise.
+ */
+export function flowAfterReply(session: FlowSession, toolName: string, tool: ToolDecl | undefined, reply: UpstreamReply): EntryFields | null {
+  const output = reply.result !== undefined ? reply.result : reply.error;
+  if (output === undefined) return null;
+  const raise = session.observe(toolName, tool, output);
+  return raise ? labelEntry(raise, toolName) : null;
+}

@@ -1,0 +1,163 @@
+// The session label (product.md section 6): what the agent behind this gate may have seen.
+// It starts at the task context's `sensitivity` (default the lowest label), rises with each
+// tool's `returns` label and each `classify` rule that matches a result, and never falls, so
+// data read once cannot be handed to a sink whose ceiling is below it, whatever the model says.
+// Ceilings and label order are a snapshot taken when the session starts: fixed for its life.
+import type { LoadedManifest } from '../contract/manifest.js';
+import type { ToolDecl } from '../contract/manifest-types.js';
+import type { TaskContext } from '../contract/context.js';
+import type { LinearPattern } from '../contract/pattern.js';
+import type { JsonValue } from '../wire/json.js';
+import { digestJson, type Digest } from '../util/digest.js';
+import { FlowError, LabelOrder } from './labels.js';
+
+export type RaiseCause = 'returns' | 'classify' | 'context';
+
+/** One rise of the session label; the digest names what caused it, never its content. */
+export interface LabelRaise {
+  from: string;
+  to: string;
+  cause: RaiseCause;
+  digest: Digest;
+}
+
+export interface FlowOptions {
+  /**
+   * Characters of one result that classify rules scan (strings, object keys and numbers, in
+   * UTF-16 code units). Beyond it the result counts as matching every rule: a result too large
+   * to read is treated as the most sensitive thing a rule could have found (ADR 003).
+   */
+  scanLimit?: number;
+}
+
+export const DEFAULT_SCAN_LIMIT = 1 << 20;
+
+export class FlowSession {
+  readonly order: LabelOrder;
+  private current: string;
+  private readonly ceilings: ReadonlyMap<string, string>;
+  private readonly returnsOf: ReadonlyMap<string, string>;
+  /** Rules sorted highest label first, so a scan stops at the first rule that cannot raise. */
+  private readonly rules: readonly { label: string; rank: number; pattern: LinearPattern }[];
+  private readonly scanLimit: number;
+
+  /** Throws FlowError when the context names a label the manifest does not declare (start-up error). */
+  constructor(manifest: LoadedManifest, context: TaskContext, opts: FlowOptions = {}) {
+    this.order = LabelOrder.of(manifest);
+    const ceilings = new Map<string, string>();
+    const returnsOf = new Map<string, string>();
+    for (const [name, tool] of Object.entries(manifest.manifest.tools)) {
+      ceilings.set(name, this.declared(tool.accepts) ?? this.order.lowest);
+      const r = this.declared(tool.returns);
+      if (r !== undefined) returnsOf.set(name, r);
+    }
+    this.ceilings = ceilings;
+    this.returnsOf = returnsOf;
+    this.rules = manifest.classify
+      .map((c) => ({ label: c.label, rank: this.order.rankOf(c.label), pattern: c.pattern }))
+      .sort((a, b) => b.rank - a.rank);
+    this.scanLimit = opts.scanLimit ?? DEFAULT_SCAN_LIMIT;
+    if (!(this.scanLimit >= 0)) throw new FlowError('scan limit must be a non-negative number');
+    this.current = this.contextLabel(context) ?? this.order.lowest;
+  }
+
+  private declared(label: string | undefined): string | undefined {
+    if (label === undefined) return undefined;
+    if (!this.order.has(label)) throw new FlowError('the manifest names an undeclared label');
+    return label;
+  }
+
+  /** The context's sensitivity, or null when it names none; an undeclared label throws. */
+  contextLabel(context: TaskContext): string | null {
+    const s = context.sensitivity;
+    if (s === null) return null;
+    if (!this.order.has(s)) throw new FlowError('the task context names a sensitivity the manifest does not declare');
+    return s;
+  }
+
+  get label(): string {
+    return this.current;
+  }
+
+  /** The sink ceiling of a tool: its `accepts`, else the lowest label (ADR 003). */
+  ceilingOf(toolName: string): string {
+    return this.ceilings.get(toolName) ?? this.order.lowest;
+  }
+
+  /** The label a decision must use now: the session's, or the context's if that is higher (pure). */
+  effectiveLabel(context: TaskContext): string {
+    const c = this.contextLabel(context);
+    return c === null ? this.current : this.order.max(this.current, c);
+  }
+
+  /** The task context was (re-)read: follow its sensitivity up, never down. */
+  observeContext(context: TaskContext): LabelRaise | null {
+    const c = this.contextLabel(context);
+    if (c === null || !this.order.above(c, this.current)) return null;
+    return this.raiseTo(c, 'context', context.digest);
+  }
+
+  /**
+   * The agent is about to see `output` from `toolName` (a result, or an error the tool sent).
+   * Raise to the tool's `returns` label and to the highest classify label that matches.
+   */
+  observe(toolName: string, tool: ToolDecl | undefined, output: JsonValue): LabelRaise | null {
+    let target = this.current;
+    let cause: RaiseCause = 'returns';
+    for (const r of [this.returnsOf.get(toolName), this.declared(tool?.returns)]) {
+      if (r !== undefined && this.order.above(r, target)) target = r;
+    }
+    const found = this.classify(output, this.order.rankOf(target));
+    if (found !== null && this.order.above(found, target)) {
+      target = found;
+      cause = 'classify';
+    }
+    if (!this.order.above(target, this.current)) return null;
+    return this.raiseTo(target, cause, digestJson(output));
+  }
+
+  private raiseTo(to: string, cause: RaiseCause, digest: Digest): LabelRaise {
+    const from = this.current;
+    this.current = to;
+    return { from, to, cause, digest };
+  }
+
+  /**
+   * The highest classify label above `floorRank` that matches any string in `value`, or null.
+   * Walks iteratively (no recursion depth to exhaust) and stops once nothing higher is possible.
+   */
+  classify(value: JsonValue, floorRank: number): string | null {
+    let candidates = this.rules.filter((r) => r.rank > floorRank);
+    if (candidates.length === 0) return null;
+    let best: string | null = null;
+    let budget = this.scanLimit;
+    const stack: JsonValue[] = [value];
+    const scan = (s: string): boolean => {
+      budget -= s.length;
+      if (budget < 0) return false;
+      for (const r of candidates) {
+        if (r.pattern.find(s)) {
+          best = r.label;
+          candidates = candidates.filter((c) => c.rank > r.rank);
+          break; // rules are sorted highest first: nothing else in this string can beat it
+        }
+      }
+      return true;
+    };
+    while (stack.length > 0 && candidates.length > 0) {
+      const v = stack.pop()!;
+      let ok = true;
+      if (typeof v === 'string') ok = scan(v);
+      else if (typeof v === 'number') ok = scan(String(v));
+      else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+      else if (v !== null && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) {
+          if (!(ok = scan(k))) break;
+          stack.push(x);
+        }
+      }
+      if (!ok) return candidates[0].label; // over the limit: assume the worst a rule could find
+    }
+    return best;
+  }
+}

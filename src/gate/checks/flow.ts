@@ -1,0 +1,35 @@
+// Sink ceilings (product.md section 6): once the session has seen data at some label, a tool
+// whose `accepts` is below it is refused, whatever Cedar says. Guards against a model (or text
+// steering it) moving data read from a sensitive tool into a sink that may only receive less.
+// A tool without `accepts` has the lowest ceiling: an undeclared ceiling is not a hole (ADR 003).
+import { LabelOrder } from '../../flow/labels.js';
+import type { Facts } from '../facts.js';
+import { PASS, refuse, type Verdict } from '../verdict.js';
+
+export function checkFlow(f: Facts): Verdict {
+  let label: string;
+  let ceiling: string;
+  let order: LabelOrder;
+  try {
+    const flow = f.services.flow;
+    if (flow) {
+      order = flow.order;
+      label = order.max(flow.effectiveLabel(f.context), f.sessionLabel);
+      ceiling = flow.ceilingOf(f.call.tool);
+    } else {
+      // No session wired: the same rule from the facts alone (no fixed-ceiling snapshot).
+      order = LabelOrder.of(f.manifest);
+      const s = f.context.sensitivity;
+      label = s === null ? f.sessionLabel : order.max(f.sessionLabel, s);
+      ceiling = f.tool.accepts ?? order.lowest;
+    }
+    order.rankOf(ceiling);
+  } catch {
+    return refuse('fail_closed', 'the session label could not be determined');
+  }
+  f.notes.fields.session_label = label;
+  f.notes.fields.ceiling = ceiling;
+  if (order.above(label, ceiling))
+    return refuse('sink_ceiling_exceeded', `session label ${label} is above the tool's ceiling ${ceiling}`);
+  return PASS;
+}
