@@ -227,7 +227,7 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
     for (const w of v.validationWarnings) warnings.push(at(w.policyId, w.error, byId.get(w.policyId) ?? null));
     return v.validationErrors.map((e) => {
       const p = at(e.policyId, e.error, byId.get(e.policyId) ?? null);
-      if (!s['']?.actions[ACTION_ID] || !p.message.includes('attribute `task.')) return p;
+      if (!p.message.includes('attribute `task.')) return p;
       if (opts.task === undefined && !p.help) p.help = 'context.task is typed from the task context: give the task context file (--context)';
       return p;
     });

@@ -79,7 +79,7 @@ function normalize(t: CedarAttr): unknown {
     const keys = Object.keys(t.attributes).sort();
     return { type: 'Record', attributes: keys.map((k) => [k, normalize(t.attributes[k]), t.attributes[k].required !== false]) };
   }
-  return t;
+  return t.type === 'Extension' ? { type: t.type, name: t.name } : { type: t.type };
 }
 
 /** `context.args`: every argument any tool declares, each optional (a policy must test

@@ -29,8 +29,8 @@ export const NO_TASK = '';
 type Row = { minute: number | null; hour: number | null; day: number | null };
 
 export class RateCounter {
-  private readonly countTool: Database.Statement<[string, string, number, number, number], Row>;
-  private readonly countAll: Database.Statement<[string, number, number, number], Row>;
+  private readonly countTool: Database.Statement<[number, number, string, string, number], Row>;
+  private readonly countAll: Database.Statement<[number, number, string, number], Row>;
   private readonly insert: Database.Statement<[string, string, number]>;
   private readonly prune: Database.Statement<[number]>;
   private lastPrune = -Infinity;
