@@ -13,6 +13,8 @@ import type { Facts } from './facts.js';
 import type { GateServices } from './services.js';
 import { PASS, type Annotations, type Verdict } from './verdict.js';
 import type { Digest } from '../util/digest.js';
+import { checkOperations } from './checks/operations.js';
+import { checkApproval } from './checks/approval.js';
 
 export type Check = (f: Facts) => Verdict;
 
@@ -20,6 +22,8 @@ export type Check = (f: Facts) => Verdict;
 export const CHECKS: { name: string; check: Check }[] = [
   { name: 'flow', check: checkFlow },
   { name: 'policy', check: checkPolicy },
+  { name: 'operations', check: checkOperations },
+  { name: 'approval', check: checkApproval },
 ];
 
 export interface DecideInput {

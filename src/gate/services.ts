@@ -3,6 +3,8 @@
 import type { JsonObject } from '../wire/json.js';
 import type { Digest } from '../util/digest.js';
 import type { FlowSession } from '../flow/session.js';
+import type { OperationsStore } from '../operations/store.js';
+import type { ApprovalService } from '../approvals/service.js';
 
 export interface Window {
   minute: number;
@@ -37,4 +39,8 @@ export interface GateServices {
   rates: RateService;
   /** The session label and fixed ceilings of this gate's session (flow/); the gate must wire it. */
   flow?: FlowSession;
+  /** Operations of write tools (operations/): absent → write calls refuse fail_closed. */
+  operations?: OperationsStore;
+  /** Approver keys, inbox, used receipts (approvals/): absent → approval-required calls refuse fail_closed. */
+  approvals?: ApprovalService;
 }

@@ -1,0 +1,30 @@
+// What the approval check consults: the approver keys, the inbox and the used receipts (kept
+// in the operations database, so single use holds across restarts and across gates on one home).
+import type { KeyObject } from 'node:crypto';
+import type { JsonValue } from '../wire/json.js';
+import type { Digest } from '../util/digest.js';
+import type { OperationsStore, UsedReceipt } from '../operations/store.js';
+import { Inbox } from './inbox.js';
+
+export interface ApprovalService {
+  approvers: ReadonlyMap<string, KeyObject>;
+  /** Receipts in the inbox that name this fingerprint (unverified candidates). */
+  inbox(fingerprint: Digest): JsonValue[];
+  usedReceipt(receiptId: string): UsedReceipt | null;
+  consume(u: Omit<UsedReceipt, 'used_at'>, now: number): void;
+}
+
+export function approvalService(opts: {
+  store: OperationsStore;
+  approvers: ReadonlyMap<string, KeyObject>;
+  /** The home's approvals/ directory, or null for no inbox. */
+  inboxDir: string | null;
+}): ApprovalService {
+  const inbox = opts.inboxDir ? new Inbox(opts.inboxDir) : null;
+  return {
+    approvers: opts.approvers,
+    inbox: (fp) => (inbox ? inbox.candidates(fp) : []),
+    usedReceipt: (id) => opts.store.usedReceipt(id),
+    consume: (u, now) => opts.store.consumeReceipt(u, now),
+  };
+}

@@ -1,0 +1,61 @@
+// Operations of `write` tools (product.md section 5). Guards against a side effect happening
+// twice: a host retrying after a lost answer gets the stored result instead of a second email;
+// a retry after a crash or timeout, when nobody knows whether the first attempt ran, is refused
+// until an operator reconciles; an id reused for a different call is a conflict, not a replay.
+// Reads the operation inside the decision's transaction; `pending` is written by the onAllow
+// effect in that same transaction, so it is durable before the call is forwarded, and two
+// gates on one home cannot both begin the same operation.
+import type { Facts } from '../facts.js';
+import { PASS, refuse, type Verdict } from '../verdict.js';
+import { operationDigest, operationIdOf } from '../../operations/operation-id.js';
+import { OPERATOR_RESULT } from '../../operations/store.js';
+
+export function checkOperations(f: Facts): Verdict {
+  if (f.tool.effect !== 'write') return PASS;
+  const store = f.services.operations;
+  if (!store) return refuse('fail_closed', 'the operations store is not available');
+  const which = operationIdOf(f.call, f.tool, f.fingerprint);
+  if (!which.ok) return refuse('argument_invalid', which.detail);
+  const { id } = which;
+  const fields = f.notes.fields;
+  fields.operation = operationDigest(id);
+  fields.operation_id_source = which.source;
+
+  const op = store.get(id);
+  if (op && op.fingerprint !== f.fingerprint) {
+    fields.operation_state = op.state;
+    return refuse('operation_conflict', 'this operation id was used for a different call');
+  }
+  let attempt: number;
+  if (!op) {
+    attempt = 1;
+    f.notes.onAllow.push(() => void store.begin(id, f.fingerprint, f.call.tool, f.now));
+  } else {
+    switch (op.state) {
+      case 'succeeded':
+        fields.operation_state = 'succeeded';
+        if (f.services.mode === 'shadow') {
+          // Shadow mode forwards every call: it only records that enforce would have replayed.
+          fields.operation_shadow = 'would_replay';
+          return PASS;
+        }
+        f.notes.replay = op.result ?? OPERATOR_RESULT;
+        return PASS;
+      case 'failed':
+        attempt = op.attempts + 1;
+        f.notes.onAllow.push(() => void store.retry(id, f.fingerprint, op.attempts, f.now));
+        break;
+      case 'pending':
+        fields.operation_state = 'pending';
+        return refuse('reconcile_before_retry', 'an earlier attempt of this operation is still in flight (pending)');
+      case 'unknown':
+        fields.operation_state = 'unknown';
+        return refuse('reconcile_before_retry', 'the outcome of an earlier attempt is unknown: cloakpipe ops reconcile');
+    }
+  }
+  fields.operation_state = 'pending';
+  fields.operation_attempt = attempt;
+  f.notes.afterReply.push((reply) => void store.settle(id, attempt, reply, Date.now()));
+  f.notes.afterFailure.push((why) => void store.fail(id, attempt, why, Date.now()));
+  return PASS;
+}
