@@ -5,9 +5,11 @@ export class UsageError extends Error {}
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
-export function parseFlags(argv: string[], options: Options, allowPositionals = false) {
+const HELP = { help: { type: 'boolean' } } as const;
+
+export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false) {
   try {
-    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals });
+    return parseArgs({ args: argv, options: { ...options, ...HELP } as O & typeof HELP, strict: true, allowPositionals });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -49,8 +49,8 @@ export function decide(call: Call, input: DecideInput): Decision {
   const fingerprint = fingerprintOf(call.tool, call.arguments, input.context.taskId);
   const notes = newAnnotations();
   const contract = checkContract(call, input.manifest, input.context);
-  if (!contract.ok) return { verdict: contract, fingerprint, notes };
-  const tool = resolveTool(call, input.manifest)!;
+  const tool = resolveTool(call, input.manifest);
+  if (!contract.ok || !tool) return { verdict: contract, tool, fingerprint, notes };
   const facts: Facts = { ...input, call, tool, fingerprint, notes };
   for (const { check } of CHECKS) {
     const v = check(facts);

@@ -1,0 +1,30 @@
+// The error responses the gate writes itself (product.md section 1).
+import { jsonRpcCode } from '../gate/refusal.js';
+import type { RefusalData } from '../gate/gate.js';
+import type { RpcId } from '../wire/jsonrpc.js';
+import type { JsonObject } from '../wire/json.js';
+
+export function refusalResponse(id: RpcId | null, data: RefusalData): JsonObject {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: jsonRpcCode(data.reason), message: `cloakpipe refused: ${data.reason}`, data: { ...data } as unknown as JsonObject },
+  };
+}
+
+/** The call was forwarded and its outcome is unknown: the host must not assume either way. */
+export function unknownOutcomeResponse(id: RpcId, why: string, entry: number, fingerprint: string): JsonObject {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: -32003,
+      message: `cloakpipe: outcome unknown (${why})`,
+      data: { reason: 'outcome_unknown', detail: `the call was forwarded and its outcome is unknown (${why}); reconcile before retrying`, entry, fingerprint },
+    },
+  };
+}
+
+export function upstreamGoneResponse(id: RpcId): JsonObject {
+  return { jsonrpc: '2.0', id, error: { code: -32603, message: 'cloakpipe: the upstream server exited before answering' } };
+}

@@ -1,0 +1,191 @@
+// The gate: one per gate process (= one MCP session). Doors (stdio proxy, confinement bridge)
+// hand it calls; it decides each inside a durable transaction together with the call's effects
+// and its ledger entry, and only then lets the door forward. Any error while deciding or
+// recording refuses the call `fail_closed`.
+import type { LoadedManifest } from '../contract/manifest.js';
+import type { ContextSource } from '../contract/context.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { Entry, EntryFields } from '../ledger/entry.js';
+import type { GroupCommit } from '../store/group-commit.js';
+import type { JsonObject, JsonValue } from '../wire/json.js';
+import { digestBytes, digestJson, type Digest } from '../util/digest.js';
+import type { DecisionRefusal, RefusalCode } from './refusal.js';
+import type { Call } from './call.js';
+import { decide, type Decision } from './decide.js';
+import type { GateServices } from './services.js';
+import type { UpstreamReply } from './verdict.js';
+
+export type Mode = 'enforce' | 'shadow';
+
+export interface RefusalData {
+  reason: RefusalCode;
+  detail: string;
+  manifest_digest: Digest;
+  policy_digest: Digest;
+  entry: number | null;
+  fingerprint?: Digest;
+}
+
+export type CallOutcome =
+  | { kind: 'refused'; data: RefusalData }
+  | { kind: 'replayed'; result: JsonValue; entry: number }
+  | { kind: 'forwarded'; reply: UpstreamReply; entry: number }
+  | { kind: 'unknown'; why: 'timeout' | 'upstream_exit' | 'error'; entry: number; fingerprint: Digest };
+
+/** A door's way to reach the tool: resolves with the upstream's reply, rejects when it died. */
+export type Forward = () => Promise<UpstreamReply>;
+
+export class UpstreamGone extends Error {}
+
+export interface GateParts {
+  manifest: LoadedManifest;
+  context: ContextSource;
+  ledger: Ledger;
+  commit: GroupCommit;
+  services: GateServices;
+  callTimeoutMs: number;
+  /** Hook for the flow session: the label in force and what a reply does to it. */
+  sessionLabel: () => string;
+  afterReply?: (call: Call, decision: Decision, reply: UpstreamReply) => EntryFields[];
+  clock?: () => number;
+}
+
+export class Gate {
+  private readonly clock: () => number;
+
+  constructor(readonly parts: GateParts) {
+    this.clock = parts.clock ?? Date.now;
+  }
+
+  get mode(): Mode {
+    return this.parts.services.mode;
+  }
+
+  private digests() {
+    return { manifest_digest: this.parts.manifest.digest, policy_digest: this.parts.services.policy.digest };
+  }
+
+  /** Record a wire-level refusal (the message was never forwarded). */
+  async refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData> {
+    let entry: number | null = null;
+    try {
+      const e = await this.parts.commit.run(() =>
+        this.parts.ledger.appendInTx({ kind: 'decision', outcome: 'refuse', reason: code, line_digest: digestBytes(line), ...this.digests() }),
+      );
+      entry = e.seq;
+    } catch {
+      entry = null; // still refused: nothing was forwarded
+    }
+    return { reason: code, detail, ...this.digests(), entry };
+  }
+
+  /** Append an entry on its own (start-up, shutdown, operator actions). */
+  record(fields: EntryFields): Promise<Entry> {
+    return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
+  }
+
+  /** Decide one tools/call, record it durably, and forward it only when allowed. */
+  async handleCall(call: Omit<Call, 'taskId'>, forward: Forward): Promise<CallOutcome> {
+    const { parts } = this;
+    let decision: Decision | undefined;
+    let recorded: { entry: Entry; decision: Decision; refused: DecisionRefusal | null; taskCall: Call };
+    try {
+      recorded = await parts.commit.run(() => {
+        const now = this.clock();
+        const context = parts.context.get();
+        const taskCall: Call = { ...call, taskId: context.taskId };
+        const sessionLabel = parts.sessionLabel();
+        decision = decide(taskCall, { manifest: parts.manifest, context, services: parts.services, sessionLabel, now });
+        const v = decision.verdict;
+        const enforce = parts.services.mode === 'enforce';
+        const outcome = v.ok ? (decision.notes.replay !== undefined ? 'replay' : 'allow') : enforce ? 'refuse' : 'would_refuse';
+        if (v.ok) for (const effect of decision.notes.onAllow) effect();
+        const entry = parts.ledger.appendInTx({
+          kind: 'decision',
+          outcome,
+          // An undeclared tool's name is model-chosen text: only its digest is recorded.
+          ...(decision.tool ? { tool: call.tool } : { tool_digest: digestJson(call.tool) }),
+          ...(v.ok ? {} : { reason: v.code }),
+          fingerprint: decision.fingerprint,
+          args_digest: digestJson(call.arguments),
+          context_digest: context.digest,
+          task: context.taskId,
+          session_label: sessionLabel,
+          agent: parts.services.agent,
+          ...this.digests(),
+          ...decision.notes.fields,
+        });
+        return { entry, decision, refused: v.ok ? null : v.code, taskCall };
+      });
+    } catch {
+      // Deciding or recording failed: refuse, and try to leave a trace of the refusal.
+      const data = await this.refuseWire('fail_closed', 'the gate could not decide or record this call', Buffer.from(''))
+        .catch(() => null);
+      return {
+        kind: 'refused',
+        data: { ...(data ?? { ...this.digests(), entry: null }), reason: 'fail_closed', detail: 'the gate could not decide or record this call', ...(decision ? { fingerprint: decision.fingerprint } : {}) },
+      };
+    }
+    const { entry, refused, taskCall } = recorded;
+    decision = recorded.decision;
+    if (refused && this.mode === 'enforce') {
+      const v = decision.verdict as { detail: string };
+      return { kind: 'refused', data: { reason: refused, detail: v.detail, ...this.digests(), entry: entry.seq, fingerprint: decision.fingerprint } };
+    }
+    if (!refused && decision.notes.replay !== undefined) return { kind: 'replayed', result: decision.notes.replay, entry: entry.seq };
+
+    let reply: UpstreamReply;
+    try {
+      reply = await withTimeout(forward(), parts.callTimeoutMs);
+    } catch (e) {
+      const why = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : 'error';
+      const d = decision;
+      await parts.commit
+        .run(() => {
+          for (const f of d.notes.afterFailure) f(why);
+          parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
+        })
+        .catch(() => undefined);
+      return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };
+    }
+    const d = decision;
+    try {
+      await parts.commit.run(() => {
+        for (const f of d.notes.afterReply) f(reply);
+        const extra = parts.afterReply?.(taskCall, d, reply) ?? [];
+        parts.ledger.appendInTx({
+          kind: 'result',
+          outcome: reply.error !== undefined ? 'error' : 'ok',
+          fingerprint: d.fingerprint,
+          decision: entry.seq,
+          result_digest: digestJson(reply.error ?? reply.result ?? null),
+        });
+        for (const fields of extra) parts.ledger.appendInTx(fields);
+      });
+    } catch {
+      // The tool ran; its settlement could not be recorded. The reply still reaches the host
+      // (withholding it would not undo the effect); verify shows the missing result entry.
+    }
+    return { kind: 'forwarded', reply, entry: entry.seq };
+  }
+}
+
+class TimeoutError extends Error {}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new TimeoutError()), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
+  });
+}
+
+export type { JsonObject };

@@ -1,0 +1,88 @@
+// Opening a gate from its configuration. Everything that can fail does so here, before the
+// upstream is spawned: a manifest, policy, context, key or store that does not load stops
+// start-up with a clear message (fail closed).
+import { existsSync } from 'node:fs';
+import { loadManifest } from '../contract/manifest.js';
+import { ContextSource } from '../contract/context.js';
+import { loadGateKey } from '../ledger/keys.js';
+import { Ledger } from '../ledger/ledger.js';
+import { GroupCommit } from '../store/group-commit.js';
+import { openDb, StoreError } from '../store/sqlite.js';
+import { resolveHome, type HomePaths } from '../store/home.js';
+import { loadPolicyFile } from '../policy/engine.js';
+import { RateCounter } from '../store/rate-counter.js';
+import { Gate, type Mode } from './gate.js';
+import type { GateServices } from './services.js';
+
+export interface GateConfig {
+  home?: string;
+  manifestPath: string;
+  policyPath: string;
+  contextPath?: string;
+  mode: Mode;
+  agent?: string;
+  approverKeys: string[];
+  callTimeoutMs: number;
+}
+
+export class StartupError extends Error {}
+
+export interface OpenedGate {
+  gate: Gate;
+  home: HomePaths;
+  close(reason: string): Promise<void>;
+}
+
+export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
+  const home = resolveHome(cfg.home);
+  const manifest = loadManifest(cfg.manifestPath);
+  const context = new ContextSource(cfg.contextPath);
+  const policy = loadPolicyFile(manifest.manifest, cfg.policyPath, { task: context.get().task });
+  const key = loadGateKey(home.key);
+  if (!existsSync(home.operations)) throw new StoreError(`operations database missing: ${home.operations} (run cloakpipe init)`);
+  const db = openDb(home.ledger);
+  db.prepare('ATTACH DATABASE ? AS ops').run(home.operations);
+  const ledger = new Ledger(db, key);
+  const commit = new GroupCommit(db);
+  const agentFromTask = context.get().task.agent;
+  const services: GateServices = {
+    agent: cfg.agent ?? (typeof agentFromTask === 'string' ? agentFromTask : 'agent'),
+    mode: cfg.mode,
+    policy,
+    rates: new RateCounter(db),
+  };
+  const lowest = manifest.manifest.labels[0];
+  const gate = new Gate({
+    manifest,
+    context,
+    ledger,
+    commit,
+    services,
+    callTimeoutMs: cfg.callTimeoutMs,
+    sessionLabel: () => lowest,
+  });
+  await gate.record({
+    kind: 'startup',
+    mode: cfg.mode,
+    release: manifest.manifest.release,
+    manifest_digest: manifest.digest,
+    policy_digest: policy.digest,
+    context_digest: context.get().digest,
+    gate_key: key.keyId,
+    pid: process.pid,
+  });
+  let closed = false;
+  return {
+    gate,
+    home,
+    async close(reason: string) {
+      if (closed) return;
+      closed = true;
+      try {
+        await gate.record({ kind: 'shutdown', reason });
+      } finally {
+        db.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,7 @@
+// Every table of the operations database, created in one place so `init` and the gate agree.
+// Owners add their schema initializers here.
+import type { Db } from './sqlite.js';
+
+export function initOperationsSchema(db: Db, schema: string) {
+  db.exec(`CREATE TABLE IF NOT EXISTS ${schema}.meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) STRICT`);
+}
