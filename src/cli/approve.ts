@@ -1,0 +1,183 @@
+// cloakpipe approve: a person signs a receipt for one exact call (product.md section 5). With
+// --call it first shows what is approved (tool, arguments, task) and asks on the terminal; the
+// receipt is then bound to that call's fingerprint, valid for --ttl, and usable once.
+import { closeSync, createReadStream, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseFlags, UsageError } from './args.js';
+import { callFingerprint, readCallFile, readContextFlag } from './fingerprint.js';
+import { parseDuration } from '../util/duration.js';
+import { isDigest, type Digest } from '../util/digest.js';
+import { receiptId, signReceipt, type Receipt } from '../approvals/receipt.js';
+import { resolveHome } from '../store/home.js';
+
+export const MAX_TTL_MS = 24 * 3_600_000;
+
+const HELP = `usage: cloakpipe approve --key PEM (--fingerprint FP | --call FILE [--context FILE])
+                         [--ttl 15m] [--out FILE | --home DIR] [--yes] [--json]
+
+Sign an approval receipt for one exact call. The gate accepts it once, for that call only,
+until it expires.
+
+  --key PEM          the approver's Ed25519 private key (cloakpipe keygen; mode 0600)
+  --fingerprint FP   approve the call with this fingerprint (from an approval_required refusal)
+  --call FILE        approve this call ({"tool", "arguments"}); its tool, arguments and task
+                     are shown and you are asked to confirm on the terminal
+  --context FILE     the task context the call belongs to (its task.id is part of the fingerprint)
+  --ttl DURATION     how long the receipt is valid (default 15m, at most 24h)
+  --out FILE         write the receipt to FILE (never overwritten); default: stdout
+  --home DIR         drop the receipt into DIR/approvals/, the gate's inbox
+  --yes              confirm without asking. Required with --call when there is no terminal:
+                     without a terminal nobody can be shown the call, so approve refuses to
+                     guess (exit 2).
+  --json             with --out or --home, print {"receipt","path","fingerprint","expires_at"}
+
+Exit status: 0 signed, 1 not confirmed, 2 usage or configuration error.
+`;
+
+function loadApproverKey(path: string): KeyObject {
+  let key: KeyObject;
+  try {
+    const st = statSync(path);
+    if ((st.mode & 0o077) !== 0) throw new UsageError(`approver key ${path} is readable by others (mode must be 0600)`);
+    key = createPrivateKey(readFileSync(path));
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`cannot read approver key ${path} (an Ed25519 private key PEM, from cloakpipe keygen)`);
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw new UsageError(`approver key ${path} is not Ed25519`);
+  return key;
+}
+
+/**
+ * JSON for a terminal: JSON.stringify escapes C0 controls; this also escapes C1 controls, bidi
+ * and zero-width characters, so model-chosen text cannot redraw or hide what the person reads.
+ */
+export function displayJson(v: unknown): string {
+  return JSON.stringify(v, null, 2).replace(
+    /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g,
+    (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'),
+  );
+}
+
+async function confirm(question: string): Promise<boolean> {
+  // Read the answer from the terminal itself, not from whatever stdin was redirected from.
+  const input = process.stdin.isTTY ? process.stdin : createReadStream('/dev/tty');
+  const rl = createInterface({ input, output: process.stderr, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => {
+      rl.question(question, resolve);
+      rl.once('close', () => resolve(''));
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+    if (input !== process.stdin) (input as ReturnType<typeof createReadStream>).destroy();
+  }
+}
+
+function writeNew(path: string, text: string) {
+  const fd = openSync(path, 'wx', 0o600);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values: v } = parseFlags(argv, {
+    key: { type: 'string' },
+    fingerprint: { type: 'string' },
+    call: { type: 'string' },
+    context: { type: 'string' },
+    ttl: { type: 'string' },
+    out: { type: 'string' },
+    home: { type: 'string' },
+    yes: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (v.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const keyPath = v.key as string | undefined;
+  if (!keyPath) throw new UsageError('missing required --key');
+  const fpFlag = v.fingerprint as string | undefined;
+  const callPath = v.call as string | undefined;
+  if ((fpFlag === undefined) === (callPath === undefined)) throw new UsageError('give exactly one of --fingerprint and --call');
+  if (v.context !== undefined && callPath === undefined) throw new UsageError('--context goes with --call');
+  if (v.out !== undefined && v.home !== undefined) throw new UsageError('give at most one of --out and --home');
+  let ttlMs: number;
+  try {
+    ttlMs = parseDuration((v.ttl as string | undefined) ?? '15m');
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (ttlMs > MAX_TTL_MS) throw new UsageError('--ttl is at most 24h: an approval is for a call about to happen');
+  const privateKey = loadApproverKey(keyPath);
+
+  let fingerprint: Digest;
+  if (fpFlag !== undefined) {
+    if (!isDigest(fpFlag)) throw new UsageError('--fingerprint must be sha256:<64 lowercase hex>');
+    fingerprint = fpFlag;
+  } else {
+    const call = readCallFile(callPath!);
+    const ctx = readContextFlag(v.context as string | undefined);
+    fingerprint = callFingerprint(call, ctx);
+    const interactive = !v.yes && Boolean(process.stderr.isTTY) && (Boolean(process.stdin.isTTY) || hasTty());
+    if (!v.yes && !interactive)
+      throw new UsageError('no terminal to confirm on: review the call and pass --yes to approve it without asking');
+    process.stderr.write(
+      `You are approving one call:\n` +
+        `  tool:        ${displayJson(call.tool)}\n` +
+        `  arguments:   ${displayJson(call.arguments).replace(/\n/g, '\n               ')}\n` +
+        `  task:        ${Object.keys(ctx.task).length === 0 ? '(no task)' : displayJson(ctx.task).replace(/\n/g, '\n               ')}\n` +
+        `  fingerprint: ${fingerprint}\n` +
+        `  valid for:   ${(v.ttl as string | undefined) ?? '15m'}, once\n`,
+    );
+    if (interactive && !(await confirm('Approve this exact call? [y/N] '))) {
+      process.stderr.write('not approved\n');
+      return 1;
+    }
+  }
+
+  const receipt: Receipt = signReceipt({ privateKey, fingerprint, issuedAt: Date.now(), ttlMs });
+  const text = JSON.stringify(receipt) + '\n';
+  let path: string | null = null;
+  if (v.out !== undefined) {
+    path = v.out as string;
+    try {
+      writeNew(path, text);
+    } catch (e) {
+      throw new UsageError(`cannot create ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  } else if (v.home !== undefined) {
+    const dir = resolveHome(v.home as string).approvals;
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      // Written under a name the gate ignores, then renamed: the gate never reads half a receipt.
+      const tmp = join(dir, `.${receipt.nonce}.tmp`);
+      writeNew(tmp, text);
+      path = join(dir, `${receipt.nonce}.json`);
+      renameSync(tmp, path);
+    } catch (e) {
+      throw new UsageError(`cannot write into ${dir}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  }
+  if (path === null) process.stdout.write(text);
+  else if (v.json)
+    process.stdout.write(JSON.stringify({ receipt: receiptId(receipt), path, fingerprint, expires_at: receipt.expires_at }) + '\n');
+  else process.stdout.write(`${path}\n`);
+  return 0;
+}
+
+function hasTty(): boolean {
+  try {
+    closeSync(openSync('/dev/tty', 'r'));
+    return true;
+  } catch {
+    return false;
+  }
+}

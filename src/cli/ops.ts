@@ -1,0 +1,205 @@
+// cloakpipe ops list | show | reconcile: the operator's view of operations of write tools. An
+// operation whose outcome is unknown (the gate or upstream died, or the call timed out) is
+// refused `reconcile_before_retry` until a person finds out what happened and says so here;
+// that statement is itself a ledger entry, signed by the gate key, in the same transaction.
+import { readFileSync } from 'node:fs';
+import { parseFlags, UsageError } from './args.js';
+import { displayJson } from './approve.js';
+import { resolveHome } from '../store/home.js';
+import { openDb, StoreError, type Db } from '../store/sqlite.js';
+import { OPERATION_STATES, OperationsStore, ReconcileError, attachOperations, type Operation, type OperationState, type ReconcileOutcome } from '../operations/store.js';
+import { operationDigest } from '../operations/operation-id.js';
+import { loadGateKey, KeyError } from '../ledger/keys.js';
+import { Ledger } from '../ledger/ledger.js';
+import { parseStrict } from '../wire/strict-parse.js';
+import { isJsonObject, type JsonValue } from '../wire/json.js';
+import { digestJson } from '../util/digest.js';
+
+const HELP = `usage: cloakpipe ops list [--state STATE] [--json] [--home DIR]
+       cloakpipe ops show ID [--json] [--home DIR]
+       cloakpipe ops reconcile ID --outcome succeeded|failed|not-executed [--result FILE] [--json] [--home DIR]
+
+Operations are the calls of write tools, keyed by operation id (the manifest's operation_id
+argument, else params._meta["cloakpipe/operation_id"], else the call's fingerprint).
+States: pending (in flight), succeeded, failed (result stored), unknown (nobody knows whether
+it ran: the gate or the upstream died, or the call timed out).
+
+list       operations, oldest change first; --state pending|succeeded|failed|unknown
+show       one operation with its stored result
+reconcile  settle an unknown operation (or a pending one whose gate is no longer running)
+           after finding out what happened:
+             succeeded     it ran; the same call is answered from the store from now on, with
+                           --result FILE (a tools/call result object) or a note saying so
+             failed        it ran and failed; the same call may be tried again
+             not-executed  it never ran; the same call may be tried again
+           Recorded in the ledger as an operator entry (needs the gate key).
+
+Exit status: 0 done, 1 no such operation or it cannot be reconciled, 2 usage or store error.
+`;
+
+const OUTCOMES: ReconcileOutcome[] = ['succeeded', 'failed', 'not-executed'];
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (!sub || sub === '--help' || sub === '-h') {
+    process.stdout.write(HELP);
+    return sub ? 0 : 2;
+  }
+  switch (sub) {
+    case 'list':
+      return list(rest);
+    case 'show':
+      return show(rest);
+    case 'reconcile':
+      return reconcile(rest);
+    default:
+      throw new UsageError(`unknown subcommand "${sub}" (list, show, reconcile)`);
+  }
+}
+
+function openOps(home: string | undefined): Db {
+  try {
+    return openDb(resolveHome(home).operations);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+/** An id as given, or as a JSON string when it holds anything a terminal might interpret. */
+function shown(id: string): string {
+  return /^[\x21-\x7e]+$/.test(id) ? id : displayJson(id);
+}
+
+function summary(o: Operation) {
+  return { id: o.id, state: o.state, tool: o.tool, attempts: o.attempts, fingerprint: o.fingerprint, note: o.note, created_at: o.created_at, updated_at: o.updated_at };
+}
+
+async function list(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { state: { type: 'string' }, json: { type: 'boolean' }, home: { type: 'string' } });
+  if (values.help) return void process.stdout.write(HELP), 0;
+  const state = values.state as string | undefined;
+  if (state !== undefined && !(OPERATION_STATES as readonly string[]).includes(state))
+    throw new UsageError(`--state must be one of ${OPERATION_STATES.join(', ')}`);
+  const db = openOps(values.home as string | undefined);
+  try {
+    const ops = new OperationsStore(db, 'main').list(state as OperationState | undefined);
+    if (values.json) {
+      for (const o of ops) process.stdout.write(JSON.stringify(summary(o)) + '\n');
+    } else {
+      process.stdout.write(`${'STATE'.padEnd(10)} ${'TOOL'.padEnd(20)} ${'ATT'.padEnd(4)} ${'UPDATED'.padEnd(24)} ID\n`);
+      for (const o of ops)
+        process.stdout.write(`${o.state.padEnd(10)} ${o.tool.padEnd(20)} ${String(o.attempts).padEnd(4)} ${o.updated_at.padEnd(24)} ${shown(o.id)}\n`);
+    }
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+function oneId(positionals: string[]): string {
+  if (positionals.length !== 1) throw new UsageError('give exactly one operation ID');
+  return positionals[0];
+}
+
+async function show(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, home: { type: 'string' } }, true);
+  if (values.help) return void process.stdout.write(HELP), 0;
+  const id = oneId(positionals);
+  const db = openOps(values.home as string | undefined);
+  try {
+    const o = new OperationsStore(db, 'main').get(id);
+    if (!o) {
+      process.stderr.write(`cloakpipe ops: no operation ${shown(id)}\n`);
+      return 1;
+    }
+    if (values.json) process.stdout.write(JSON.stringify({ ...summary(o), operation: operationDigest(o.id), result: o.result, error: o.error }) + '\n');
+    else {
+      const s = summary(o);
+      for (const [k, v] of Object.entries(s)) process.stdout.write(`${k.padEnd(12)} ${k === 'id' ? shown(String(v)) : v}\n`);
+      process.stdout.write(`${'operation'.padEnd(12)} ${operationDigest(o.id)}\n`);
+      if (o.result !== null) process.stdout.write(`result\n${displayJson(o.result)}\n`);
+      if (o.error !== null) process.stdout.write(`error\n${displayJson(o.error)}\n`);
+    }
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+function readResultFile(path: string): JsonValue {
+  let v: JsonValue;
+  try {
+    const buf = readFileSync(path);
+    if (buf.length > 4 * 1024 * 1024) throw new Error('larger than 4 MiB');
+    v = parseStrict(new TextDecoder('utf-8', { fatal: true }).decode(buf).trim());
+  } catch (e) {
+    throw new UsageError(`--result ${path}: not a readable strict JSON file (${(e as Error).message})`);
+  }
+  if (!isJsonObject(v)) throw new UsageError(`--result ${path}: must be a tools/call result object`);
+  return v;
+}
+
+async function reconcile(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    { outcome: { type: 'string' }, result: { type: 'string' }, json: { type: 'boolean' }, home: { type: 'string' } },
+    true,
+  );
+  if (values.help) return void process.stdout.write(HELP), 0;
+  const id = oneId(positionals);
+  const outcome = values.outcome as ReconcileOutcome | undefined;
+  if (!outcome || !OUTCOMES.includes(outcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
+  if (values.result !== undefined && outcome === 'not-executed') throw new UsageError('--result goes with succeeded or failed');
+  const result = values.result !== undefined ? readResultFile(values.result as string) : null;
+  const home = resolveHome(values.home as string | undefined);
+  let key;
+  try {
+    key = loadGateKey(home.key);
+  } catch (e) {
+    if (e instanceof KeyError) throw new UsageError(e.message);
+    throw e;
+  }
+  let db: Db;
+  try {
+    db = openDb(home.ledger);
+    attachOperations(db, home.operations, 'ops');
+  } catch (e) {
+    if (e instanceof StoreError) throw new UsageError(e.message);
+    throw e;
+  }
+  try {
+    const store = new OperationsStore(db, 'ops');
+    const ledger = new Ledger(db, key);
+    // The state change and its ledger entry commit together or not at all.
+    const { before, after, entry } = db
+      .transaction(() => {
+        const r = store.reconcile(id, outcome, result, Date.now());
+        const entry = ledger.appendInTx({
+          kind: 'operator',
+          action: 'reconcile',
+          operation: operationDigest(id),
+          outcome,
+          state_before: r.before.state,
+          state: r.after.state,
+          attempts: r.after.attempts,
+          tool: r.after.tool,
+          fingerprint: r.after.fingerprint,
+          ...(result !== null ? { result_digest: digestJson(result) } : {}),
+          user: process.env.USER ?? null,
+        });
+        return { ...r, entry };
+      })
+      .immediate();
+    if (values.json) process.stdout.write(JSON.stringify({ id, from: before.state, state: after.state, outcome, entry: entry.seq }) + '\n');
+    else process.stdout.write(`${shown(id)}: ${before.state} → ${after.state} (${outcome}); ledger entry ${entry.seq}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof ReconcileError) {
+      process.stderr.write(`cloakpipe ops reconcile: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    db.close();
+  }
+}
