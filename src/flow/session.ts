@@ -8,7 +8,7 @@ import type { ToolDecl } from '../contract/manifest-types.js';
 import type { TaskContext } from '../contract/context.js';
 import type { LinearPattern } from '../contract/pattern.js';
 import type { JsonValue } from '../wire/json.js';
-import { digestJson, type Digest } from '../util/digest.js';
+import { digestBytes, digestJson, type Digest } from '../util/digest.js';
 import { FlowError, LabelOrder } from './labels.js';
 
 export type RaiseCause = 'returns' | 'classify' | 'context';
@@ -31,6 +31,17 @@ export interface FlowOptions {
 }
 
 export const DEFAULT_SCAN_LIMIT = 1 << 20;
+
+/** A value too deep for the canonical form (the upstream side is not depth-capped) still rises. */
+export const UNDIGESTIBLE: Digest = digestBytes('cloakpipe/flow: output too deep to canonicalize');
+
+function safeDigest(output: JsonValue): Digest {
+  try {
+    return digestJson(output);
+  } catch {
+    return UNDIGESTIBLE;
+  }
+}
 
 export class FlowSession {
   readonly order: LabelOrder;
@@ -113,7 +124,9 @@ export class FlowSession {
       cause = 'classify';
     }
     if (!this.order.above(target, this.current)) return null;
-    return this.raiseTo(target, cause, digestJson(output));
+    const from = this.current;
+    this.current = target; // first: the rise must not depend on the digest succeeding
+    return { from, to: target, cause, digest: safeDigest(output) };
   }
 
   private raiseTo(to: string, cause: RaiseCause, digest: Digest): LabelRaise {

@@ -14,7 +14,11 @@ export function checkFlow(f: Facts): Verdict {
     const flow = f.services.flow;
     if (flow) {
       order = flow.order;
-      label = order.max(flow.effectiveLabel(f.context), f.sessionLabel);
+      // A re-read context that names a higher sensitivity raises the session for good (it only
+      // rises, so this is safe to do while deciding); the rise is a fact of this decision.
+      const raise = flow.observeContext(f.context);
+      if (raise) f.notes.fields.label_raise = { from: raise.from, to: raise.to, cause: raise.cause, digest: raise.digest };
+      label = order.max(flow.label, f.sessionLabel);
       ceiling = flow.ceilingOf(f.call.tool);
     } else {
       // No session wired: the same rule from the facts alone (no fixed-ceiling snapshot).
@@ -23,10 +27,13 @@ export function checkFlow(f: Facts): Verdict {
       label = s === null ? f.sessionLabel : order.max(f.sessionLabel, s);
       ceiling = f.tool.accepts ?? order.lowest;
     }
+    order.rankOf(label);
     order.rankOf(ceiling);
   } catch {
     return refuse('fail_closed', 'the session label could not be determined');
   }
+  // Later checks (Cedar's context.session.label) and the decision entry see the label in force.
+  f.sessionLabel = label;
   f.notes.fields.session_label = label;
   f.notes.fields.ceiling = ceiling;
   if (order.above(label, ceiling))
