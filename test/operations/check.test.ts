@@ -1,0 +1,115 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkOperations } from '../../src/gate/checks/operations.js';
+import { OperationsStore } from '../../src/operations/store.js';
+import { operationDigest } from '../../src/operations/operation-id.js';
+import { gateLikeDb } from './helpers.js';
+import { applyAllow, factsFor, READ } from './facts.js';
+
+function setup(mode: 'enforce' | 'shadow' = 'enforce') {
+  const { db } = gateLikeDb();
+  const operations = new OperationsStore(db, 'ops');
+  return { operations, services: { operations, mode } };
+}
+const OK = { result: { content: [{ type: 'text', text: 'sent' }] } };
+const args = (key?: string) => ({ to: 'a@example.com', body: 'hello', ...(key ? { idempotency_key: key } : {}) });
+
+test('read tools are not operations', () => {
+  const { services } = setup();
+  const f = factsFor({ tool: READ, name: 'lookup', args: { q: 'x' }, services });
+  assert.ok(checkOperations(f).ok);
+  assert.equal(f.notes.onAllow.length, 0);
+});
+
+test('a new operation: pending on allow, settled by the reply, replayed afterwards', () => {
+  const { services, operations } = setup();
+  const f = factsFor({ args: args('k-1'), services });
+  assert.ok(checkOperations(f).ok);
+  assert.equal(f.notes.fields.operation, operationDigest('k-1'));
+  assert.equal(f.notes.fields.operation_id_source, 'argument');
+  assert.equal(f.notes.fields.operation_state, 'pending');
+  assert.equal(operations.get('k-1'), null, 'nothing written before the decision is applied');
+  applyAllow(f);
+  assert.equal(operations.get('k-1')!.state, 'pending');
+  // While in flight, the same call is refused.
+  const g = factsFor({ args: args('k-1'), services });
+  const gv = checkOperations(g);
+  assert.equal(!gv.ok && gv.code, 'reconcile_before_retry');
+  for (const r of f.notes.afterReply) r(OK);
+  assert.equal(operations.get('k-1')!.state, 'succeeded');
+  const h = factsFor({ args: args('k-1'), services });
+  assert.ok(checkOperations(h).ok);
+  assert.deepEqual(h.notes.replay, OK.result);
+  assert.equal(h.notes.onAllow.length, 0);
+  assert.equal(h.notes.fields.operation_state, 'succeeded');
+});
+
+test('same id, other call: operation_conflict', () => {
+  const { services } = setup();
+  const f = factsFor({ args: args('k-1'), services });
+  checkOperations(f);
+  applyAllow(f);
+  const g = factsFor({ args: { ...args('k-1'), body: 'other' }, services });
+  const v = checkOperations(g);
+  assert.equal(!v.ok && v.code, 'operation_conflict');
+  assert.doesNotMatch(JSON.stringify(g.notes.fields) + (!v.ok ? v.detail : ''), /k-1|other|example/);
+  // The same id in another task is another call too.
+  const h = factsFor({ args: args('k-1'), taskId: 'T-2', services });
+  assert.equal(!checkOperations(h).ok, true);
+});
+
+test('failed → a new attempt; unknown → reconcile_before_retry', () => {
+  const { services, operations } = setup();
+  const f = factsFor({ args: args('k'), services });
+  checkOperations(f);
+  applyAllow(f);
+  for (const r of f.notes.afterReply) r({ error: { code: -1, message: 'no' } });
+  assert.equal(operations.get('k')!.state, 'failed');
+  const g = factsFor({ args: args('k'), services });
+  assert.ok(checkOperations(g).ok);
+  assert.equal(g.notes.fields.operation_attempt, 2);
+  applyAllow(g);
+  assert.equal(operations.get('k')!.attempts, 2);
+  for (const x of g.notes.afterFailure) x('timeout');
+  assert.equal(operations.get('k')!.state, 'unknown');
+  const h = factsFor({ args: args('k'), services });
+  const v = checkOperations(h);
+  assert.equal(!v.ok && v.code, 'reconcile_before_retry');
+  assert.match(!v.ok ? v.detail : '', /unknown/);
+});
+
+test('operation id: argument, else _meta, else the fingerprint; bounded', () => {
+  const { services } = setup();
+  const m = factsFor({ args: args(), meta: { 'cloakpipe/operation_id': 'meta-1' }, services });
+  assert.ok(checkOperations(m).ok);
+  assert.equal(m.notes.fields.operation_id_source, 'meta');
+  assert.equal(m.notes.fields.operation, operationDigest('meta-1'));
+  const p = factsFor({ args: args(), services });
+  assert.ok(checkOperations(p).ok);
+  assert.equal(p.notes.fields.operation_id_source, 'fingerprint');
+  assert.equal(p.notes.fields.operation, operationDigest(p.fingerprint));
+  for (const bad of ['', 'x'.repeat(257), { a: 1 }, true]) {
+    const b = factsFor({ args: args(), meta: { 'cloakpipe/operation_id': bad as never }, services });
+    const v = checkOperations(b);
+    assert.equal(!v.ok && v.code, 'argument_invalid');
+  }
+  const n = factsFor({ args: { ...args(), idempotency_key: 7 as never }, services });
+  assert.ok(checkOperations(n).ok, 'an integer id is accepted');
+});
+
+test('no operations store: fail_closed', () => {
+  const v = checkOperations(factsFor({ services: {} }));
+  assert.equal(!v.ok && v.code, 'fail_closed');
+});
+
+test('shadow mode: a succeeded operation is not replayed, only noted', () => {
+  const { services } = setup('shadow');
+  const f = factsFor({ args: args('s'), services });
+  checkOperations(f);
+  applyAllow(f);
+  for (const r of f.notes.afterReply) r(OK);
+  const g = factsFor({ args: args('s'), services });
+  assert.ok(checkOperations(g).ok);
+  assert.equal(g.notes.replay, undefined);
+  assert.equal(g.notes.fields.operation_shadow, 'would_replay');
+});
