@@ -13,6 +13,8 @@ import { loadPolicyFile } from '../policy/engine.js';
 import { RateCounter } from '../store/rate-counter.js';
 import { Gate, type Mode } from './gate.js';
 import type { GateServices } from './services.js';
+import { attachOperations } from '../operations/store.js';
+import { openOperationsServices } from '../operations/open.js';
 
 export interface GateConfig {
   home?: string;
@@ -41,7 +43,8 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   const key = loadGateKey(home.key);
   if (!existsSync(home.operations)) throw new StoreError(`operations database missing: ${home.operations} (run cloakpipe init)`);
   const db = openDb(home.ledger);
-  db.prepare('ATTACH DATABASE ? AS ops').run(home.operations);
+  attachOperations(db, home.operations, 'ops'); // WAL, fsync on commit, operations tables
+  const ops = openOperationsServices(db, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals });
   const ledger = new Ledger(db, key);
   const commit = new GroupCommit(db);
   const agentFromTask = context.get().task.agent;
@@ -50,6 +53,8 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     mode: cfg.mode,
     policy,
     rates: new RateCounter(db),
+    operations: ops.operations,
+    approvals: ops.approvals,
   };
   const lowest = manifest.manifest.labels[0];
   const gate = new Gate({
@@ -70,6 +75,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     context_digest: context.get().digest,
     gate_key: key.keyId,
     pid: process.pid,
+    operations_recovered: ops.recovered,
   });
   let closed = false;
   return {
