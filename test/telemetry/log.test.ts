@@ -1,0 +1,121 @@
+// Structured logs: allow-listed fields only, undeclared tool names as digests, and a failing
+// sink that leaks neither its exception text nor the payload.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { log, logFailures, setLogSink, setLogLevel } from '../../src/telemetry/log.js';
+import { sanitize, setDeclaredTools } from '../../src/telemetry/fields.js';
+import { digestBytes, digestJson } from '../../src/util/digest.js';
+import { canary, captureOutput } from '../helpers/capture.js';
+
+function collect(): string[] {
+  const lines: string[] = [];
+  setLogSink((l) => void lines.push(l));
+  return lines;
+}
+
+test('a line is one JSON object: ts, level, event first, then the allowed fields', () => {
+  const lines = collect();
+  setDeclaredTools(['send_email']);
+  const fp = digestJson({ a: 1 });
+  log.info('decision', { tool: 'send_email', outcome: 'refuse', reason: 'policy_denied', fingerprint: fp, entry: 7, decide_ms: 1.5, session_label: 'internal' });
+  assert.equal(lines.length, 1);
+  assert.ok(lines[0].endsWith('\n') && !lines[0].slice(0, -1).includes('\n'));
+  const obj = JSON.parse(lines[0]);
+  assert.deepEqual(Object.keys(obj).slice(0, 3), ['ts', 'level', 'event']);
+  assert.match(obj.ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.deepEqual({ ...obj, ts: undefined }, {
+    ts: undefined, level: 'info', event: 'decision', tool: 'send_email', outcome: 'refuse', reason: 'policy_denied', fingerprint: fp, entry: 7, decide_ms: 1.5, session_label: 'internal',
+  });
+  setLogSink(null);
+});
+
+test('values outside their kind, unknown field names and undeclared tool names never appear', () => {
+  const lines = collect();
+  setDeclaredTools(['send_email']);
+  const c = canary('log');
+  log.warn('decision', {
+    tool: c, // undeclared: becomes tool_digest
+    reason: c, // not a refusal code
+    fingerprint: c, // not a digest
+    outcome: `${c} x`,
+    session_label: `${c}\nforged`,
+    entry: c as unknown as number,
+    task: `"${c}"`,
+    arguments: c, // not an allowed name
+    [c]: 1,
+    method: c,
+  });
+  log.error(c); // a bad event name
+  const out = lines.join('');
+  assert.ok(!out.includes(c), out);
+  const obj = JSON.parse(lines[0]);
+  assert.equal(obj.tool_digest, digestBytes(c));
+  assert.equal(obj.dropped, 2);
+  assert.equal(obj.redacted, 7);
+  assert.equal(JSON.parse(lines[1]).event, 'invalid_event');
+  setLogSink(null);
+});
+
+test('sanitize keeps what it allows and never reports names it dropped', () => {
+  setDeclaredTools([]);
+  assert.deepEqual(sanitize({ count: 3, pid: -1, declared: true, mode: 'shadow', method: 'tools/call', why: undefined }), {
+    count: 3, declared: true, mode: 'shadow', method: 'tools/call', redacted: 1,
+  });
+  assert.deepEqual(sanitize({ __proto__: 'x', constructor: 'y' } as never), { dropped: 1 });
+});
+
+test('levels below the threshold are not written', () => {
+  const lines = collect();
+  log.debug('quiet');
+  setLogLevel('debug');
+  log.debug('loud');
+  setLogLevel('info');
+  assert.deepEqual(lines.map((l) => JSON.parse(l).event), ['loud']);
+  setLogSink(null);
+});
+
+test('the default sink is stderr', () => {
+  const cap = captureOutput();
+  try {
+    setLogSink(null);
+    log.info('hello', { count: 1 });
+  } finally {
+    cap.restore();
+  }
+  const line = cap.text().trim().split('\n').find((l) => l.includes('"event":"hello"'));
+  assert.ok(line);
+  assert.equal(JSON.parse(line).count, 1);
+});
+
+test('a failing sink (throwing, rejecting, throwing non-errors) leaks neither its exception text nor the payload', async () => {
+  const c = canary('sink');
+  const cap = captureOutput();
+  const before = logFailures();
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown) => void unhandled.push(e);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    setDeclaredTools([c]); // even a declared name (a payload in the line) must not escape via the failure
+    setLogSink(() => {
+      throw new Error(`sink exploded: ${c}`);
+    });
+    log.error('decision', { tool: c, count: 1 });
+    setLogSink(async () => {
+      throw new Error(`async sink exploded: ${c}`);
+    });
+    log.error('decision', { tool: c });
+    setLogSink(() => {
+      throw { toString: () => c, get message() { return c; } };
+    });
+    log.error('decision', { tool: c });
+    await new Promise((r) => setTimeout(r, 20));
+  } finally {
+    setLogSink(null);
+    setDeclaredTools([]);
+    process.off('unhandledRejection', onUnhandled);
+    cap.restore();
+  }
+  assert.equal(logFailures() - before, 3);
+  assert.equal(unhandled.length, 0);
+  assert.ok(!cap.text().includes(c), cap.text());
+});
