@@ -98,7 +98,7 @@ export interface PolicyEngine {
   readonly digest: Digest;
   readonly policies: readonly PolicyInfo[];
   readonly schema: CedarSchemaJson;
-  /** Validator warnings (e.g. an impossible policy); they do not refuse start-up. */
+  /** Warnings not tied to a policy; they do not refuse start-up (policy warnings do). */
   readonly warnings: readonly PolicyProblem[];
   evaluate(req: PolicyRequest): PolicyDecision;
   explain(req: PolicyRequest): PolicyExplanation;
@@ -224,8 +224,12 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
     const v = cedar.validate({ schema: s as cedar.Schema, policies: { staticPolicies }, validationSettings: { mode: 'strict' } });
     if (v.type === 'failure') return v.errors.map((e) => at(null, e, null));
     warnings.length = 0;
-    for (const w of v.validationWarnings) warnings.push(at(w.policyId, w.error, byId.get(w.policyId) ?? null));
-    return v.validationErrors.map((e) => {
+    for (const w of v.otherWarnings) warnings.push(at(null, w, null));
+    // Validator warnings refuse loading too: "policy is impossible" is a rule that never
+    // applies (often a typo in a `has` test), and bidi or confusable characters in a policy are
+    // how a rule is made to read differently from what it does.
+    const all = [...v.validationErrors, ...v.validationWarnings];
+    return all.map((e) => {
       const p = at(e.policyId, e.error, byId.get(e.policyId) ?? null);
       if (!p.message.includes('attribute `task.')) return p;
       if (opts.task === undefined && !p.help) p.help = 'context.task is typed from the task context: give the task context file (--context)';
@@ -321,7 +325,7 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
         const r = run(req);
         const ps = r.policyIds.map((id) => info.get(id)!).filter(Boolean);
         const summary = r.allow
-          ? `allowed by ${r.policyIds.join(', ')}${warnings.length ? '' : ''}`
+          ? `allowed by ${r.policyIds.join(', ')}`
           : r.policyIds.length
             ? `denied by ${r.policyIds.join(', ')}`
             : 'denied: no permit policy matched (Cedar denies by default)';
