@@ -149,10 +149,12 @@ export class Gate {
       return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };
     }
     const d = decision;
+    // The session label rises in memory before anything can fail, so a reply that reaches the
+    // host has always raised it; only the label entry waits for the transaction below.
+    const extra = parts.afterReply?.(taskCall, d, reply) ?? [];
     try {
       await parts.commit.run(() => {
         for (const f of d.notes.afterReply) f(reply);
-        const extra = parts.afterReply?.(taskCall, d, reply) ?? [];
         parts.ledger.appendInTx({
           kind: 'result',
           outcome: reply.error !== undefined ? 'error' : 'ok',

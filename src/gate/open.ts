@@ -15,6 +15,10 @@ import { Gate, type Mode } from './gate.js';
 import type { GateServices } from './services.js';
 import { attachOperations } from '../operations/store.js';
 import { openOperationsServices } from '../operations/open.js';
+import { FlowSession } from '../flow/session.js';
+import { flowAfterReply } from '../flow/evidence.js';
+import { setDeclaredTools } from '../telemetry/fields.js';
+import { guardOtelDiagnostics } from '../telemetry/spans.js';
 
 export interface GateConfig {
   home?: string;
@@ -56,7 +60,11 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     operations: ops.operations,
     approvals: ops.approvals,
   };
-  const lowest = manifest.manifest.labels[0];
+  // One flow session per gate process (= one MCP session); an undeclared sensitivity stops start-up.
+  const flow = new FlowSession(manifest, context.get());
+  services.flow = flow;
+  setDeclaredTools(Object.keys(manifest.manifest.tools));
+  guardOtelDiagnostics();
   const gate = new Gate({
     manifest,
     context,
@@ -64,7 +72,11 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     commit,
     services,
     callTimeoutMs: cfg.callTimeoutMs,
-    sessionLabel: () => lowest,
+    sessionLabel: () => flow.label,
+    afterReply: (call, decision, reply) => {
+      const label = flowAfterReply(flow, call.tool, decision.tool, reply);
+      return label ? [label] : [];
+    },
   });
   await gate.record({
     kind: 'startup',
