@@ -2,7 +2,7 @@
 // task context's shape). It guards against a policy that silently never applies: a typo in an
 // attribute (`resource.effct`, `context.calls.hr`) or an action makes start-up fail with
 // Cedar's own message instead of a forbid rule that quietly evaluates to nothing.
-// Design and its limits: docs/decisions/004-cedar-schema.md.
+// Design and its limits: docs/decisions/005-cedar-schema.md.
 import type { ArgumentRule, Manifest, ToolDecl } from '../contract/manifest-types.js';
 import type { JsonObject, JsonValue } from '../wire/json.js';
 

@@ -143,7 +143,7 @@ test('an unknown tool literal refuses loading with its location', () => {
 
 test('a policy that can never apply refuses loading (a typo in a `has` test)', () => {
   const err = loadError(() => loadPolicy(SMALL, '@id("guard")\nforbid(principal, action, resource)\n  when { context.args has recipent && context.calls.hour > 3 };'));
-  assert.match(err.message, /policy:2:1: .*impossible/);
+  assert.match(err.message, /policy:1:1: for policy `guard`, policy is impossible/);
 });
 
 test('an unknown action or entity type refuses loading', () => {
