@@ -172,6 +172,17 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
     return p;
   };
 
+  // 0. Bidirectional controls anywhere, comments included (Cedar flags them in strings and
+  //    identifiers only): they make a rule display differently from how it parses.
+  const bidi = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const bidiProblems = [...text.matchAll(bidi)].map((m) => ({
+    policyId: null,
+    message: `bidirectional control character U+${m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} in the policy file`,
+    help: 'remove it: it can make a rule read differently from what it does',
+    ...lineColumn(text, m.index!),
+  }));
+  if (bidiProblems.length) throw new PolicyLoadError(bidiProblems, source);
+
   // 1. The file as a whole: Cedar's parse errors, located in the file.
   const parsed = cedar.checkParsePolicySet({ staticPolicies: text });
   if (parsed.type === 'failure') throw new PolicyLoadError(parsed.errors.map((e) => at(null, e, null)), source);

@@ -146,6 +146,14 @@ test('a policy that can never apply refuses loading (a typo in a `has` test)', (
   assert.match(err.message, /policy:1:1: for policy `guard`, policy is impossible/);
 });
 
+test('bidirectional controls refuse loading, even in a comment; so do mixed scripts', () => {
+  const c = loadError(() => loadPolicy(SMALL, 'permit(principal, action, resource);\n// admin only \u202e };\n'));
+  assert.match(c.message, /^policy:2:15: bidirectional control character U\+202E/);
+  const s = loadError(() => loadPolicy(SMALL, 'permit(principal, action, resource) when { context.args has to && context.args.to == "ok\u2067" };'));
+  assert.match(s.message, /bidirectional/);
+  assert.match(loadError(() => loadPolicy(SMALL, 'permit(principal == Agent::"\u0430dmin", action, resource);')).message, /mixed scripts/);
+});
+
 test('an unknown action or entity type refuses loading', () => {
   assert.match(loadError(() => loadPolicy(SMALL, 'permit(principal, action == Action::"call", resource);')).message, /unrecognized action/);
   assert.match(loadError(() => loadPolicy(SMALL, 'permit(principal == User::"x", action, resource);')).message, /policy:1:\d+:/);
