@@ -255,12 +255,21 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
   const pre = cedar.preparsePolicySet(psetId, { staticPolicies });
   if (pre.type === 'failure') throw new PolicyLoadError(pre.errors.map((e) => at(null, e, null)), source);
 
-  // The entities: every declared tool with its attributes, built once.
-  const toolEntities = Object.entries(manifest.tools).map(([name, decl]) => ({
-    uid: { type: 'Tool', id: name },
-    attrs: toolAttributes(manifest, decl) as Record<string, CedarValue>,
-    parents: [],
-  }));
+  // The entities, built once: each declared tool with its attributes. A request carries only
+  // its resource's entity (entities cross into wasm as JSON on every call), unless a policy's
+  // conditions name a tool literal, whose attributes it might read. Agent has no attributes.
+  const toolEntity = new Map(
+    Object.entries(manifest.tools).map(([name, decl]) => [
+      name,
+      { uid: { type: 'Tool', id: name }, attrs: toolAttributes(manifest, decl) as Record<string, CedarValue>, parents: [] },
+    ]),
+  );
+  const allTools = [...toolEntity.values()];
+  const needAllTools = [...byId.values()].some((p) => {
+    const found: { type: string; id: string }[] = [];
+    walkEntities(p.json.conditions, found);
+    return found.some((e) => e.type === 'Tool');
+  });
   const info = new Map(policies.map((p) => [p.id, p]));
 
   const windows = (w: Windows, where: string): Record<string, number> => {
@@ -302,7 +311,7 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
         resource: { type: 'Tool', id: req.tool },
         context: context as cedar.Context,
         preparsedPolicySetId: psetId,
-        entities: [{ uid: { type: 'Agent', id: req.agent }, attrs: {}, parents: [] }, ...toolEntities],
+        entities: needAllTools ? allTools : [toolEntity.get(req.tool)!],
       });
     } catch {
       throw new PolicyEvalError('policy evaluation failed inside Cedar');

@@ -60,6 +60,11 @@ test('the tool entity carries manifest attributes with defaults', () => {
   assert.deepEqual(e.evaluate(request({ tool: 'send' })).policyIds, ['send']);
 });
 
+test("a policy may read another tool's attributes", () => {
+  const e = loadPolicy(SMALL, '@id("x") permit(principal, action, resource == Tool::"send") when { Tool::"read_doc".returns == "confidential" };');
+  assert.deepEqual(e.evaluate(request({ tool: 'send' })).policyIds, ['x']);
+});
+
 test('session label and principal reach Cedar', () => {
   const e = loadPolicy(SMALL, 'permit(principal == Agent::"bot", action == Action::"call_tool", resource) when { context.session.label == "internal" };');
   assert.equal(e.evaluate(request({ agent: 'bot', sessionLabel: 'internal' })).allow, true);
