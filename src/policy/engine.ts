@@ -200,6 +200,10 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
     }
     const id = j.json.annotations?.id ?? `policy${i}`;
     const { line, column } = lineColumn(text, src.offset);
+    if (id === '') {
+      problems.push({ policyId: null, message: '@id needs a non-empty value', help: 'write @id("name")', line, column, excerpt: excerpt(text, src.offset, src.offset + 3) });
+      return;
+    }
     if (byId.has(id)) {
       problems.push({ policyId: id, message: `duplicate policy id "${id}"`, help: 'each @id must be unique', line, column, excerpt: excerpt(text, src.offset, src.offset + 1) });
       return;

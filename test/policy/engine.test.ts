@@ -41,6 +41,7 @@ test('policy ids come from @id, else policyN by position; duplicates refuse load
   const err = loadError(() => loadPolicy(SMALL, '@id("a") permit(principal, action, resource);\n@id("a") forbid(principal, action, resource);'));
   assert.match(err.message, /duplicate policy id "a"/);
   assert.match(err.message, /:2:1:/);
+  assert.match(loadError(() => loadPolicy(SMALL, '@id("") permit(principal, action, resource);')).message, /@id needs a non-empty value/);
 });
 
 test('digest is sha256 of the policy file bytes', () => {
