@@ -1,0 +1,88 @@
+// cloakpipe ops through the real binary: usage errors, listing, and a reconcile that is a
+// signed ledger entry committed with the state change.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
+import { openDb } from '../../src/store/sqlite.js';
+import { OperationsStore } from '../../src/operations/store.js';
+import { readEntries } from '../../src/ledger/ledger.js';
+import { verifyEntrySignature } from '../../src/ledger/entry.js';
+import { loadPublicKey } from '../../src/ledger/keys.js';
+import { operationDigest } from '../../src/operations/operation-id.js';
+
+const FP = 'sha256:' + 'd'.repeat(64);
+
+function seeded() {
+  const home = makeHome();
+  const db = openDb(join(home, 'operations.db'));
+  const s = new OperationsStore(db, 'main', 'some-host/1/dead');
+  s.begin('op-unknown', FP, 'write_note', Date.now());
+  s.fail('op-unknown', 1, 'timeout', Date.now());
+  s.begin('op-done', FP, 'write_note', Date.now());
+  s.settle('op-done', 1, { result: { content: [] } }, Date.now());
+  s.begin('op-orphan', FP, 'write_note', Date.now()); // pending, its gate gone
+  db.close();
+  return home;
+}
+
+test('ops list / show', () => {
+  const home = seeded();
+  const all = cloakpipe(['ops', 'list', '--json', '--home', home]);
+  assert.equal(all.status, 0, all.stderr);
+  assert.equal(all.stdout.trim().split('\n').length, 3);
+  const unknown = cloakpipe(['ops', 'list', '--state', 'unknown', '--json', '--home', home]);
+  assert.deepEqual(unknown.stdout.trim().split('\n').map((l) => JSON.parse(l).id), ['op-unknown']);
+  const table = cloakpipe(['ops', 'list', '--home', home]);
+  assert.match(table.stdout, /unknown\s+write_note/);
+  const show = cloakpipe(['ops', 'show', 'op-done', '--json', '--home', home]);
+  assert.deepEqual(JSON.parse(show.stdout).result, { content: [] });
+  assert.equal(JSON.parse(show.stdout).operation, operationDigest('op-done'));
+  assert.equal(cloakpipe(['ops', 'show', 'missing', '--home', home]).status, 1);
+});
+
+test('ops usage errors exit 2', () => {
+  const home = seeded();
+  const cases = [
+    ['ops'],
+    ['ops', 'frobnicate'],
+    ['ops', 'list', '--state', 'weird', '--home', home],
+    ['ops', 'show', '--home', home],
+    ['ops', 'show', 'a', 'b', '--home', home],
+    ['ops', 'reconcile', 'op-unknown', '--home', home],
+    ['ops', 'reconcile', 'op-unknown', '--outcome', 'maybe', '--home', home],
+    ['ops', 'reconcile', 'op-unknown', '--outcome', 'not-executed', '--result', 'x.json', '--home', home],
+    ['ops', 'list', '--home', join(tempDir(), 'nohome')],
+  ];
+  for (const c of cases) assert.equal(cloakpipe(c).status, 2, c.join(' '));
+});
+
+test('ops reconcile: state and a signed operator entry together; only unknown or orphaned pending', () => {
+  const home = seeded();
+  const bad = join(tempDir(), 'r.json');
+  writeFileSync(bad, '[1,2]');
+  assert.equal(cloakpipe(['ops', 'reconcile', 'op-unknown', '--outcome', 'succeeded', '--result', bad, '--home', home]).status, 2);
+
+  const r = cloakpipe(['ops', 'reconcile', 'op-unknown', '--outcome', 'failed', '--json', '--home', home]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual({ ...JSON.parse(r.stdout), entry: 0 }, { id: 'op-unknown', from: 'unknown', state: 'failed', outcome: 'failed', entry: 0 });
+  const o = cloakpipe(['ops', 'reconcile', 'op-orphan', '--outcome', 'not-executed', '--home', home]);
+  assert.equal(o.status, 0, o.stderr);
+  const done = cloakpipe(['ops', 'reconcile', 'op-done', '--outcome', 'failed', '--home', home]);
+  assert.equal(done.status, 1);
+  assert.match(done.stderr, /succeeded/);
+  assert.equal(cloakpipe(['ops', 'reconcile', 'missing', '--outcome', 'failed', '--home', home]).status, 1);
+
+  const db = openDb(join(home, 'ledger.db'));
+  const entries = [...readEntries(db)];
+  db.close();
+  const pub = loadPublicKey(join(home, 'gate.pub'));
+  const ops = entries.filter((e) => e.kind === 'operator');
+  assert.equal(ops.length, 2);
+  for (const e of ops) assert.ok(verifyEntrySignature(e, pub));
+  assert.equal(ops[0].operation, operationDigest('op-unknown'));
+  assert.equal(ops[0].state_before, 'unknown');
+  assert.equal(ops[1].outcome, 'not-executed');
+  assert.ok(!JSON.stringify(entries).includes('op-unknown'), 'ids appear as digests only');
+});
