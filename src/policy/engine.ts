@@ -168,9 +168,13 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
       const start = (base ? base.offset : 0) + byteToCharOffset(local, loc.start);
       const end = (base ? base.offset : 0) + byteToCharOffset(local, loc.end);
       Object.assign(p, lineColumn(text, start), { excerpt: excerpt(text, start, end) });
+    } else if (base) {
+      Object.assign(p, lineColumn(text, base.offset)); // at least the policy it is about
     }
     return p;
   };
+  // Errors about no policy's text (a schema problem): no location to give.
+  const unlocated = (e: DetailedError): PolicyProblem => ({ policyId: null, message: cedarMessage(e), help: e.help ?? null });
 
   // 0. Bidirectional controls anywhere, comments included (Cedar flags them in strings and
   //    identifiers only): they make a rule display differently from how it parses.
@@ -237,9 +241,9 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
   const warnings: PolicyProblem[] = [];
   const validate = (s: CedarSchemaJson): PolicyProblem[] => {
     const v = cedar.validate({ schema: s as cedar.Schema, policies: { staticPolicies }, validationSettings: { mode: 'strict' } });
-    if (v.type === 'failure') return v.errors.map((e) => at(null, e, null));
+    if (v.type === 'failure') return v.errors.map(unlocated);
     warnings.length = 0;
-    for (const w of v.otherWarnings) warnings.push(at(null, w, null));
+    for (const w of v.otherWarnings) warnings.push(unlocated(w));
     // Validator warnings refuse loading too: "policy is impossible" is a rule that never
     // applies (often a typo in a `has` test), and bidi or confusable characters in a policy are
     // how a rule is made to read differently from what it does.
@@ -252,7 +256,10 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
     });
   };
   problems.push(...validate(schema));
-  if (problems.length) throw new PolicyLoadError(problems, source);
+  if (problems.length) {
+    problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+    throw new PolicyLoadError(problems, source);
+  }
 
   // 5. Preparse once; every evaluation reuses it.
   const psetId = `cloakpipe-policy-${++preparsedCount}`;
