@@ -1,0 +1,50 @@
+// Running the real `cloakpipe` binary (the compiled CLI) from tests.
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (tests run from dist/test/...). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+export const CLI = join(ROOT, 'dist/src/cli/main.js');
+export const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+export const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+export const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+/** A compiled test helper script (dist/test/helpers/NAME.js). */
+export const helperScript = (name: string) => join(ROOT, 'dist/test/helpers', name);
+
+export function cloakpipe(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    input: opts.input,
+    env: opts.env ?? process.env,
+    timeout: opts.timeout ?? 30_000,
+  });
+}
+
+export function tempDir(prefix = 'cloakpipe-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A fresh, initialized gate home. */
+export function makeHome(): string {
+  const home = join(tempDir(), 'home');
+  const r = cloakpipe(['init', '--home', home]);
+  if (r.status !== 0) throw new Error(`init failed: ${r.stderr}`);
+  return home;
+}
+
+/** Write files into a fresh directory; returns path by name. */
+export function writeFiles(files: Record<string, string | object>): Record<string, string> {
+  const dir = tempDir('cloakpipe-files-');
+  const out: Record<string, string> = {};
+  for (const [name, content] of Object.entries(files)) {
+    const p = join(dir, name);
+    writeFileSync(p, typeof content === 'string' ? content : JSON.stringify(content));
+    out[name] = p;
+  }
+  return out;
+}
+
+export const PERMIT_ALL = 'permit (principal, action, resource);\n';

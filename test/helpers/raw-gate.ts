@@ -1,0 +1,62 @@
+// The real gate binary driven with raw lines, for wire-level tests a well-behaved SDK client
+// would never send.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { gateArgs, type GateOptions } from './gate-client.js';
+
+export class RawGate {
+  readonly child: ChildProcess;
+  private buf = '';
+  private lines: string[] = [];
+  private waiters: ((l: string) => void)[] = [];
+  stderr = '';
+  readonly exited: Promise<number | null>;
+
+  constructor(o: GateOptions) {
+    this.child = spawn(process.execPath, gateArgs(o), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...(o.env ?? {}) } });
+    this.child.stdout!.on('data', (d: Buffer) => {
+      this.buf += d.toString('utf8');
+      let i: number;
+      while ((i = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, i);
+        this.buf = this.buf.slice(i + 1);
+        const w = this.waiters.shift();
+        if (w) w(line);
+        else this.lines.push(line);
+      }
+    });
+    this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    this.exited = new Promise((r) => this.child.on('close', (code) => r(code)));
+  }
+
+  send(data: string | Buffer) {
+    this.child.stdin!.write(data);
+  }
+
+  /** The next line the gate writes to the host, parsed. */
+  next(timeoutMs = 10_000): Promise<any> {
+    const l = this.lines.shift();
+    if (l !== undefined) return Promise.resolve(JSON.parse(l));
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('no line from the gate in time')), timeoutMs);
+      this.waiters.push((line) => {
+        clearTimeout(t);
+        resolve(JSON.parse(line));
+      });
+    });
+  }
+
+  async initialize() {
+    this.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) + '\n');
+    const r = await this.next();
+    this.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+    // A ping round trip: everything sent so far has reached the server when it returns.
+    this.send(JSON.stringify({ jsonrpc: '2.0', id: 'init-ping', method: 'ping' }) + '\n');
+    await this.next();
+    return r;
+  }
+
+  async end(): Promise<number | null> {
+    this.child.stdin!.end();
+    return this.exited;
+  }
+}

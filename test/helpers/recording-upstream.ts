@@ -1,0 +1,29 @@
+// A minimal MCP stdio server that records every raw line it receives (to $RECORD_FILE) and
+// answers initialize, tools/list and tools/call (echoing its arguments' keys). Tool `exit_now`
+// makes it exit before answering; tool `hang` never answers. It proves what reached the tool.
+import { appendFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const record = process.env.RECORD_FILE;
+const rl = createInterface({ input: process.stdin });
+const send = (m: object) => process.stdout.write(JSON.stringify(m) + '\n');
+
+rl.on('line', (line) => {
+  if (record) appendFileSync(record, line + '\n');
+  let m: any;
+  try {
+    m = JSON.parse(line);
+  } catch {
+    return;
+  }
+  if (m.method === 'initialize')
+    return send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'recorder', version: '1' } } });
+  if (m.method === 'tools/list')
+    return send({ jsonrpc: '2.0', id: m.id, result: { tools: ['echo', 'exit_now', 'hang'].map((name) => ({ name, inputSchema: { type: 'object' } })) } });
+  if (m.method === 'tools/call') {
+    if (m.params.name === 'exit_now') process.exit(3);
+    if (m.params.name === 'hang') return;
+    return send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'ok' }], structuredContent: { received: m.params.arguments } } });
+  }
+  if (m.id !== undefined && m.method) send({ jsonrpc: '2.0', id: m.id, result: {} });
+});
