@@ -2,7 +2,7 @@
 // proof puts the body in a tree whose size and root the log signed (checkpoint); the body commits
 // to the expected digest and signer. Used by `anchor verify` and by the ledger's `verify`.
 import type { KeyObject } from 'node:crypto';
-import { fail } from '../errors.js';
+import { AnchorError, fail } from '../errors.js';
 import { parseDigest, parsePublicKey, type DigestSpec } from '../encoding.js';
 import { parseRekorEntry } from './entry.js';
 import { logIdOf } from './log-key.js';
@@ -34,6 +34,16 @@ export function verifyRekorEntry(
   rekorKey: string | KeyObject,
   opts: RekorVerifyOptions = {},
 ): RekorSummary {
+  try {
+    return verifyRekorEntryUnguarded(entryJson, rekorKey, opts);
+  } catch (e) {
+    // Any exception on hostile input is a malformed entry, never a crash.
+    if (e instanceof AnchorError) throw e;
+    throw new AnchorError('malformed', 'rekor entry: unreadable structure');
+  }
+}
+
+function verifyRekorEntryUnguarded(entryJson: string | Uint8Array | object, rekorKey: string | KeyObject, opts: RekorVerifyOptions): RekorSummary {
   const key = parsePublicKey(rekorKey, 'rekor key');
   let digest: DigestSpec | undefined;
   if (opts.digest !== undefined) {

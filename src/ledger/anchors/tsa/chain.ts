@@ -2,21 +2,29 @@
 // (found by the signer id among the token's certificates and the given bundle) must chain to the
 // bundle's last certificate, a self-signed root, with every certificate valid at genTime (a TSA
 // whose certificate has since expired still vouches for times inside its validity). Every
-// certificate the token embeds must chain too: an altered embedded certificate is an altered token.
-import { X509Certificate } from 'node:crypto';
+// certificate the token embeds must be a bundle certificate byte for byte, or chain to the root
+// too: an altered embedded certificate is an altered token. Path validation is pkijs's
+// CertificateChainValidationEngine (signatures, validity at genTime, CA constraints).
+import { createHash } from 'node:crypto';
 import * as pkijs from 'pkijs';
 import { fail } from '../errors.js';
 import { parseCertificates } from '../encoding.js';
+import { cert } from './certs.js';
 import type { ParsedTimeStamp } from './token.js';
 
 export type TrustBundle = { anchor: Buffer; intermediates: Buffer[] };
 
 export function parseTrustBundle(pem: string): TrustBundle {
   const certs = parseCertificates(pem, 'tsa root');
-  const anchor = certs[certs.length - 1];
-  const x = new X509Certificate(anchor);
+  let x;
+  try {
+    for (const c of certs) cert(c);
+    x = cert(certs[certs.length - 1]).x509;
+  } catch {
+    fail('key_invalid', 'tsa root: unreadable certificate');
+  }
   if (!x.checkIssued(x) || !x.verify(x.publicKey)) fail('key_invalid', 'tsa root: the last certificate is not self-signed');
-  return { anchor, intermediates: certs.slice(0, -1) };
+  return { anchor: certs[certs.length - 1], intermediates: certs.slice(0, -1) };
 }
 
 function uniq(list: Buffer[]): Buffer[] {
@@ -25,32 +33,40 @@ function uniq(list: Buffer[]): Buffer[] {
   return out;
 }
 
-/** Certificates that match the SignerInfo's sid (issuer and serial, or subject key id). */
+/** Certificates that match the SignerInfo's sid, byte for byte (issuer DER and serial, or key id). */
 export function signerCandidates(t: ParsedTimeStamp, bundle: TrustBundle): Buffer[] {
   const sid = t.signerInfo.sid;
   return uniq([...t.embeddedCerts, ...bundle.intermediates, bundle.anchor]).filter((der) => {
-    const c = pkijs.Certificate.fromBER(new Uint8Array(der));
-    if (sid instanceof pkijs.IssuerAndSerialNumber) {
-      return c.issuer.isEqual(sid.issuer) && c.serialNumber.isEqual(sid.serialNumber);
-    }
-    const ski = c.extensions?.find((e) => e.extnID === '2.5.29.14');
-    const want = Buffer.from((sid as { valueBlock: { valueHexView: Uint8Array } }).valueBlock.valueHexView);
-    return !!ski && Buffer.from((ski.parsedValue as { valueBlock: { valueHexView: Uint8Array } }).valueBlock.valueHexView).equals(want);
+    const c = cert(der);
+    if ('issuer' in sid) return c.issuer.equals(sid.issuer) && c.serial.equals(sid.serial);
+    const ski = c.extensions.find((e) => e.oid === '2.5.29.14');
+    // SubjectKeyIdentifier ::= OCTET STRING: 04 len keyId
+    return !!ski && ski.value.length === sid.keyId.length + 2 && ski.value.subarray(2).equals(sid.keyId);
   });
 }
 
-async function chains(certDer: Buffer, pool: Buffer[], anchor: Buffer, at: Date): Promise<string[] | null> {
-  const toCert = (d: Buffer) => pkijs.Certificate.fromBER(new Uint8Array(d));
-  const target = toCert(certDer);
-  const engine = new pkijs.CertificateChainValidationEngine({
-    trustedCerts: [toCert(anchor)],
-    certs: [...pool.filter((p) => !p.equals(certDer)).map(toCert), target],
-    checkDate: at,
-  });
+// Successful path validations, keyed by every input byte and the date (pure memoisation).
+const pathCache = new Map<string, string[]>();
+
+async function chains(target: Buffer, pool: Buffer[], anchor: Buffer, at: Date): Promise<string[] | null> {
+  const h = createHash('sha256');
+  for (const b of [target, anchor, ...pool]) h.update(createHash('sha256').update(b).digest());
+  h.update(String(at.getTime()));
+  const key = h.digest('base64');
+  const hit = pathCache.get(key);
+  if (hit) return hit;
   try {
+    const engine = new pkijs.CertificateChainValidationEngine({
+      trustedCerts: [cert(anchor).pkijs()],
+      certs: [...pool.filter((p) => !p.equals(target)).map((p) => cert(p).pkijs()), cert(target).pkijs()],
+      checkDate: at,
+    });
     const r = await engine.verify();
     if (!r.result) return null;
-    return (r.certificatePath ?? []).map((c) => new X509Certificate(Buffer.from(c.toSchema().toBER(false))).subject.replace(/\n/g, ', '));
+    const path = (r.certificatePath ?? []).map((c) => cert(Buffer.from(c.toSchema().toBER(false))).x509.subject.replace(/\n/g, ', '));
+    if (pathCache.size >= 256) pathCache.delete(pathCache.keys().next().value!);
+    pathCache.set(key, path);
+    return path;
   } catch {
     return null;
   }
@@ -58,11 +74,24 @@ async function chains(certDer: Buffer, pool: Buffer[], anchor: Buffer, at: Date)
 
 /** Validates the signer's path (returned, leaf first) and every embedded certificate at `at`. */
 export async function verifyChain(t: ParsedTimeStamp, signer: Buffer, bundle: TrustBundle, at: Date): Promise<string[]> {
+  const bundleCerts = [...bundle.intermediates, bundle.anchor];
   const pool = uniq([...t.embeddedCerts, ...bundle.intermediates]);
+  const others: Buffer[] = [];
+  for (const c of t.embeddedCerts) {
+    if (bundleCerts.some((b) => b.equals(c))) continue;
+    // pkijs trusts a certificate whose TBS equals a trusted one without checking its signature;
+    // an embedded copy of a bundle certificate must therefore be the very same bytes.
+    const tbs = cert(c).tbs;
+    if (bundleCerts.some((b) => cert(b).tbs.equals(tbs))) fail('tsa_chain_invalid', 'an embedded certificate differs from the given one');
+    // Quick refusal (OpenSSL) before the full path check: some known certificate must have signed it.
+    const x = cert(c).x509;
+    const issued = [...pool, bundle.anchor].some((i) => !i.equals(c) && x.checkIssued(cert(i).x509) && x.verify(cert(i).x509.publicKey));
+    if (!issued) fail('tsa_chain_invalid', 'an embedded certificate is not signed by any known certificate');
+    if (!c.equals(signer)) others.push(c);
+  }
   const path = await chains(signer, pool, bundle.anchor, at);
   if (!path) fail('tsa_chain_invalid', 'signing certificate does not chain to the given root at genTime');
-  for (const c of t.embeddedCerts) {
-    if (c.equals(signer) || c.equals(bundle.anchor)) continue;
+  for (const c of others) {
     if (!(await chains(c, pool, bundle.anchor, at))) fail('tsa_chain_invalid', 'an embedded certificate does not chain to the given root');
   }
   return path;

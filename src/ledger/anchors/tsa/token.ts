@@ -1,102 +1,158 @@
-// Parses an RFC 3161 TimeStampToken (CMS ContentInfo) or a whole TimeStampResp. Guards against
-// tokens that only look like the signed one: input must be DER (re-encoding gives the same bytes,
-// no trailing data), and every unsigned field that could change meaning (versions, the content
-// type, the digest algorithm set, algorithm parameters) must have its one expected value.
-import * as asn1js from 'asn1js';
-import * as pkijs from 'pkijs';
+// Parses an RFC 3161 TimeStampToken (CMS ContentInfo) or a whole TimeStampResp with our strict
+// DER reader. Guards against tokens that only look like the signed one: every unsigned field that
+// could change meaning (versions, content types, the digest algorithm set, algorithm parameters,
+// certificates moved into other fields) must have its one expected form.
+import { algorithm, expect, generalizedTime, integer, oid, parseDer, T, type Der } from '../der.js';
 import { fail } from '../errors.js';
-import { HASH_BY_OID, OID } from './oids.js';
+import { HASH_BY_OID, HASH_LEN, OID, type HashName } from './oids.js';
+
+export type Attribute = { type: string; values: Der[] };
+
+export type SignerInfo = {
+  sid: { issuer: Buffer; serial: Buffer } | { keyId: Buffer };
+  digestAlgorithm: HashName;
+  digestAlgorithmDer: Buffer;
+  signedAttrs: Attribute[];
+  signedAttrsDer: Buffer; // as signed: the [0] IMPLICIT field re-tagged as SET (0x31)
+  signatureAlgorithm: { oid: string; params?: Der };
+  signature: Buffer;
+};
+
+export type TstInfo = {
+  policy: string;
+  imprint: { algorithm: HashName; value: Buffer };
+  serial: Buffer;
+  genTime: Date;
+  nonce?: bigint;
+};
 
 export type ParsedTimeStamp = {
   status?: number;
-  tokenDer: Buffer;
-  signedData: pkijs.SignedData;
-  signerInfo: pkijs.SignerInfo;
+  signerInfo: SignerInfo;
   eContent: Buffer;
-  tstInfo: pkijs.TSTInfo;
+  tst: TstInfo;
   embeddedCerts: Buffer[];
 };
 
-function strictDer(bytes: Uint8Array, what: string): asn1js.AsnType {
-  const copy = new Uint8Array(bytes); // own ArrayBuffer
-  const a = asn1js.fromBER(copy.buffer);
-  if (a.offset === -1 || a.offset !== copy.length) fail('malformed', `${what}: not one DER value`);
-  let re: Buffer;
-  try {
-    re = Buffer.from(a.result.toBER(false));
-  } catch {
-    fail('malformed', `${what}: cannot re-encode`);
+/** Parameters must be absent or NULL for the hash and signature algorithms we accept. */
+export function paramsAbsentOrNull(params: Der | undefined): boolean {
+  return params === undefined || params.tag === T.NULL;
+}
+
+function parseTstInfo(bytes: Buffer): TstInfo {
+  const s = expect(parseDer(bytes), T.SEQUENCE, 'TSTInfo').children;
+  if (integer(s[0], 'TSTInfo version') !== 1n) fail('malformed', 'TSTInfo version is not 1');
+  const policy = oid(s[1], 'TSTInfo policy');
+  const mi = expect(s[2], T.SEQUENCE, 'messageImprint').children;
+  if (mi.length !== 2) fail('malformed', 'messageImprint: bad structure');
+  const alg = algorithm(mi[0], 'messageImprint algorithm');
+  const h = HASH_BY_OID[alg.oid];
+  if (!h || !paramsAbsentOrNull(alg.params)) fail('malformed', 'messageImprint: unsupported hash');
+  const value = expect(mi[1], T.OCTET_STRING, 'messageImprint').content;
+  if (value.length !== HASH_LEN[h]) fail('malformed', 'messageImprint: wrong length for its hash');
+  const serial = expect(s[3], T.INTEGER, 'TSTInfo serial').content;
+  const genTime = generalizedTime(s[4], 'genTime');
+  let i = 5;
+  if (s[i]?.tag === T.SEQUENCE) i++; // accuracy
+  if (s[i]?.tag === T.BOOLEAN) {
+    if (s[i].content[0] === 0) fail('malformed', 'TSTInfo ordering: DEFAULT FALSE encoded');
+    i++;
   }
-  if (!re.equals(Buffer.from(copy))) fail('malformed', `${what}: not DER`);
-  return a.result;
+  let nonce: bigint | undefined;
+  if (s[i]?.tag === T.INTEGER) nonce = integer(s[i++], 'nonce');
+  if (s[i]?.tag === 0xa0) i++; // tsa [0] GeneralName
+  if (s[i]?.tag === 0xa1) i++; // extensions [1]
+  if (i !== s.length) fail('malformed', 'TSTInfo: unexpected fields');
+  return { policy, imprint: { algorithm: h, value }, serial, genTime, nonce };
 }
 
-function derOf(v: { toSchema(): asn1js.AsnType }): Buffer {
-  return Buffer.from(v.toSchema().toBER(false));
-}
-
-/** Algorithm parameters must be absent or NULL for the hash and signature algorithms we accept. */
-export function paramsAbsentOrNull(alg: pkijs.AlgorithmIdentifier): boolean {
-  const p = (alg as { algorithmParams?: asn1js.AsnType }).algorithmParams;
-  if (p === undefined || p === null) return true;
-  if (!(p instanceof asn1js.Null)) return false;
-  return Buffer.from(p.toBER(false)).equals(Buffer.from([0x05, 0x00]));
+function parseSignerInfo(n: Der): SignerInfo {
+  const s = expect(n, T.SEQUENCE, 'SignerInfo').children;
+  const version = integer(s[0], 'SignerInfo version');
+  let sid: SignerInfo['sid'];
+  if (s[1]?.tag === T.SEQUENCE) {
+    if (version !== 1n) fail('malformed', 'SignerInfo version does not match its identifier');
+    const ias = s[1].children;
+    if (ias.length !== 2) fail('malformed', 'issuerAndSerialNumber: bad structure');
+    sid = { issuer: expect(ias[0], T.SEQUENCE, 'sid issuer').bytes, serial: expect(ias[1], T.INTEGER, 'sid serial').content };
+  } else if (s[1]?.tag === 0x80) {
+    if (version !== 3n) fail('malformed', 'SignerInfo version does not match its identifier');
+    sid = { keyId: s[1].content };
+  } else {
+    fail('malformed', 'SignerInfo: bad signer identifier');
+  }
+  const dAlg = algorithm(s[2], 'digestAlgorithm');
+  const digestAlgorithm = HASH_BY_OID[dAlg.oid];
+  if (!digestAlgorithm || !paramsAbsentOrNull(dAlg.params)) fail('malformed', 'unsupported signer digest algorithm');
+  const sa = s[3];
+  if (!sa || sa.tag !== 0xa0) fail('malformed', 'token has no signed attributes');
+  const signedAttrs = sa.children.map((a) => {
+    const parts = expect(a, T.SEQUENCE, 'attribute').children;
+    if (parts.length !== 2) fail('malformed', 'attribute: bad structure');
+    return { type: oid(parts[0], 'attribute type'), values: expect(parts[1], T.SET, 'attribute values').children };
+  });
+  const signedAttrsDer = Buffer.from(sa.bytes);
+  signedAttrsDer[0] = T.SET;
+  const sigAlg = algorithm(s[4], 'signatureAlgorithm');
+  const signature = expect(s[5], T.OCTET_STRING, 'signature').content;
+  if (s.length > 7 || (s.length === 7 && s[6].tag !== 0xa1)) fail('malformed', 'SignerInfo: unexpected fields');
+  return {
+    sid,
+    digestAlgorithm,
+    digestAlgorithmDer: dAlg.bytes,
+    signedAttrs,
+    signedAttrsDer,
+    signatureAlgorithm: { oid: sigAlg.oid, params: sigAlg.params },
+    signature,
+  };
 }
 
 export function parseTimeStamp(der: Uint8Array): ParsedTimeStamp {
-  const root = strictDer(der, 'timestamp');
-  if (!(root instanceof asn1js.Sequence)) fail('malformed', 'timestamp: not a SEQUENCE');
-  const items = root.valueBlock.value;
+  const root = expect(parseDer(der), T.SEQUENCE, 'timestamp');
   let status: number | undefined;
-  let tokenAsn: asn1js.AsnType = root;
-  if (items[0] instanceof asn1js.Sequence) {
+  let ci = root;
+  if (root.children[0]?.tag === T.SEQUENCE) {
     // TimeStampResp ::= SEQUENCE { status PKIStatusInfo, timeStampToken TimeStampToken OPTIONAL }
-    const statusInfo = items[0].valueBlock.value;
-    if (!(statusInfo[0] instanceof asn1js.Integer)) fail('malformed', 'TimeStampResp: bad status');
-    status = statusInfo[0].valueBlock.valueDec;
-    if (status !== 0 && status !== 1) fail('tsa_status', `TimeStampResp status ${status} (not granted)`);
-    if (items.length !== 2) fail('malformed', 'TimeStampResp: no token');
-    tokenAsn = items[1];
-  } else if (items.length !== 2) {
-    fail('malformed', 'timestamp: not a ContentInfo');
+    const st = integer(root.children[0].children[0], 'PKIStatus');
+    status = Number(st);
+    if (st !== 0n && st !== 1n) fail('tsa_status', `TimeStampResp status ${st} (not granted)`);
+    if (root.children.length !== 2) fail('malformed', 'TimeStampResp: no token');
+    ci = expect(root.children[1], T.SEQUENCE, 'TimeStampToken');
   }
-  let signedData: pkijs.SignedData;
-  let tstInfo: pkijs.TSTInfo;
-  let eContent: Buffer;
-  try {
-    const ci = new pkijs.ContentInfo({ schema: tokenAsn });
-    if (ci.contentType !== OID.signedData) fail('malformed', 'token: content is not SignedData');
-    signedData = new pkijs.SignedData({ schema: ci.content });
-    const eci = signedData.encapContentInfo;
-    if (eci.eContentType !== OID.tstInfo) fail('malformed', 'token: content is not a TSTInfo');
-    if (!eci.eContent || !(eci.eContent instanceof asn1js.OctetString) || eci.eContent.idBlock.isConstructed) {
-      fail('malformed', 'token: TSTInfo is not one primitive OCTET STRING');
-    }
-    eContent = Buffer.from(eci.eContent.valueBlock.valueHexView);
-    tstInfo = new pkijs.TSTInfo({ schema: strictDer(eContent, 'TSTInfo') });
-  } catch (e) {
-    if ((e as { code?: string }).code) throw e;
-    fail('malformed', 'token: not an RFC 3161 TimeStampToken');
-  }
-  if (signedData.version !== 3) fail('malformed', 'SignedData version is not 3');
-  if (signedData.signerInfos.length !== 1) fail('malformed', 'token must have exactly one signer');
-  const signerInfo = signedData.signerInfos[0];
-  const sidIsKeyId = !(signerInfo.sid instanceof pkijs.IssuerAndSerialNumber);
-  if (signerInfo.version !== (sidIsKeyId ? 3 : 1)) fail('malformed', 'SignerInfo version does not match its identifier');
-  if (!HASH_BY_OID[signerInfo.digestAlgorithm.algorithmId] || !paramsAbsentOrNull(signerInfo.digestAlgorithm)) {
-    fail('malformed', 'unsupported signer digest algorithm');
-  }
-  const signerAlg = derOf(signerInfo.digestAlgorithm);
-  if (!signedData.digestAlgorithms.some((a) => derOf(a).equals(signerAlg))) {
-    fail('malformed', "SignedData digestAlgorithms does not list the signer's");
-  }
-  if (!signerInfo.signedAttrs) fail('malformed', 'token has no signed attributes');
-  if (tstInfo.version !== 1) fail('malformed', 'TSTInfo version is not 1');
+  if (ci.children.length !== 2) fail('malformed', 'token: not a ContentInfo');
+  if (oid(ci.children[0], 'contentType') !== OID.signedData) fail('malformed', 'token: content is not SignedData');
+  const wrap = ci.children[1];
+  if (wrap.tag !== 0xa0 || wrap.children.length !== 1) fail('malformed', 'token: bad content');
+  const sd = expect(wrap.children[0], T.SEQUENCE, 'SignedData').children;
+  if (integer(sd[0], 'SignedData version') !== 3n) fail('malformed', 'SignedData version is not 3');
+  const digestAlgs = expect(sd[1], T.SET, 'digestAlgorithms').children.map((a) => a.bytes);
+  const eci = expect(sd[2], T.SEQUENCE, 'encapContentInfo').children;
+  if (eci.length !== 2 || oid(eci[0], 'eContentType') !== OID.tstInfo) fail('malformed', 'token: content is not a TSTInfo');
+  if (eci[1].tag !== 0xa0 || eci[1].children.length !== 1) fail('malformed', 'token: bad eContent');
+  const eContent = expect(eci[1].children[0], T.OCTET_STRING, 'eContent').content;
+  let i = 3;
   const embeddedCerts: Buffer[] = [];
-  for (const c of signedData.certificates ?? []) {
-    if (!(c instanceof pkijs.Certificate)) fail('malformed', 'token embeds a non-X.509 certificate');
-    embeddedCerts.push(derOf(c));
+  if (sd[i]?.tag === 0xa0) {
+    for (const c of sd[i].children) embeddedCerts.push(expect(c, T.SEQUENCE, 'certificate').bytes);
+    i++;
   }
-  const tokenDer = Buffer.from(tokenAsn.toBER(false));
-  return { status, tokenDer, signedData, signerInfo, eContent, tstInfo, embeddedCerts };
+  if (sd[i]?.tag === 0xa1) fail('malformed', 'token carries revocation data, which this verifier does not read');
+  const infos = expect(sd[i], T.SET, 'signerInfos').children;
+  if (i + 1 !== sd.length) fail('malformed', 'SignedData: unexpected fields');
+  if (infos.length !== 1) fail('malformed', 'token must have exactly one signer');
+  const signerInfo = parseSignerInfo(infos[0]);
+  if (!digestAlgs.some((a) => a.equals(signerInfo.digestAlgorithmDer))) fail('malformed', "SignedData digestAlgorithms does not list the signer's");
+  return { status, signerInfo, eContent, tst: parseTstInfo(eContent), embeddedCerts };
+}
+
+/** A signed attribute that must appear at most once, with exactly one value (RFC 5652). */
+export function signedAttr(si: SignerInfo, type: string, required: boolean): Der | undefined {
+  const found = si.signedAttrs.filter((a) => a.type === type);
+  if (found.length > 1) fail('malformed', `signed attribute ${type} appears more than once`);
+  if (found.length === 0) {
+    if (required) fail('malformed', `signed attribute ${type} is missing`);
+    return undefined;
+  }
+  if (found[0].values.length !== 1) fail('malformed', `signed attribute ${type} must have one value`);
+  return found[0].values[0];
 }
