@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe } from '../helpers/cli.js';
+import { openDb } from '../../src/store/sqlite.js';
 import { call, ledger, records, setup, startGate, waitFor, type Setup } from '../helpers/recording-gate.js';
 
 const CANARY = 'canary-ops-91b2';
@@ -198,5 +199,22 @@ test('concurrency: two gates on one home, many concurrent calls with one operati
     assert.equal(notes(s).length, 1);
   } finally {
     await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test('a store error refuses the call fail_closed and nothing reaches the tool', async () => {
+  const s = setup();
+  const g = await startGate(s);
+  try {
+    assert.ok((await call(g, 'read_note', { text: 'x' })).ok);
+    const db = openDb(join(s.home, 'operations.db'));
+    db.exec('DROP TABLE operations');
+    db.close();
+    const r = await call(g, 'write_note', { text: 'after the store broke', key: 'sf-1' });
+    assert.ok(!r.ok);
+    assert.equal(r.reason, 'fail_closed');
+    assert.equal(notes(s).length, 0);
+  } finally {
+    await g.close();
   }
 });

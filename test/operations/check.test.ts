@@ -113,3 +113,19 @@ test('shadow mode: a succeeded operation is not replayed, only noted', () => {
   assert.equal(g.notes.replay, undefined);
   assert.equal(g.notes.fields.operation_shadow, 'would_replay');
 });
+
+test('a reply settles only the attempt its own decision began', () => {
+  const { services, operations } = setup('shadow');
+  // Decided but never applied (a later check would-refused; shadow forwarded it anyway).
+  const a = factsFor({ args: args('x'), services });
+  assert.ok(checkOperations(a).ok);
+  // Another call begins the operation for real.
+  const b = factsFor({ args: args('x'), services });
+  assert.ok(checkOperations(b).ok);
+  applyAllow(b);
+  for (const r of a.notes.afterReply) r(OK);
+  for (const r of a.notes.afterFailure) r('timeout');
+  assert.equal(operations.get('x')!.state, 'pending', "a's reply did not touch b's attempt");
+  for (const r of b.notes.afterReply) r(OK);
+  assert.equal(operations.get('x')!.state, 'succeeded');
+});

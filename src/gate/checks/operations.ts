@@ -27,9 +27,15 @@ export function checkOperations(f: Facts): Verdict {
     return refuse('operation_conflict', 'this operation id was used for a different call');
   }
   let attempt: number;
+  // Settling belongs to the attempt this decision began: when its effect never ran (a later
+  // check refused, shadow mode forwarded anyway), the reply must not settle someone else's.
+  let begun = false;
   if (!op) {
     attempt = 1;
-    f.notes.onAllow.push(() => void store.begin(id, f.fingerprint, f.call.tool, f.now));
+    f.notes.onAllow.push(() => {
+      store.begin(id, f.fingerprint, f.call.tool, f.now);
+      begun = true;
+    });
   } else {
     switch (op.state) {
       case 'succeeded':
@@ -43,7 +49,10 @@ export function checkOperations(f: Facts): Verdict {
         return PASS;
       case 'failed':
         attempt = op.attempts + 1;
-        f.notes.onAllow.push(() => void store.retry(id, f.fingerprint, op.attempts, f.now));
+        f.notes.onAllow.push(() => {
+          store.retry(id, f.fingerprint, op.attempts, f.now);
+          begun = true;
+        });
         break;
       case 'pending':
         fields.operation_state = 'pending';
@@ -55,7 +64,7 @@ export function checkOperations(f: Facts): Verdict {
   }
   fields.operation_state = 'pending';
   fields.operation_attempt = attempt;
-  f.notes.afterReply.push((reply) => void store.settle(id, attempt, reply, Date.now()));
-  f.notes.afterFailure.push((why) => void store.fail(id, attempt, why, Date.now()));
+  f.notes.afterReply.push((reply) => void (begun && store.settle(id, attempt, reply, Date.now())));
+  f.notes.afterFailure.push((why) => void (begun && store.fail(id, attempt, why, Date.now())));
   return PASS;
 }
