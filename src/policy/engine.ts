@@ -10,8 +10,8 @@ import type { DetailedError, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs'
 import type { Manifest } from '../contract/manifest-types.js';
 import type { JsonObject } from '../wire/json.js';
 import { digestBytes, type Digest } from '../util/digest.js';
-import { ACTION_ID, WINDOWS, buildSchema, toolAttributes, type CedarSchemaJson } from './schema.js';
-import { recordToCedar, ValueConversionError, type CedarValue } from './values.js';
+import { ACTION_ID, WINDOWS, buildSchema, toolArgTypes, toolAttributes, type CedarSchemaJson, type CedarType } from './schema.js';
+import { recordToCedar, toCedar, ValueConversionError, type CedarValue } from './values.js';
 import { byteToCharOffset, excerpt, findEntityLiteral, lineColumn, splitPolicies } from './source.js';
 
 /** One problem found loading a policy: Cedar's message and help, and where in the file. */
@@ -276,6 +276,9 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
     ]),
   );
   const allTools = [...toolEntity.values()];
+  // Value types for conversion: each tool's arguments as its rules say, the task as validated.
+  const argTypes = new Map(Object.entries(manifest.tools).map(([name, decl]) => [name, toolArgTypes(decl)]));
+  const taskType = (schema[''].actions[ACTION_ID] as { appliesTo: { context: { attributes: { task: CedarType } } } }).appliesTo.context.attributes.task;
   const needAllTools = [...byId.values()].some((p) => {
     const found: { type: string; id: string }[] = [];
     walkEntities(p.json.conditions, found);
@@ -304,8 +307,8 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
     let context: Record<string, CedarValue>;
     try {
       context = {
-        task: recordToCedar(req.task ?? {}, 'task'),
-        args: recordToCedar(req.args ?? {}, 'args', manifest.tools[req.tool].arguments),
+        task: toCedar(req.task ?? {}, 'task', taskType) as Record<string, CedarValue>,
+        args: recordToCedar(req.args ?? {}, 'args', argTypes.get(req.tool)),
         session: { label: req.sessionLabel },
         calls: windows(req.calls, 'calls'),
         calls_all: windows(req.callsAll, 'calls_all'),

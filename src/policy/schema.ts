@@ -82,6 +82,16 @@ function normalize(t: CedarAttr): unknown {
   return t.type === 'Extension' ? { type: t.type, name: t.name } : { type: t.type };
 }
 
+/** The declared types of one tool's arguments (those whose rule fixes a type). */
+export function toolArgTypes(decl: ToolDecl): Record<string, CedarType> {
+  const out: Record<string, CedarType> = {};
+  for (const [name, rule] of Object.entries(decl.arguments ?? {})) {
+    const t = argType(rule);
+    if (t) out[name] = t;
+  }
+  return out;
+}
+
 /** `context.args`: every argument any tool declares, each optional (a policy must test
  *  `context.args has x` first, which Cedar's validator enforces). A name two tools declare with
  *  different types, or with no type, is left out: a policy cannot refer to it. */

@@ -193,6 +193,20 @@ test('an evaluation error throws (fail_closed) even when a permit matched', () =
   assert.throws(() => o.evaluate(request({ calls: { minute: 0, hour: 0, day: 2 } })), PolicyEvalError);
 });
 
+test('a task value of another type than the schema declares fails closed, not silently unequal', () => {
+  // Cedar finds 3 == "basic" false without an error: the forbid would stop applying.
+  const e = loadPolicy(
+    SMALL,
+    '@id("all") permit(principal, action, resource);\n@id("no-basic") forbid(principal, action, resource) when { context.task.tier == "basic" };',
+    { task: { tier: 'gold', score: 0.5, ids: ['a'] } },
+  );
+  assert.deepEqual(e.evaluate(request({ task: { tier: 'basic' } })).policyIds, ['no-basic']);
+  assert.throws(() => e.evaluate(request({ task: { tier: 3 } })), (err: unknown) => err instanceof PolicyEvalError && /task\.tier: expected String/.test(err.message));
+  assert.throws(() => e.evaluate(request({ task: { tier: 'gold', ids: [1] } })), /task\.ids\[0\]: expected String/);
+  // a declared decimal takes an integral number as a decimal; extra attributes pass by kind
+  assert.equal(e.evaluate(request({ task: { tier: 'gold', score: 1, extra: { deep: [1.5] } } })).allow, true);
+});
+
 test('evaluation error messages name policies, never values', () => {
   const e = loadPolicy(SMALL, '@id("p") permit(principal, action, resource) when { context.task.n + 1 > 0 };', { task: { n: 1 } });
   try {

@@ -8,6 +8,7 @@ import { loadPolicy, PolicyEvalError, PolicyLoadError } from '../../src/policy/e
 import { toCedar, recordToCedar, ValueConversionError, decimalText } from '../../src/policy/values.js';
 import type { JsonObject, JsonValue } from '../../src/wire/json.js';
 import { SMALL, request } from './fixtures.js';
+import { toolArgTypes } from '../../src/policy/schema.js';
 
 // Policies that would allow if an argument or task value became the entity Agent::"admin".
 // Cedar's validator already refuses them against the generated schema (no context value is
@@ -47,7 +48,7 @@ function trapAllows(context: Record<string, unknown>): boolean {
 function convertedAllows(args: JsonObject, task: JsonObject): boolean {
   let context: Record<string, unknown>;
   try {
-    context = { args: recordToCedar(args, 'args', SMALL.tools.send.arguments), task: recordToCedar(task, 'task') };
+    context = { args: recordToCedar(args, 'args', toolArgTypes(SMALL.tools.send)), task: recordToCedar(task, 'task') };
   } catch (e) {
     assert.ok(e instanceof ValueConversionError);
     return false;
