@@ -2,8 +2,15 @@
 // another log (or a key swapped for another) is refused before any signature is checked.
 import { createHash, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 
+const ids = new WeakMap<KeyObject, Buffer>();
+
 export function logIdOf(key: KeyObject): Buffer {
-  return createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest();
+  let id = ids.get(key);
+  if (!id) {
+    id = createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest();
+    ids.set(key, id);
+  }
+  return Buffer.from(id);
 }
 
 /** Verifies a log signature: ECDSA (DER, SHA-256 for P-256, SHA-384 for P-384) or Ed25519. */
