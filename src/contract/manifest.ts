@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ArgumentRule, ClassifyRule, Manifest, ToolDecl } from './manifest-types.js';
 import { compilePattern, type LinearPattern } from './pattern.js';
 import { digestJson, type Digest } from '../util/digest.js';
+import { effectsErrors } from '../scope/effects.js';
 
 export class ManifestError extends Error {}
 
@@ -128,7 +129,11 @@ export function buildManifest(doc: unknown): LoadedManifest {
     }
   });
   if (doc.pins !== undefined && !isPlain(doc.pins)) fail('pins', 'must be a mapping');
-  if (doc.effects !== undefined && !isPlain(doc.effects)) fail('effects', 'must be a mapping');
+  if (doc.effects !== undefined) {
+    // Execution scope (issue 9): validated strictly by src/scope/effects.ts; any problem refuses start-up.
+    const problems = effectsErrors(doc.effects, Object.keys(tools));
+    if (problems.length) throw new ManifestError(`manifest ${problems.join('; ')}`);
+  }
   const manifest: Manifest = {
     version: 1,
     release: doc.release,

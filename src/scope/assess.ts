@@ -1,0 +1,358 @@
+// The four claims per protected effect (issue 9), path by path, from the ledger, the stored
+// outcomes and imported evidence. A pure function: facts in, findings out.
+// Guards against the report saying more than the evidence: each claim is ESTABLISHED only on a
+// named piece of evidence; a canary probe is an analogue, never an effect; complete mediation is
+// ESTABLISHED only when every declared path (deployment paths included) has mediation evidence
+// AND someone assessed the path set complete. Declaring paths never establishes anything.
+import type { CompletenessStatement, EffectDecl, EffectPath, Protection } from './effects.js';
+import { describeMediator, describeRoute } from './effects.js';
+import type { ConfinementRecord, EvidenceFile, MediationRecord, ReceiptRecord } from './evidence.js';
+import type { DecisionFact, LedgerFacts, StoredOutcome } from './sources.js';
+
+export type Status = 'established' | 'analogue_only' | 'not_established' | 'not_assessed';
+
+export interface Finding {
+  status: Status;
+  reasons: string[];
+}
+
+export interface PathReport {
+  id: string;
+  kind: EffectPath['kind'];
+  route: string;
+  mediator: string;
+  authorization: Finding;
+  correlation: Finding;
+  observation: Finding;
+  mediation: Finding;
+}
+
+export interface EffectReport {
+  effect: string;
+  description: string;
+  claims: {
+    authorization: Finding;
+    correlation: Finding;
+    observation: Finding;
+    complete_mediation: Finding & { status: 'established' | 'not_established'; missing: string[] };
+  };
+  completeness: CompletenessStatement | null;
+  paths: PathReport[];
+}
+
+export interface ScopeInputs {
+  effects: EffectDecl[];
+  manifestDigest: string;
+  ledger: LedgerFacts | null;
+  /** Stored outcomes by operation digest; null when not available from the source. */
+  outcomes: Map<string, StoredOutcome> | null;
+  evidence: EvidenceFile[];
+}
+
+export const DECLARATION_IS_NOT_EVIDENCE =
+  'Declaring a path set does not by itself establish completeness: a path nobody declared appears in no report.';
+
+const f = (status: Status, ...reasons: string[]): Finding => ({ status, reasons });
+const plural = (n: number, one: string, many = one + 's') => `${n} ${n === 1 ? one : many}`;
+
+// ---------------------------------------------------------------------------------------------
+// Gate paths: the ledger.
+
+interface Execution {
+  d: DecisionFact;
+  /** ok result entry linked by decision seq and fingerprint, and (for operations) a matching stored success. */
+  correlated: boolean;
+  why: 'correlated' | 'no_result' | 'error' | 'unknown' | 'no_stored_outcome' | 'stored_mismatch' | 'operator';
+  result_digest: string | null;
+}
+
+interface GateStats {
+  tool: string;
+  decisions: DecisionFact[];
+  allows: DecisionFact[]; // enforce-mode allow
+  shadowAllows: number;
+  replays: number;
+  refusals: number;
+  wouldRefuse: number;
+  otherManifest: number;
+  executions: Execution[];
+  outcomesMissing: boolean;
+}
+
+function gateStats(tool: string, ledger: LedgerFacts, outcomes: Map<string, StoredOutcome> | null, manifestDigest: string): GateStats {
+  const decisions = ledger.decisions.filter((d) => d.tool === tool);
+  const shadow = (d: DecisionFact) => d.mode === 'shadow';
+  const allows = decisions.filter((d) => d.outcome === 'allow' && !shadow(d));
+  let outcomesMissing = false;
+  const executions = allows.map((d): Execution => {
+    const results = (ledger.results.get(d.seq) ?? []).filter((r) => r.fingerprint === d.fingerprint);
+    const r = results[results.length - 1];
+    const base = { d, result_digest: r?.result_digest ?? null };
+    if (!r) return { ...base, correlated: false, why: 'no_result' };
+    if (d.operation && ledger.reconciled.has(d.operation)) return { ...base, correlated: false, why: 'operator' };
+    if (r.outcome === 'unknown') return { ...base, correlated: false, why: 'unknown' };
+    if (r.outcome !== 'ok') return { ...base, correlated: false, why: 'error' };
+    if (!d.operation) return { ...base, correlated: true, why: 'correlated' };
+    if (!outcomes) {
+      outcomesMissing = true;
+      return { ...base, correlated: false, why: 'no_stored_outcome' };
+    }
+    const o = outcomes.get(d.operation);
+    if (!o) return { ...base, correlated: false, why: 'no_stored_outcome' };
+    if (o.fingerprint !== d.fingerprint || o.state !== 'succeeded' || (r.result_digest !== null && o.result_digest !== r.result_digest))
+      return { ...base, correlated: false, why: 'stored_mismatch' };
+    return { ...base, correlated: true, why: 'correlated' };
+  });
+  return {
+    tool,
+    decisions,
+    allows,
+    shadowAllows: decisions.filter((d) => d.outcome === 'allow' && shadow(d)).length,
+    replays: decisions.filter((d) => d.outcome === 'replay').length,
+    refusals: decisions.filter((d) => d.outcome === 'refuse').length,
+    wouldRefuse: decisions.filter((d) => d.outcome === 'would_refuse').length,
+    otherManifest: decisions.filter((d) => d.manifest_digest !== manifestDigest).length,
+    executions,
+    outcomesMissing,
+  };
+}
+
+function ledgerUnusable(ledger: LedgerFacts | null): Finding | null {
+  if (!ledger) return f('not_assessed', 'no ledger given (--home)');
+  if (ledger.broken)
+    return f('not_established', `the ledger failed verification at entry ${ledger.broken.seq} (${ledger.broken.why}): nothing in it is used as evidence`);
+  return null;
+}
+
+function gateAuthorization(s: GateStats): Finding {
+  const extra: string[] = [];
+  if (s.replays) extra.push(`${plural(s.replays, 'replay')} of stored results`);
+  if (s.refusals) extra.push(`${plural(s.refusals, 'refusal')}`);
+  const notes: string[] = [];
+  if (s.otherManifest) notes.push(`${plural(s.otherManifest, 'decision')} of ${s.tool} were made under another manifest digest`);
+  if (s.shadowAllows) notes.push(`${plural(s.shadowAllows, 'call')} allowed in shadow mode: recorded, not enforced, not counted`);
+  if (s.wouldRefuse) notes.push(`${plural(s.wouldRefuse, 'call')} forwarded in shadow mode despite a refusal (would_refuse): executions without authorization`);
+  const tail = extra.length ? ` (and ${extra.join(', ')})` : '';
+  if (s.allows.length) return f('established', `${plural(s.allows.length, 'allow decision')} for tool ${s.tool} in enforce mode${tail}`, ...notes);
+  return f('not_established', `no allow decision in enforce mode for tool ${s.tool}${tail}`, ...notes);
+}
+
+const WHY: Record<Execution['why'], string> = {
+  correlated: 'correlated',
+  no_result: 'without a result entry (forwarded? unknown)',
+  error: 'with an error result',
+  unknown: 'with an unknown outcome',
+  no_stored_outcome: 'without a stored outcome for their operation',
+  stored_mismatch: 'whose stored outcome disagrees (fingerprint, state or result digest)',
+  operator: 'settled by an operator, not observed by the gate',
+};
+
+function gateCorrelation(s: GateStats): Finding {
+  if (!s.allows.length) return f('not_established', `no allowed call of ${s.tool} to correlate`);
+  const by = new Map<Execution['why'], number>();
+  for (const e of s.executions) by.set(e.why, (by.get(e.why) ?? 0) + 1);
+  const ok = by.get('correlated') ?? 0;
+  const rest = [...by].filter(([w]) => w !== 'correlated').map(([w, n]) => `${n} ${WHY[w]}`);
+  const withOps = s.allows.filter((d) => d.operation).length;
+  const link = withOps
+    ? 'decision → result entry (seq, fingerprint) → stored outcome (operation digest, fingerprint, result digest)'
+    : 'decision → result entry (seq, fingerprint)';
+  const reasons = [`${ok} of ${plural(s.allows.length, 'allowed call')} of ${s.tool} linked ${link}`];
+  if (rest.length) reasons.push(`not linked: ${rest.join('; ')}`);
+  if (s.outcomesMissing) reasons.push('the operations database was not available: stored outcomes could not be checked');
+  return f(ok ? 'established' : 'not_established', ...reasons);
+}
+
+function receiptMatches(r: ReceiptRecord, d: DecisionFact, resultDigest: string | null): boolean {
+  if (r.operation !== undefined && r.operation !== d.operation) return false;
+  if (r.fingerprint !== undefined && r.fingerprint !== d.fingerprint) return false;
+  if (r.result_digest !== undefined && r.result_digest !== resultDigest) return false;
+  return true;
+}
+
+function gateObservation(s: GateStats, receipts: ReceiptRecord[]): Finding {
+  let matched = 0;
+  let matchedCorrelated = 0;
+  for (const r of receipts) {
+    const hit = s.executions.find((e) => receiptMatches(r, e.d, e.result_digest));
+    if (hit) {
+      matched++;
+      if (hit.correlated) matchedCorrelated++;
+    }
+  }
+  const observers = [...new Set(receipts.map((r) => r.observer))].join(', ');
+  const reasons = [`${matched} of ${plural(receipts.length, 'receipt')} for ${s.tool} (from ${observers}) match an allowed call by digest; ${matchedCorrelated} of them a correlated execution`];
+  if (receipts.length > matched) reasons.push(`${plural(receipts.length - matched, 'receipt')} match no allowed call of ${s.tool}`);
+  return f(matched ? 'established' : 'not_established', ...reasons);
+}
+
+function gateMediation(s: GateStats): Finding {
+  const shadow = s.decisions.filter((d) => d.mode === 'shadow').length;
+  const enforced = s.decisions.length - shadow;
+  if (!s.decisions.length) return f('not_established', `no decision for tool ${s.tool} in the ledger: nothing shows calls on this route reach the gate`);
+  if (shadow)
+    return f('not_established', `the gate ran in shadow mode for ${plural(shadow, 'call')} of ${s.tool}: recorded, not enforced (${enforced} decided in enforce mode)`);
+  return f('established', `the gate decided ${plural(enforced, 'call')} of ${s.tool} in enforce mode (verified ledger)`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confinement paths: the evidence suite's counts.
+
+function combineConfinement(records: ConfinementRecord[]) {
+  const b = { runs: 0, count: 0 };
+  let m: { runs: number; count: number; refused: boolean | null } | null = null;
+  for (const r of records) {
+    b.runs += r.baseline.runs;
+    b.count += r.baseline.count;
+    if (r.mutation) {
+      m ??= { runs: 0, count: 0, refused: null };
+      m.runs += r.mutation.runs;
+      m.count += r.mutation.count;
+      if (r.mutation.admission_refused !== null) m.refused = (m.refused ?? true) && r.mutation.admission_refused;
+    }
+  }
+  return { b, m };
+}
+
+function confinementMediation(p: Protection, records: ConfinementRecord[]): Finding {
+  if (!records.length) return f('not_assessed', `no confinement evidence for the ${p} protection`);
+  const { b, m } = combineConfinement(records);
+  const base = `baseline: ${plural(b.runs, 'run')}, the ${p} observers saw the canary ${b.count} times`;
+  if (b.count > 0) return f('not_established', `${base} with the protection in place: it did not hold`);
+  if (!m) return f('not_established', base, `no run with ${p} removed: nothing shows the observers would have seen a delivery`);
+  const mut = `with ${p} removed: ${plural(m.runs, 'run')}, seen ${m.count} times`;
+  if (m.count === 0) return f('not_established', base, `${mut}: the observers are not shown able to see this route`);
+  if (m.refused === false) return f('not_established', base, mut, 'admission accepted the weakened configuration');
+  const adm = m.refused ? '; admission refused the weakened configuration' : '; admission of the weakened configuration not recorded';
+  return f(
+    'established',
+    `${base}; ${mut}${adm}`,
+    'holds for an agent run under cloakpipe confine with this protection; says nothing of an agent run outside it',
+  );
+}
+
+function confinementObservation(p: Protection, records: ConfinementRecord[], effect: string): Finding {
+  if (!records.length) return f('not_assessed', `no confinement evidence for the ${p} protection`);
+  const { b, m } = combineConfinement(records);
+  return f(
+    'analogue_only',
+    `a synthetic canary probe is not ${effect}: the suite's observers (${[...new Set(records.flatMap((r) => r.observers))].join('; ')}) counted ${b.count} deliveries in ${plural(b.runs, 'baseline run')}${m ? ` and ${m.count} in ${plural(m.runs, 'run')} with ${p} removed` : ''}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function pathReport(e: EffectDecl, path: EffectPath, inp: ScopeInputs, stats: Map<string, GateStats>): PathReport {
+  const receipts = inp.evidence.flatMap((x) => x.records).filter((r): r is ReceiptRecord => r.type === 'receipt' && (r.effect === undefined || r.effect === e.name));
+  const confinement = inp.evidence.flatMap((x) => x.records).filter((r): r is ConfinementRecord => r.type === 'confinement');
+  const attestations = inp.evidence.flatMap((x) => x.records).filter((r): r is MediationRecord => r.type === 'mediation' && r.effect === e.name && r.path === path.id);
+  const out: PathReport = {
+    id: path.id,
+    kind: path.kind,
+    route: describeRoute(path.route),
+    mediator: describeMediator(path.mediator),
+    authorization: f('not_assessed'),
+    correlation: f('not_assessed'),
+    observation: f('not_assessed'),
+    mediation: f('not_assessed'),
+  };
+  const outsideGate = 'outside the gate: no decision records this route';
+  const m = path.mediator;
+  if (m.type === 'gate') {
+    const tool = path.route.tool!;
+    const unusable = ledgerUnusable(inp.ledger);
+    if (unusable) {
+      out.authorization = out.correlation = out.mediation = unusable;
+      out.observation = unusable.status === 'not_established' ? unusable : f('not_assessed', 'receipts cannot be matched without the ledger');
+      if (!inp.evidence.length && unusable.status === 'not_assessed') out.observation = f('not_assessed', 'no ledger and no evidence file given');
+      return out;
+    }
+    let s = stats.get(tool);
+    if (!s) stats.set(tool, (s = gateStats(tool, inp.ledger!, inp.outcomes, inp.manifestDigest)));
+    out.authorization = gateAuthorization(s);
+    out.correlation = gateCorrelation(s);
+    out.mediation = gateMediation(s);
+    const mine = receipts.filter((r) => r.tool === tool);
+    out.observation = !inp.evidence.length
+      ? f('not_assessed', 'no evidence file given (--evidence)')
+      : mine.length
+        ? gateObservation(s, mine)
+        : f('not_assessed', `no receipt for ${tool} in the evidence files`);
+    return out;
+  }
+  out.authorization = f('not_assessed', outsideGate);
+  out.correlation = f('not_assessed', outsideGate);
+  if (m.type === 'confinement') {
+    const recs = confinement.filter((r) => r.protection === m.protection);
+    out.mediation = confinementMediation(m.protection, recs);
+    out.observation = confinementObservation(m.protection, recs, e.name);
+  } else if (m.type === 'external') {
+    out.mediation = attestations.length
+      ? f('established', ...attestations.map((a) => `attested by ${a.attested_by} (${a.basis}): an attestation, not checked by cloakpipe`))
+      : f('not_assessed', `no attestation for the external control (${m.control})`);
+  } else {
+    out.mediation = f(
+      'not_established',
+      'declared unmediated (mediator none)' +
+        (path.kind === 'deployment' ? ': outside the agent’s domain, neither the gate nor confinement can control it' : ''),
+    );
+  }
+  if (m.type !== 'confinement')
+    out.observation = f('not_assessed', path.kind === 'deployment' ? 'outside the agent’s domain: no cloakpipe observer' : 'no observer covers this path');
+  if (m.type !== 'external' && attestations.length)
+    out.mediation.reasons.push(`${plural(attestations.length, 'attestation')} ignored: the declared mediator is not external`);
+  return out;
+}
+
+/** Combine per-path findings of the gate paths into the effect's claim. */
+function combine(paths: PathReport[], claim: 'authorization' | 'correlation' | 'observation', none: string): Finding {
+  const relevant = paths.filter((p) => p[claim].status !== 'not_assessed');
+  const why = (ps: PathReport[]) => ps.filter((p) => p[claim].reasons.length).map((p) => `path ${p.id}: ${p[claim].reasons.join('; ')}`);
+  if (!relevant.length) {
+    const gate = paths.filter((p) => p.route.startsWith('gate:'));
+    const reasons = claim === 'observation' ? why(paths) : gate.length ? why(gate) : [];
+    return f('not_assessed', ...(reasons.length ? reasons : [none]));
+  }
+  const reasons = why(relevant);
+  const has = (s: Status) => relevant.some((p) => p[claim].status === s);
+  const status: Status = has('established') ? 'established' : has('analogue_only') ? 'analogue_only' : 'not_established';
+  if (status === 'analogue_only') reasons.push('only analogue evidence: nothing observed the effect itself');
+  return f(status, ...reasons);
+}
+
+function completeMediation(e: EffectDecl, paths: PathReport[]): EffectReport['claims']['complete_mediation'] {
+  const missing: string[] = [];
+  for (const p of paths)
+    if (p.mediation.status !== 'established')
+      missing.push(`path ${p.id} (${p.kind}, mediator ${p.mediator}): mediation ${p.mediation.status.replace('_', ' ')}: ${p.mediation.reasons.join('; ') || 'no evidence'}`);
+  if (!e.completeness)
+    missing.push(`no completeness statement: nobody is recorded as having assessed that these ${plural(paths.length, 'path')} are all the paths able to produce ${e.name}`);
+  const reasons: string[] = [];
+  if (!missing.length) {
+    const c = e.completeness!;
+    reasons.push(`every declared path has mediation evidence; the path set was assessed complete by ${c.assessed_by} on ${c.assessed_at} (basis: ${c.basis.join('; ')})`);
+    reasons.push('the completeness of the path set rests on that assessment, which cloakpipe cannot check');
+  }
+  reasons.push(DECLARATION_IS_NOT_EVIDENCE);
+  return { status: missing.length ? 'not_established' : 'established', reasons, missing };
+}
+
+export function assess(inp: ScopeInputs): EffectReport[] {
+  const stats = new Map<string, GateStats>();
+  return inp.effects.map((e) => {
+    const paths = e.paths.map((p) => pathReport(e, p, inp, stats));
+    const gateNone = 'no declared path goes through the gate';
+    return {
+      effect: e.name,
+      description: e.description,
+      claims: {
+        authorization: combine(paths, 'authorization', gateNone),
+        correlation: combine(paths, 'correlation', gateNone),
+        observation: combine(paths, 'observation', 'no evidence covers any path'),
+        complete_mediation: completeMediation(e, paths),
+      },
+      completeness: e.completeness ?? null,
+      paths,
+    };
+  });
+}
