@@ -14,6 +14,7 @@ import type { Call } from './call.js';
 import { decide, type Decision } from './decide.js';
 import type { GateServices } from './services.js';
 import type { UpstreamReply } from './verdict.js';
+import { DecisionTimer, reportDecision } from '../telemetry/decision.js';
 
 export type Mode = 'enforce' | 'shadow';
 
@@ -86,6 +87,13 @@ export class Gate {
 
   /** Decide one tools/call, record it durably, and forward it only when allowed. */
   async handleCall(call: Omit<Call, 'taskId'>, forward: Forward): Promise<CallOutcome> {
+    const timer = new DecisionTimer();
+    const outcome = await this.decideAndForward(call, timer.timeUpstream(forward), timer);
+    reportDecision(timer.report(call.tool, outcome, this.mode)); // span + log line; never throws
+    return outcome;
+  }
+
+  private async decideAndForward(call: Omit<Call, 'taskId'>, forward: Forward, timer: DecisionTimer): Promise<CallOutcome> {
     const { parts } = this;
     let decision: Decision | undefined;
     let recorded: { entry: Entry; decision: Decision; refused: DecisionRefusal | null; taskCall: Call };
@@ -96,6 +104,7 @@ export class Gate {
         const taskCall: Call = { ...call, taskId: context.taskId };
         const sessionLabel = parts.sessionLabel();
         decision = decide(taskCall, { manifest: parts.manifest, context, services: parts.services, sessionLabel, now });
+        timer.decided(decision);
         const v = decision.verdict;
         const enforce = parts.services.mode === 'enforce';
         const outcome = v.ok ? (decision.notes.replay !== undefined ? 'replay' : 'allow') : enforce ? 'refuse' : 'would_refuse';
@@ -117,6 +126,7 @@ export class Gate {
         });
         return { entry, decision, refused: v.ok ? null : v.code, taskCall };
       });
+      timer.committed();
     } catch {
       // Deciding or recording failed: refuse, and try to leave a trace of the refusal.
       const data = await this.refuseWire('fail_closed', 'the gate could not decide or record this call', Buffer.from(''))

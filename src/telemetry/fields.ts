@@ -2,7 +2,7 @@
 // values, results or model-chosen text. Every field name is on an allow-list with a kind, and
 // every value is checked against its kind; what fails is dropped (and counted), never written.
 import { DECISION_REFUSALS, WIRE_REFUSALS } from '../gate/refusal.js';
-import { digestBytes, isDigest } from '../util/digest.js';
+import { digestJson, isDigest } from '../util/digest.js';
 
 export type FieldValue = string | number | boolean | null;
 export type Fields = { [name: string]: FieldValue | undefined };
@@ -57,7 +57,7 @@ export function isDeclaredTool(name: string): boolean {
 
 /** A tool name as telemetry may carry it: the name when declared, else its digest. */
 export function toolField(name: string, declared = isDeclaredTool(name)): { tool: string } | { tool_digest: string } {
-  return declared ? { tool: name } : { tool_digest: digestBytes(name) };
+  return declared ? { tool: name } : { tool_digest: digestJson(name) }; // as the ledger records it
 }
 
 function valid(kind: Kind, v: FieldValue): boolean {

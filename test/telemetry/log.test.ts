@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { log, logFailures, setLogSink, setLogLevel } from '../../src/telemetry/log.js';
 import { sanitize, setDeclaredTools } from '../../src/telemetry/fields.js';
-import { digestBytes, digestJson } from '../../src/util/digest.js';
+import { digestJson } from '../../src/util/digest.js';
 import { canary, captureOutput } from '../helpers/capture.js';
 
 function collect(): string[] {
@@ -49,7 +49,7 @@ test('values outside their kind, unknown field names and undeclared tool names n
   const out = lines.join('');
   assert.ok(!out.includes(c), out);
   const obj = JSON.parse(lines[0]);
-  assert.equal(obj.tool_digest, digestBytes(c));
+  assert.equal(obj.tool_digest, digestJson(c));
   assert.equal(obj.dropped, 2);
   assert.equal(obj.redacted, 7);
   assert.equal(JSON.parse(lines[1]).event, 'invalid_event');

@@ -7,7 +7,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { guardOtelDiagnostics, spanDecision, telemetryFailures, SPAN_NAME, decisionFields } from '../../src/telemetry/spans.js';
 import { setDeclaredTools } from '../../src/telemetry/fields.js';
 import { setLogSink } from '../../src/telemetry/log.js';
-import { digestBytes, digestJson } from '../../src/util/digest.js';
+import { digestJson } from '../../src/util/digest.js';
 import { canary, captureOutput } from '../helpers/capture.js';
 
 function install(...processors: SpanProcessor[]): BasicTracerProvider {
@@ -59,14 +59,14 @@ test('an undeclared tool name is written as its digest; canaries anywhere in the
   spanDecision({ tool: 'lookup_customer', declared: true, outcome: c as never, reason: c as never, fingerprint: c as never, sessionLabel: `${c} x`, entry: c as never });
   const spans = exporter.getFinishedSpans();
   assert.equal(spans.length, 2);
-  assert.equal(spans[0].attributes['cloakpipe.tool_digest'], digestBytes(c));
+  assert.equal(spans[0].attributes['cloakpipe.tool_digest'], digestJson(c));
   assert.equal(spans[0].attributes['cloakpipe.tool'], undefined);
   assert.ok(!dump(spans).includes(c), dump(spans));
   assert.equal(spans[1].attributes['cloakpipe.redacted'], 5);
 });
 
 test('decisionFields is the same allow-listed view for the decision log line', () => {
-  assert.deepEqual(decisionFields({ tool: 'x', declared: false, outcome: 'allow' }), { tool_digest: digestBytes('x'), outcome: 'allow', reason: undefined, fingerprint: undefined, session_label: undefined, entry: undefined, mode: undefined, decide_ms: undefined, commit_ms: undefined, upstream_ms: undefined });
+  assert.deepEqual(decisionFields({ tool: 'x', declared: false, outcome: 'allow' }), { tool_digest: digestJson('x'), outcome: 'allow', reason: undefined, fingerprint: undefined, session_label: undefined, entry: undefined, mode: undefined, decide_ms: undefined, commit_ms: undefined, upstream_ms: undefined });
 });
 
 test('a failing exporter and failing processors: the call goes on, nothing of theirs reaches our output', async () => {
