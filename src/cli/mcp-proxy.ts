@@ -79,5 +79,6 @@ export async function run(argv: string[]): Promise<number> {
     output: process.stdout,
   });
   await opened.close(code === 0 ? 'ended' : 'upstream_exit');
+  process.stdin.destroy(); // the upstream's exit ends the gate even while the host keeps stdin open
   return code;
 }

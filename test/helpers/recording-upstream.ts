@@ -25,5 +25,6 @@ rl.on('line', (line) => {
     if (m.params.name === 'hang') return;
     return send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'ok' }], structuredContent: { received: m.params.arguments } } });
   }
+  if (typeof m.method === 'string' && m.method.startsWith('never/')) return;
   if (m.id !== undefined && m.method) send({ jsonrpc: '2.0', id: m.id, result: {} });
 });
