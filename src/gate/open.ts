@@ -10,6 +10,7 @@ import { GroupCommit } from '../store/group-commit.js';
 import { openDb, StoreError } from '../store/sqlite.js';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import { loadPolicyFile } from '../policy/engine.js';
+import { TaskBoundPolicy } from '../policy/task-guard.js';
 import { RateCounter } from '../store/rate-counter.js';
 import { Gate, type Mode } from './gate.js';
 import type { GateServices } from './services.js';
@@ -55,7 +56,11 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   const services: GateServices = {
     agent: cfg.agent ?? (typeof agentFromTask === 'string' ? agentFromTask : 'agent'),
     mode: cfg.mode,
-    policy,
+    // A reloaded task context is validated against the policy before it is used (drift → fail_closed).
+    policy: new TaskBoundPolicy(policy, context.get().task, {
+      source: cfg.policyPath,
+      onDrift: (m) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`),
+    }),
     rates: new RateCounter(db),
     operations: ops.operations,
     approvals: ops.approvals,

@@ -104,6 +104,9 @@ export interface PolicyEngine {
   explain(req: PolicyRequest): PolicyExplanation;
   /** Validate the policy against a schema typed by another task's shape (a reloaded context). */
   checkTask(task: JsonObject): PolicyProblem[];
+  /** checkTask, and when the policy validates, convert task values to that shape's types from
+   *  now on (an attribute no policy reads may change type without failing every call). */
+  adoptTask(task: JsonObject): PolicyProblem[];
 }
 
 export interface LoadOptions {
@@ -278,7 +281,9 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
   const allTools = [...toolEntity.values()];
   // Value types for conversion: each tool's arguments as its rules say, the task as validated.
   const argTypes = new Map(Object.entries(manifest.tools).map(([name, decl]) => [name, toolArgTypes(decl)]));
-  const taskType = (schema[''].actions[ACTION_ID] as { appliesTo: { context: { attributes: { task: CedarType } } } }).appliesTo.context.attributes.task;
+  const taskTypeOf = (sc: CedarSchemaJson): CedarType =>
+    (sc[''].actions[ACTION_ID] as { appliesTo: { context: { attributes: { task: CedarType } } } }).appliesTo.context.attributes.task;
+  let taskType = taskTypeOf(schema);
   const needAllTools = [...byId.values()].some((p) => {
     const found: { type: string; id: string }[] = [];
     walkEntities(p.json.conditions, found);
@@ -308,7 +313,7 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
     try {
       context = {
         task: toCedar(req.task ?? {}, 'task', taskType) as Record<string, CedarValue>,
-        args: recordToCedar(req.args ?? {}, 'args', argTypes.get(req.tool)),
+        args: argsToCedar(req.args ?? {}, argTypes.get(req.tool)),
         session: { label: req.sessionLabel },
         calls: windows(req.calls, 'calls'),
         calls_all: windows(req.callsAll, 'calls_all'),
@@ -381,5 +386,29 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
       warnings.splice(0, warnings.length, ...saved);
       return out;
     },
+    adoptTask(task) {
+      const saved = [...warnings];
+      const s = buildSchema(manifest, { task });
+      const out = validate(s);
+      warnings.splice(0, warnings.length, ...saved);
+      if (out.length === 0) taskType = taskTypeOf(s);
+      return out;
+    },
   };
+}
+
+/** The arguments as Cedar values. A refusal names the top-level argument (declared: the manifest
+ *  check comes first) and why, never a nested key: inside an `object` argument the keys are the
+ *  caller's text, and the refusal's detail reaches logs and the host. */
+function argsToCedar(args: JsonObject, types: Record<string, CedarType> | undefined): Record<string, CedarValue> {
+  const out: Record<string, CedarValue> = {};
+  for (const key of Object.keys(args)) {
+    try {
+      Object.assign(out, recordToCedar({ [key]: args[key] }, 'args', types));
+    } catch (e) {
+      if (!(e instanceof ValueConversionError)) throw e;
+      throw new ValueConversionError(`args.${key}: ${e.reason}`, e.reason);
+    }
+  }
+  return out;
 }

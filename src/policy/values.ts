@@ -13,18 +13,29 @@ import { isReservedKey, type CedarType } from './schema.js';
 
 export type CedarValue = boolean | number | string | CedarValue[] | { [key: string]: CedarValue };
 
-export class ValueConversionError extends Error {}
+export class ValueConversionError extends Error {
+  /** Why, without the path: fixed text, never a value or a key. */
+  readonly reason: string;
+  constructor(message: string, reason: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+function fail(where: string, reason: string): ValueConversionError {
+  return new ValueConversionError(`${where}: ${reason}`, reason);
+}
 
 const DECIMAL_MAX = 922337203685477; // integer part of Cedar decimal's i64 / 10^4 range, conservatively
 
 /** Cedar decimal text for a JS number, or throws when it is not exactly representable. */
 export function decimalText(n: number, where: string): string {
-  if (!Number.isFinite(n)) throw new ValueConversionError(`${where}: not a finite number`);
-  if (Math.abs(n) > DECIMAL_MAX) throw new ValueConversionError(`${where}: number outside Cedar decimal range`);
+  if (!Number.isFinite(n)) throw fail(where, `not a finite number`);
+  if (Math.abs(n) > DECIMAL_MAX) throw fail(where, `number outside Cedar decimal range`);
   if (Number.isInteger(n)) return `${Object.is(n, -0) ? 0 : n}.0`;
   const s = String(n);
   const m = /^(-?\d+)\.(\d{1,4})$/.exec(s);
-  if (!m) throw new ValueConversionError(`${where}: number has more than 4 decimal places (Cedar decimal)`);
+  if (!m) throw fail(where, `number has more than 4 decimal places (Cedar decimal)`);
   return s;
 }
 
@@ -48,9 +59,9 @@ function typeName(t: CedarType): string {
  *  different types as unequal without an error, so a `forbid when { context.task.tier == "basic" }`
  *  would silently stop applying if `tier` arrived as a number. */
 export function toCedar(value: JsonValue, where: string, type?: CedarType): CedarValue {
-  if (value === null) throw new ValueConversionError(`${where}: null has no Cedar value`);
+  if (value === null) throw fail(where, `null has no Cedar value`);
   if (type) {
-    const mismatch = () => new ValueConversionError(`${where}: expected ${typeName(type)} as the schema declares, found ${kindOf(value)}`);
+    const mismatch = () => fail(where, `expected ${typeName(type)} as the schema declares, found ${kindOf(value)}`);
     switch (type.type) {
       case 'String':
         if (typeof value !== 'string') throw mismatch();
@@ -60,7 +71,7 @@ export function toCedar(value: JsonValue, where: string, type?: CedarType): Ceda
         return value;
       case 'Long':
         if (typeof value !== 'number' || !Number.isInteger(value)) throw mismatch();
-        if (!Number.isSafeInteger(value)) throw new ValueConversionError(`${where}: integer outside the exact range`);
+        if (!Number.isSafeInteger(value)) throw fail(where, `integer outside the exact range`);
         return value;
       case 'Extension':
         if (typeof value !== 'number') throw mismatch();
@@ -79,7 +90,7 @@ export function toCedar(value: JsonValue, where: string, type?: CedarType): Ceda
       return value;
     case 'number':
       if (!Number.isInteger(value)) return decimal(value, where);
-      if (!Number.isSafeInteger(value)) throw new ValueConversionError(`${where}: integer outside the exact range`);
+      if (!Number.isSafeInteger(value)) throw fail(where, `integer outside the exact range`);
       return value;
     default:
       break;
@@ -92,7 +103,7 @@ export function toCedar(value: JsonValue, where: string, type?: CedarType): Ceda
 export function recordToCedar(obj: JsonObject, where: string, attributes?: Record<string, CedarType>): { [key: string]: CedarValue } {
   const out: { [key: string]: CedarValue } = {};
   for (const key of Object.keys(obj)) {
-    if (isReservedKey(key)) throw new ValueConversionError(`${where}: key beginning with "__" is reserved by Cedar's JSON format`);
+    if (isReservedKey(key)) throw fail(where, `key beginning with "__" is reserved by Cedar's JSON format`);
     const v = obj[key];
     if (v === null) continue;
     const t = attributes && Object.prototype.hasOwnProperty.call(attributes, key) ? attributes[key] : undefined;
