@@ -159,6 +159,12 @@ async function main() {
       for (const m of p.messages) frame(m[0], { message: m[1] });
       for (let i = 0; i < p.messages.length; i++) await nextReply(60000);
       process.exit(0);
+    case 'sequence':
+      for (const m of p.messages) {
+        frame(m[0], { message: m[1] });
+        await nextReply(60000);
+      }
+      process.exit(0);
     case 'hold':
     default:
       await sleep(600000);

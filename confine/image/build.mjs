@@ -49,8 +49,12 @@ function build() {
   }
   const hash = h.digest('hex');
   const label = `cloakpipe.confine.hash=${hash}`;
+  // Variants built FROM the base inherit its labels: pick the image without a variant label.
   const found = sh(['images', '-q', '--no-trunc', '--filter', `label=${label}`]).split('\n').filter(Boolean);
-  if (found.length) return found[0];
+  for (const id of new Set(found)) {
+    const labels = JSON.parse(sh(['image', 'inspect', '--format', '{{json .Config.Labels}}', id]) || '{}') ?? {};
+    if (!('cloakpipe.confine.variant' in labels)) return id;
+  }
   const ctx = mkdtempSync(join(tmpdir(), 'cloakpipe-image-'));
   try {
     for (const [src, dst] of files) {

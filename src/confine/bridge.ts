@@ -46,6 +46,7 @@ export interface InternalOptions {
   skipFlowAdmission?: boolean;
   watchdog?: boolean;
   ackCheck?: boolean;
+  watchdogScript?: string;
   /** Runs once the container is not running, before its removal (observers). */
   beforeRemove?: (id: string) => Promise<void>;
   onRunning?: (info: { containerId: string; watchdogPid: number | null }) => void;
@@ -156,7 +157,7 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
 
     if (x.watchdog !== false) {
       try {
-        watchdog = await WatchdogLink.start({ containerId: id, socketPath: o.engine.socketPath, ackCheck: x.ackCheck }, () => core.stop('watchdog_lost'));
+        watchdog = await WatchdogLink.start({ containerId: id, socketPath: o.engine.socketPath, ackCheck: x.ackCheck, script: x.watchdogScript }, () => core.stop('watchdog_lost'));
       } catch {
         return refuse('watchdog_unavailable');
       }

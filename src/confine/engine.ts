@@ -90,6 +90,10 @@ export class Engine {
     return this.json('GET', `/images/${encodeURIComponent(id)}/json`, undefined, 'image inspect', [200]);
   }
 
+  networkInspect(name: string): Promise<Record<string, any>> {
+    return this.json('GET', `/networks/${encodeURIComponent(name)}`, undefined, 'network inspect', [200]);
+  }
+
   async create(body: object, name?: string): Promise<string> {
     const q = name ? `?name=${encodeURIComponent(name)}` : '';
     const r = await this.json<{ Id: string }>('POST', `/containers/create${q}`, body, 'create', [201]);

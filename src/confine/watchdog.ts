@@ -24,6 +24,8 @@ export interface WatchdogOptions {
   socketPath: string;
   /** Test only: ignore missing acknowledgments and EOF (the "no ack check" mutation). */
   ackCheck?: boolean;
+  /** Test only: another watchdog program. */
+  script?: string;
 }
 
 export class WatchdogLink {
@@ -31,7 +33,7 @@ export class WatchdogLink {
   private readonly sent = new Map<number, number>();
   private timer: NodeJS.Timeout | null = null;
   private lostFired = false;
-  private stopped = false;
+  stopped = false;
 
   private constructor(
     readonly pid: number,
@@ -42,7 +44,7 @@ export class WatchdogLink {
 
   /** Spawns the watchdog; resolves once it reported ready and acknowledged a first heartbeat. */
   static start(opts: WatchdogOptions, onLost: () => void): Promise<WatchdogLink> {
-    const child = spawn(process.execPath, [WATCHDOG_SCRIPT, opts.containerId], {
+    const child = spawn(process.execPath, [opts.script ?? WATCHDOG_SCRIPT, opts.containerId], {
       detached: true,
       stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       env: { PATH: process.env.PATH ?? '', CLOAKPIPE_DOCKER_SOCKET: opts.socketPath },
@@ -51,10 +53,18 @@ export class WatchdogLink {
     const pipe = child.stdio[3] as Duplex;
     return new Promise((resolve, reject) => {
       let link: WatchdogLink | null = null;
+      let ready = false;
       let buf = '';
       const fail = () => {
-        if (link) return link.lost();
+        if (ready && link) return link.lost();
         clearTimeout(t);
+        if (link) link.stopped = true;
+        pipe.destroy();
+        try {
+          if (child.pid) process.kill(child.pid, 'SIGKILL'); // the watchdog we started and will not use
+        } catch {
+          /* gone */
+        }
         reject(new Error('the watchdog did not start'));
       };
       const t = setTimeout(fail, READY_TIMEOUT_MS);
@@ -71,7 +81,8 @@ export class WatchdogLink {
           } else if (link && /^a[0-9]{1,15}$/.test(line)) {
             const n = Number(line.slice(1));
             for (const k of link.sent.keys()) if (k <= n) link.sent.delete(k);
-            if (n === 1) {
+            if (n === 1 && !ready) {
+              ready = true;
               clearTimeout(t);
               link.timer = setInterval(() => link!.tick(), HEARTBEAT_MS);
               resolve(link);

@@ -1,0 +1,432 @@
+// The evidence suite (confinement.md): the adversarial agent in a locally built image against
+// observers outside the container. Skips, saying so, when no Docker engine is reachable.
+// Cases run sequentially. One evidence JSON file per run: counts and hashes, never a canary.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir, release } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Engine, engineReachable } from '../../src/confine/engine.js';
+import { admissionViolations } from '../../src/confine/admission.js';
+import { hardenedProfile } from '../../src/confine/profile.js';
+import type { Summary } from '../../src/confine/bridge.js';
+import { sendControl } from '../../src/confine/control.js';
+import { TcpObserver, UdpObserver, bridgeAddress, observeContainer, observeRecord, sha, type Observation } from './fixtures/observers.js';
+import { testSession, SESSION_CHILD, type TestSessionConfig } from './fixtures/session.js';
+
+const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+const engine = new Engine();
+const reachable = await engineReachable();
+const skip = reachable ? false : 'no Docker engine reachable at /var/run/docker.sock: Docker tests skipped';
+if (skip) process.stdout.write(`# ${skip}\n`);
+
+let IMAGE = '';
+let VOLUME_IMAGE = '';
+const work = mkdtempSync(join(tmpdir(), 'cp-confine-'));
+const tcp: Record<string, TcpObserver> = {};
+const udp: UdpObserver[] = [];
+const evidence: { kernel: string; docker: string | null; api: string | null; image: string; bridge_observer?: boolean; cases: unknown[] } = {
+  kernel: release(),
+  docker: null,
+  api: null,
+  image: '',
+  cases: [],
+};
+const canaries: string[] = [];
+
+before(async () => {
+  if (skip) return;
+  const v = await engine.version();
+  evidence.docker = v.Version;
+  evidence.api = v.ApiVersion;
+  IMAGE = process.env.CONFINE_IMAGE ?? execFileSync(process.execPath, [join(ROOT, 'confine/image/build.mjs')], { encoding: 'utf8' }).trim();
+  VOLUME_IMAGE = execFileSync(process.execPath, [join(ROOT, 'confine/image/build.mjs'), '--variant', 'volume'], { encoding: 'utf8' }).trim();
+  evidence.image = IMAGE;
+  tcp.v4 = await new TcpObserver('127.0.0.1').listen();
+  tcp.v6 = await new TcpObserver('::1').listen();
+  const br = await bridgeAddress(engine);
+  evidence.bridge_observer = br !== null;
+  if (br) tcp.bridge = await new TcpObserver(br).listen();
+  udp.push(await new UdpObserver('127.0.0.1').listen());
+  udp.push(await new UdpObserver('::1').listen());
+  if (br) udp.push(await new UdpObserver(br).listen());
+});
+
+after(() => {
+  for (const o of Object.values(tcp)) o.close();
+  for (const o of udp) o.close();
+  if (skip) return;
+  const dir = process.env.CONFINE_EVIDENCE_DIR ?? join(ROOT, 'dist', 'evidence');
+  mkdirSync(dir, { recursive: true });
+  const text = JSON.stringify(evidence, null, 1);
+  for (const c of canaries) assert.ok(!text.includes(c), 'a canary reached the evidence file');
+  writeFileSync(join(dir, `confine-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), text + '\n');
+  rmSync(work, { recursive: true, force: true });
+});
+
+function newCanary(): string {
+  const c = `CANARY${randomBytes(12).toString('hex')}`;
+  canaries.push(c);
+  return c;
+}
+
+function targets() {
+  const t: Record<string, unknown> = { v4: ['127.0.0.1', tcp.v4.port], v6: ['::1', tcp.v6.port], dns: udp.map((u) => [u.host, u.port]) };
+  if (tcp.bridge) t.bridge = [tcp.bridge.host, tcp.bridge.port];
+  return t;
+}
+
+interface Observed {
+  summary: Summary;
+  record: Record<string, number> & { calls: number };
+  tcp: Record<string, Observation>;
+  dns: Observation;
+  export: Observation;
+  logs: Observation & { readable?: boolean };
+  state: unknown;
+  gone: boolean;
+}
+
+/** Run one session in-process with every observer; record evidence; return observations. */
+async function observed(name: string, mode: string, cfg: Partial<TestSessionConfig> = {}, internal: Parameters<typeof testSession>[1] = {}, canary = newCanary()): Promise<Observed & { canary: string }> {
+  for (const o of Object.values(tcp)) o.reset();
+  for (const o of udp) o.reset();
+  const recordFile = join(work, `${name.replace(/\W+/g, '_')}-${Date.now()}.jsonl`);
+  let container: Awaited<ReturnType<typeof observeContainer>> | null = null;
+  let id = '';
+  const summary = await testSession(
+    { imageId: IMAGE, recordFile, input: { canary, mode, targets: targets() } as any, ...cfg },
+    {
+      ...internal,
+      beforeRemove: async (cid) => {
+        id = cid;
+        container = await observeContainer(engine, cid, canary);
+      },
+    },
+  );
+  await new Promise((r) => setTimeout(r, 300)); // late datagrams
+  const dnsObs = udp.map((u) => u.observe(canary));
+  const o: Observed = {
+    summary,
+    record: observeRecord(recordFile, canary),
+    tcp: Object.fromEntries(Object.entries(tcp).map(([k, v]) => [k, v.observe(canary)])),
+    dns: { count: dnsObs.reduce((a, b) => a + b.count, 0), digests: dnsObs.flatMap((d) => d.digests) },
+    export: container ? (container as any).export : { count: 0, digests: [] },
+    logs: container ? (container as any).logs : { count: 0, digests: [] },
+    state: container ? (container as any).state : null,
+    gone: summary.container ? (await engine.inspectOrNull(summary.container)) === null : true,
+  };
+  assert.ok(!JSON.stringify(summary).includes(canary), 'no agent bytes in the summary');
+  evidence.cases.push({ name, mode, canary_digest: sha(canary), ...o, container: id || summary.container });
+  return { ...o, canary };
+}
+
+/** The oracle of the baseline: the permitted tool receives the canary once, nothing else sees it. */
+function oracle(o: Observed): string[] {
+  const f: string[] = [];
+  if ((o.record.send_update ?? 0) !== 1) f.push('permitted tool did not receive the canary exactly once');
+  if ((o.record.post_public ?? 0) !== 0) f.push('upstream record: low-ceiling tool received the canary');
+  for (const [k, v] of Object.entries(o.tcp)) if (v.count) f.push(`tcp ${k}`);
+  if (o.dns.count) f.push('dns');
+  if (o.export.count) f.push('export path');
+  if (o.logs.count) f.push('logs');
+  if (!o.gone) f.push('container still exists');
+  return f;
+}
+
+function noDelivery(o: Observed) {
+  assert.equal(o.record.calls, 0, 'nothing delivered to the upstream');
+  assert.equal(o.gone, true, 'container gone');
+  for (const v of Object.values(o.tcp)) assert.equal(v.count, 0);
+  assert.equal(o.dns.count, 0);
+}
+
+const opts = { skip, concurrency: false };
+
+// ---------------------------------------------------------------------------------------------
+test('image: the locally built agent image passes admission; an image VOLUME is refused', opts, async () => {
+  for (const [img, expected] of [
+    [IMAGE, []],
+    [VOLUME_IMAGE, ['volumes', 'mounts']],
+  ] as const) {
+    const id = await engine.create(hardenedProfile(img));
+    try {
+      assert.deepEqual(admissionViolations(await engine.inspect(id), img).sort(), [...expected].sort());
+    } finally {
+      await engine.remove(id);
+    }
+  }
+  const canary = newCanary();
+  const s = await testSession({ imageId: VOLUME_IMAGE, recordFile: join(work, 'vol.jsonl'), input: { canary, mode: 'baseline', targets: targets() } as any });
+  assert.equal(s.ended, 'refused');
+  assert.deepEqual(s.violations.sort(), ['mounts', 'volumes']);
+  assert.equal(await engine.inspectOrNull(s.container!), null);
+});
+
+for (const run of [1, 2]) {
+  test(`baseline run ${run}: the permitted tool receives the canary once, every observer sees nothing, the container is gone`, opts, async () => {
+    const o = await observed(`baseline-${run}`, 'baseline');
+    assert.deepEqual(oracle(o), []);
+    assert.equal(o.summary.allowed, 1);
+    assert.equal(o.summary.denied, 1);
+    assert.equal(o.summary.ended, 'stopped');
+    assert.equal(o.summary.reason, 'frame_keys');
+    assert.ok(o.summary.stderr_bytes > 0);
+    assert.equal(o.logs.readable, false, 'log driver none: nothing to read');
+    assert.equal(o.summary.removed, true);
+  });
+}
+
+test('a polite agent finishes normally (exit 0)', opts, async () => {
+  const o = await observed('polite', 'polite');
+  assert.equal(o.summary.ended, 'finished');
+  assert.equal(o.record.send_update, 1);
+  assert.equal(o.gone, true);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Mutations: each protection removed on its own.
+const mutations: Array<{ name: string; weaken: (b: any) => void; violation: string; observer: (o: Observed) => number }> = [
+  {
+    name: 'network',
+    weaken: (b) => {
+      b.HostConfig.NetworkMode = 'bridge';
+      b.NetworkDisabled = false;
+    },
+    violation: 'network_mode',
+    observer: (o) => (o.tcp.bridge?.count ?? 0) + o.dns.count,
+  },
+  { name: 'read-only root', weaken: (b) => (b.HostConfig.ReadonlyRootfs = false), violation: 'readonly_rootfs', observer: (o) => o.export.count },
+  { name: 'log driver', weaken: (b) => (b.HostConfig.LogConfig = { Type: 'json-file', Config: {} }), violation: 'log_driver', observer: (o) => o.logs.count },
+];
+
+for (const m of mutations) {
+  test(`mutation ${m.name}: admission refuses; bypassed, the canary shows at its observer and the oracle fails`, opts, async () => {
+    const refused = await observed(`mutation-${m.name}-admission`, 'baseline', {}, { weaken: m.weaken });
+    assert.equal(refused.summary.ended, 'refused');
+    assert.ok(refused.summary.violations.includes(m.violation), `violations: ${refused.summary.violations}`);
+    assert.equal(refused.record.calls, 0);
+    assert.equal(refused.gone, true);
+
+    const o = await observed(`mutation-${m.name}-bypassed`, 'baseline', {}, { weaken: m.weaken, skipAdmission: true });
+    assert.ok(m.observer(o) > 0, 'the canary reached the protection’s observer');
+    assert.notDeepEqual(oracle(o), [], 'the oracle fails');
+    assert.equal(o.record.send_update, 1, 'the permitted tool still works');
+    if (m.name === 'network') assert.ok((o.tcp.bridge?.count ?? 0) >= 2, 'agent and child process both reached the bridge address');
+  });
+}
+
+test('mutation low sink ceiling: an unclassified payload is refused; bypassed, the low-ceiling tool receives the canary', opts, async () => {
+  const refused = await observed('mutation-ceiling-admission', 'baseline', { sensitivity: null });
+  assert.equal(refused.summary.ended, 'refused');
+  assert.equal(refused.summary.reason, 'input_unclassified');
+  assert.equal(refused.summary.container, null, 'refused before any container exists');
+  const o = await observed('mutation-ceiling-bypassed', 'baseline', { sensitivity: null }, { skipFlowAdmission: true });
+  assert.equal(o.record.post_public, 1);
+  assert.ok(oracle(o).includes('upstream record: low-ceiling tool received the canary'));
+  assert.equal(o.record.send_update, 1);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Child-process bridges (killed/paused bridge and watchdog, watchdog mutations).
+
+interface ChildRun {
+  child: ChildProcess;
+  running: Promise<{ containerId: string; watchdogPid: number | null }>;
+  done: Promise<{ code: number | null; summary: Summary | null }>;
+  recordFile: string;
+}
+
+function childSession(name: string, mode: string, internal: Record<string, unknown> = {}, extra: Partial<TestSessionConfig> = {}): ChildRun {
+  const canary = newCanary();
+  const recordFile = join(work, `${name}-${Date.now()}.jsonl`);
+  const cfg: TestSessionConfig = { imageId: IMAGE, recordFile, input: { canary, mode, targets: targets() } as any, internal, ...extra };
+  const child = spawn(process.execPath, [SESSION_CHILD, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let buf = '';
+  let summary: Summary | null = null;
+  let onRunning: (v: any) => void;
+  const running = new Promise<any>((r) => (onRunning = r));
+  child.stdout!.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      const ev = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      if (ev.event === 'running') onRunning(ev);
+      if (ev.event === 'summary') summary = ev.summary;
+    }
+  });
+  const done = new Promise<{ code: number | null; summary: Summary | null }>((r) => child.on('exit', (code) => r({ code, summary })));
+  return { child, running, done, recordFile };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function goneWithin(id: string, ms: number): Promise<boolean> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    if ((await engine.inspectOrNull(id)) === null) return true;
+    await sleep(200);
+  }
+  return false;
+}
+
+async function running(id: string): Promise<boolean> {
+  return (await engine.inspectOrNull(id))?.State?.Running === true;
+}
+
+function signal(pid: number | null | undefined, sig: NodeJS.Signals) {
+  if (!pid) return;
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* already gone */
+  }
+}
+
+test('failure: killed bridge → the watchdog removes the container', opts, async () => {
+  const r = childSession('killed-bridge', 'hold');
+  const info = await r.running;
+  await sleep(500);
+  r.child.kill('SIGKILL');
+  assert.ok(await goneWithin(info.containerId, 10_000), 'container removed by the watchdog');
+  assert.equal(observeRecord(r.recordFile, 'x').calls, 0);
+  evidence.cases.push({ name: 'killed-bridge', gone: true });
+});
+
+test('failure: paused bridge → the watchdog lease expires and it removes the container', opts, async () => {
+  const r = childSession('paused-bridge', 'hold');
+  const info = await r.running;
+  await sleep(500);
+  r.child.kill('SIGSTOP');
+  const gone = await goneWithin(info.containerId, 10_000);
+  r.child.kill('SIGCONT');
+  const d = await r.done;
+  assert.ok(gone, 'container removed by the watchdog while the bridge was frozen');
+  assert.equal(d.code, 1);
+  assert.equal(observeRecord(r.recordFile, 'x').calls, 0);
+  evidence.cases.push({ name: 'paused-bridge', gone, exit: d.code });
+});
+
+test('failure: killed watchdog → the bridge stops the container', opts, async () => {
+  const r = childSession('killed-watchdog', 'hold');
+  const info = await r.running;
+  signal(info.watchdogPid, 'SIGKILL');
+  const d = await r.done;
+  assert.equal(d.code, 1);
+  assert.equal(d.summary?.reason, 'watchdog_lost');
+  assert.equal(await engine.inspectOrNull(info.containerId), null);
+  evidence.cases.push({ name: 'killed-watchdog', reason: d.summary?.reason, exit: d.code });
+});
+
+test('failure: paused watchdog → no acks → the bridge stops the container', opts, async () => {
+  const r = childSession('paused-watchdog', 'hold');
+  const info = await r.running;
+  signal(info.watchdogPid, 'SIGSTOP');
+  const d = await r.done;
+  signal(info.watchdogPid, 'SIGCONT'); // it then sees EOF, finds nothing to remove, and exits
+  assert.equal(d.code, 1);
+  assert.equal(d.summary?.reason, 'watchdog_lost');
+  assert.equal(await engine.inspectOrNull(info.containerId), null);
+  evidence.cases.push({ name: 'paused-watchdog', reason: d.summary?.reason, exit: d.code });
+});
+
+test('mutation watchdog: a session without a watchdog is refused; bypassed, the container outlives a killed bridge', opts, async () => {
+  const refused = await observed('mutation-watchdog-admission', 'hold', {}, { watchdogScript: join(work, 'no-such-watchdog.js') });
+  assert.equal(refused.summary.ended, 'refused');
+  assert.equal(refused.summary.reason, 'watchdog_unavailable', String(refused.summary.violations));
+  assert.equal(refused.gone, true);
+
+  const r = childSession('mutation-watchdog-bypassed', 'hold', { watchdog: false });
+  const info = await r.running;
+  await sleep(1000); // the payload is written just after 'running'
+  r.child.kill('SIGKILL');
+  await sleep(4000);
+  const survived = await running(info.containerId);
+  await engine.remove(info.containerId);
+  assert.equal(survived, true, 'state observer: the container still runs with nobody bridging it');
+  evidence.cases.push({ name: 'mutation-watchdog-bypassed', state_running_after_bridge_death: survived });
+});
+
+test('mutation ack check: a watchdog that never acknowledges is refused; bypassed, a paused watchdog leaves the container running', opts, async () => {
+  const mute = join(work, 'mute-watchdog.mjs');
+  writeFileSync(mute, "import net from 'node:net'; const p = new net.Socket({ fd: 3, readable: true, writable: true }); p.write('r\\n'); p.on('data', () => {}); setInterval(() => {}, 1000);\n");
+  const refused = await observed('mutation-ack-admission', 'hold', {}, { watchdogScript: mute });
+  assert.equal(refused.summary.ended, 'refused');
+  assert.equal(refused.summary.reason, 'watchdog_unavailable', String(refused.summary.violations));
+  assert.equal(refused.gone, true);
+
+  const r = childSession('mutation-ack-bypassed', 'hold', { ackCheck: false });
+  const info = await r.running;
+  await sleep(1000);
+  signal(info.watchdogPid, 'SIGSTOP');
+  await sleep(3000);
+  const stillRunning = await running(info.containerId);
+  r.child.kill('SIGKILL');
+  await sleep(3000);
+  const survived = await running(info.containerId);
+  signal(info.watchdogPid, 'SIGKILL');
+  await engine.remove(info.containerId);
+  assert.equal(stillRunning, true, 'with the ack check removed, a silent watchdog goes unnoticed');
+  assert.equal(survived, true, 'state observer: the container outlives both');
+  evidence.cases.push({ name: 'mutation-ack-bypassed', state_running: survived });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Failure cases in-process: each ends with the container gone and nothing delivered.
+const failures: Array<[string, string, Partial<TestSessionConfig>, string, string]> = [
+  ['malformed stdout', 'malformed', {}, 'stopped', 'malformed_frame'],
+  ['attempted policy fields', 'policy', {}, 'stopped', 'frame_keys'],
+  ['oversized frame', 'oversized', {}, 'stopped', 'frame_too_large'],
+  ['stderr flood', 'stderr_flood', {}, 'stopped', 'stderr_limit'],
+  ['crash', 'crash', {}, 'agent_crashed', ''],
+  ['timeout', 'hold', { timeoutMs: 2500 }, 'stopped', 'timeout'],
+  ['unavailable gateway', 'polite', { upstreamEnv: { CRASH_ON_CALL: '1' } }, 'stopped', 'gateway_error'],
+];
+for (const [name, mode, cfg, ended, reason] of failures) {
+  test(`failure: ${name}`, opts, async () => {
+    const o = await observed(`failure-${name}`, mode, cfg);
+    assert.equal(o.summary.ended, ended);
+    if (reason) assert.equal(o.summary.reason, reason);
+    noDelivery(o);
+  });
+}
+
+test('failure: restart', opts, async () => {
+  const o = await observed('failure-restart', 'hold', {}, {
+    onRunning: ({ containerId }) => void sleep(500).then(() => engine.restart(containerId).catch(() => undefined)),
+  });
+  assert.equal(o.summary.ended === 'finished', false);
+  noDelivery(o);
+});
+
+test('live restriction over the control socket: the in-flight call finishes first, the next call sees the revocation', opts, async () => {
+  const controlPath = join(work, `control-${Date.now()}.sock`);
+  const canary = newCanary();
+  const recordFile = join(work, 'live.jsonl');
+  const p = testSession({
+    imageId: IMAGE,
+    recordFile,
+    controlPath,
+    upstreamEnv: { SLOW_MS: '1500' },
+    input: { canary, mode: 'sequence', messages: [['notify', 'first'], ['notify', canary]], targets: targets() } as any,
+  });
+  // Wait until the first call is at the upstream, then revoke.
+  const t0 = Date.now();
+  while (!(existsSync(recordFile) && readFileSync(recordFile, 'utf8').includes('received')) && Date.now() - t0 < 20_000) await sleep(50);
+  const reply = await sendControl(controlPath, 1, ['post_public']);
+  const ackAt = Date.now();
+  const s = await p;
+  const lines = readFileSync(recordFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.deepEqual(reply, { ok: true, revision: 1 });
+  const done = lines.find((l) => l.phase === 'done');
+  assert.ok(done && done.at <= ackAt, 'acknowledged only after the in-flight call finished');
+  assert.equal(observeRecord(recordFile, canary).send_update ?? 0, 0, 'the call queued behind the update saw the revocation');
+  assert.equal(s.allowed, 1);
+  assert.equal(s.denied, 1);
+  assert.equal(s.ended, 'finished');
+  evidence.cases.push({ name: 'live-restriction', allowed: s.allowed, denied: s.denied });
+});
