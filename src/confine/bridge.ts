@@ -67,6 +67,8 @@ export interface SessionOptions {
   timeoutMs: number;
   maxCalls: number;
   controlPath?: string;
+  /** Aborting (SIGINT/SIGTERM in the CLI) stops the session: kill, then remove. */
+  signal?: AbortSignal;
   internal?: InternalOptions;
 }
 
@@ -143,6 +145,8 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
       stopped.resolve(reason);
     },
   });
+  if (o.signal?.aborted) core.stop('interrupted');
+  o.signal?.addEventListener('abort', () => core.stop('interrupted'), { once: true });
   let attach: Duplex | null = null;
   let watchdog: WatchdogLink | null = null;
   let control: ControlServer | null = null;
@@ -180,6 +184,7 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
       }, 1000).unref();
     });
     o.onUpstreamGone?.(() => core.stop('gateway_error'));
+
 
     if (o.controlPath) {
       control = new ControlServer(o.controlPath, (line) => core.control(line));

@@ -1,0 +1,127 @@
+// `cloakpipe confine` as a command: usage and configuration refusals (no Docker needed), then one
+// end-to-end session through the real gate when an engine is reachable.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync, execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes, createHash } from 'node:crypto';
+import { run } from '../../src/cli/confine.js';
+import { UsageError } from '../../src/cli/args.js';
+import { buildAliases, loadAliases, AliasError } from '../../src/confine/aliases.js';
+import { engineReachable } from '../../src/confine/engine.js';
+import { RECORDING_SERVER } from './fixtures/session.js';
+
+const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+const MAIN = join(ROOT, 'dist/src/cli/main.js');
+const dir = mkdtempSync(join(tmpdir(), 'cp-confine-cli-'));
+const IMG = 'sha256:' + 'ab'.repeat(32);
+
+const files = {
+  manifest: join(dir, 'manifest.yaml'),
+  policy: join(dir, 'policy.cedar'),
+  context: join(dir, 'context.json'),
+  aliases: join(dir, 'aliases.yaml'),
+  input: join(dir, 'input.json'),
+};
+writeFileSync(
+  files.manifest,
+  `version: 1
+release: confine-test@1
+labels: [public, internal, confidential, restricted]
+tools:
+  send_update:
+    effect: write
+    accepts: confidential
+    arguments:
+      message: { type: string, max_len: 1000, required: true }
+  post_public:
+    effect: write
+    accepts: public
+    arguments:
+      message: { type: string, max_len: 1000, required: true }
+`,
+);
+writeFileSync(files.policy, 'permit (principal, action == Action::"call_tool", resource);\n');
+writeFileSync(files.context, JSON.stringify({ task: { id: 'T-1' }, sensitivity: 'confidential' }));
+writeFileSync(files.aliases, 'notify: send_update\npublish: post_public\n');
+writeFileSync(files.input, '{}');
+
+const base = (over: Record<string, string> = {}) => {
+  const f = { image: IMG, aliases: files.aliases, manifest: files.manifest, policy: files.policy, context: files.context, input: files.input, ...over };
+  return [...Object.entries(f).flatMap(([k, v]) => [`--${k}`, v]), '--', 'true'];
+};
+
+test('aliases: declared tools only, plain names only', () => {
+  const tools = new Set(['send_update', 'post_public']);
+  assert.deepEqual([...buildAliases({ notify: 'send_update' }, tools)], [['notify', 'send_update']]);
+  assert.throws(() => buildAliases({ notify: 'delete_all' }, tools), AliasError);
+  assert.throws(() => buildAliases({ notify: { tool: 'send_update' } }, tools), AliasError);
+  assert.throws(() => buildAliases({ 'no tify': 'send_update' }, tools), AliasError);
+  assert.throws(() => buildAliases([], tools), AliasError);
+  assert.throws(() => buildAliases({}, tools), AliasError);
+  const dup = join(dir, 'dup.yaml');
+  writeFileSync(dup, 'notify: send_update\nnotify: post_public\n');
+  assert.throws(() => loadAliases(dup, tools), AliasError);
+  const json = join(dir, 'a.json');
+  writeFileSync(json, '{"notify": "send_update"}');
+  assert.equal(loadAliases(json, tools).get('notify'), 'send_update');
+});
+
+test('usage: tags, missing flags and a missing upstream are usage errors', async () => {
+  await assert.rejects(run(base({ image: 'agent:latest' })), UsageError);
+  await assert.rejects(run(base({ image: 'sha256:abc' })), UsageError);
+  await assert.rejects(run(['--image', IMG, '--', 'true']), UsageError);
+  await assert.rejects(run(base({ timeout: 'forever' })), UsageError);
+  await assert.rejects(run(base().slice(0, -2)), UsageError);
+});
+
+test('configuration refusals exit 2 before any container exists', async () => {
+  const badAliases = join(dir, 'bad-aliases.yaml');
+  writeFileSync(badAliases, 'notify: drop_tables\n');
+  assert.equal(await run(base({ aliases: badAliases })), 2);
+  const unclassified = join(dir, 'ctx-nolabel.json');
+  writeFileSync(unclassified, JSON.stringify({ task: { id: 'T-1' } }));
+  assert.equal(await run(base({ context: unclassified })), 2);
+  const big = join(dir, 'big.json');
+  writeFileSync(big, JSON.stringify({ x: 'y'.repeat(70 * 1024) }));
+  assert.equal(await run(base({ input: big })), 2);
+  const arr = join(dir, 'arr.json');
+  writeFileSync(arr, '[1]');
+  assert.equal(await run(base({ input: arr })), 2);
+});
+
+const reachable = await engineReachable();
+test('end to end through the real gate: polite agent exits 0; the adversarial agent is stopped; no canary in any output', { skip: reachable ? false : 'no Docker engine reachable: skipped' }, () => {
+  const image = process.env.CONFINE_IMAGE ?? execFileSync(process.execPath, [join(ROOT, 'confine/image/build.mjs')], { encoding: 'utf8' }).trim();
+  const home = join(dir, 'home');
+  assert.equal(spawnSync(process.execPath, [MAIN, 'init', '--home', home]).status, 0);
+  for (const mode of ['polite', 'baseline']) {
+    const canary = `CANARY${randomBytes(12).toString('hex')}`;
+    const record = join(dir, `record-${mode}.jsonl`);
+    const input = join(dir, `input-${mode}.json`);
+    writeFileSync(input, JSON.stringify({ canary, mode, targets: { v4: ['127.0.0.1', 9], dns: [] } }));
+    const r = spawnSync(
+      process.execPath,
+      [MAIN, 'confine', '--json', '--home', home, ...base({ image, input }).slice(0, -1), process.execPath, RECORDING_SERVER],
+      { env: { ...process.env, RECORD_FILE: record }, encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
+    const summary = JSON.parse(r.stdout);
+    const sha = 'sha256:' + createHash('sha256').update(canary).digest('hex');
+    const received = existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.phase === 'received') : [];
+    assert.equal(received.filter((l) => l.tool === 'send_update' && l.digests.includes(sha)).length, 1);
+    if (mode === 'polite') {
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(summary.ended, 'finished');
+      assert.equal(summary.allowed, 1);
+    } else {
+      assert.equal(r.status, 1);
+      assert.equal(summary.ended, 'stopped');
+      assert.equal(summary.reason, 'frame_keys');
+    }
+    assert.equal(summary.removed, true);
+  }
+});
