@@ -69,6 +69,7 @@ test("the host's end closes the upstream and the gate exits 0 with a shutdown en
   const entries = ledger();
   assert.deepEqual(entries.map((e) => e.kind), ['startup', 'decision', 'result', 'shutdown']);
   assert.equal(entries[3].reason, 'ended');
+  assert.match(gate.stderr, /recorder: started/, "the upstream's stderr is passed to the gate's stderr");
 });
 
 test('shadow mode forwards a call enforce would refuse and records would_refuse with the reason', async () => {

@@ -5,6 +5,7 @@ import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
 const record = process.env.RECORD_FILE;
+process.stderr.write('recorder: started\n'); // proves the upstream's stderr reaches the gate's
 const rl = createInterface({ input: process.stdin });
 const send = (m: object) => process.stdout.write(JSON.stringify(m) + '\n');
 
