@@ -1,0 +1,129 @@
+// Information flow end to end: a gate home, the flow manifest, a policy (permit-all unless
+// told otherwise), a task context, and the real gate binary in front of flow-server.ts, driven
+// by the SDK's Client. Optionally with an OpenTelemetry SDK preloaded (otel-preload.ts), the way
+// an operator installs one, so the test can read the spans an exporter received.
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { helperScript, makeHome, PERMIT_ALL, tempDir } from './cli.js';
+import { gateArgs } from './gate-client.js';
+import type { RunningGate } from './recording-gate.js';
+
+export const FLOW_MANIFEST = `version: 1
+release: flow-e2e@1
+labels: [public, internal, confidential, restricted]
+tools:
+  read_record:
+    effect: read
+    returns: confidential
+    accepts: restricted
+    arguments: { id: { type: string, max_len: 200 } }
+  echo:
+    effect: read
+    accepts: restricted
+    arguments: { text: { type: string, max_len: 2000 } }
+  post_public:
+    effect: write
+    accepts: public
+    arguments: { text: { type: string, max_len: 2000 } }
+  post_internal:
+    effect: write
+    accepts: internal
+    arguments: { text: { type: string, max_len: 2000 } }
+  post_confidential:
+    effect: write
+    accepts: confidential
+    arguments: { text: { type: string, max_len: 2000 } }
+  fail_rpc: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
+  fail_tool: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
+  malformed: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
+  noisy: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
+classify:
+  - { label: restricted, pattern: "ACCT-[0-9]{8}" }
+  - { label: internal, pattern: "(?i)internal use only" }
+`;
+
+export interface FlowSetup {
+  home: string;
+  dir: string;
+  manifest: string;
+  policy: string;
+  context: string;
+  record: string;
+  spans: string;
+}
+
+export function flowSetup(o: { context?: object; policy?: string; manifest?: string } = {}): FlowSetup {
+  const dir = tempDir('cloakpipe-flow-');
+  const s: FlowSetup = {
+    home: makeHome(),
+    dir,
+    manifest: join(dir, 'manifest.yaml'),
+    policy: join(dir, 'policy.cedar'),
+    context: join(dir, 'context.json'),
+    record: join(dir, 'record.jsonl'),
+    spans: join(dir, 'spans.jsonl'),
+  };
+  writeFileSync(s.manifest, o.manifest ?? FLOW_MANIFEST);
+  writeFileSync(s.policy, o.policy ?? PERMIT_ALL);
+  writeFileSync(s.context, JSON.stringify(o.context ?? { task: { id: 'T-flow' } }));
+  return s;
+}
+
+/** Replace the task context as an orchestrator should: write aside, then rename. */
+export function rewriteContext(s: FlowSetup, doc: object): void {
+  writeFileSync(`${s.context}.tmp`, JSON.stringify(doc));
+  renameSync(`${s.context}.tmp`, s.context);
+}
+
+export interface FlowGate extends RunningGate {
+  /** Transport-level errors the host's SDK reported (e.g. a line that is not JSON). */
+  hostErrors: string[];
+  exited: Promise<void>;
+}
+
+export async function startFlowGate(s: FlowSetup, o: { flags?: string[]; env?: Record<string, string>; otel?: boolean } = {}): Promise<FlowGate> {
+  const preload = o.otel ? ['--import', pathToFileURL(helperScript('otel-preload.js')).href] : [];
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...preload, ...gateArgs({ home: s.home, manifest: s.manifest, policy: s.policy, context: s.context, flags: o.flags, upstream: [process.execPath, helperScript('flow-server.js')] })],
+    stderr: 'pipe',
+    env: { ...(process.env as Record<string, string>), FLOW_RECORD: s.record, CLOAKPIPE_TEST_SPANS: s.spans, ...(o.env ?? {}) },
+  });
+  let err = '';
+  transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const client = new Client({ name: 'cloakpipe-flow-host', version: '1.0.0' });
+  const hostErrors: string[] = [];
+  let exitedResolve!: () => void;
+  const exited = new Promise<void>((r) => (exitedResolve = r));
+  await client.connect(transport);
+  client.onerror = (e) => void hostErrors.push(String((e as Error)?.message ?? e));
+  const prevClose = transport.onclose;
+  transport.onclose = () => {
+    prevClose?.();
+    exitedResolve();
+  };
+  return {
+    client,
+    pid: transport.pid ?? -1,
+    stderr: () => err,
+    hostErrors,
+    exited,
+    close: async () => {
+      await client.close().catch(() => undefined);
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    },
+  };
+}
+
+export function records(s: FlowSetup): { tool: string; arguments: Record<string, unknown> }[] {
+  if (!existsSync(s.record)) return [];
+  return readFileSync(s.record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+export function spansOf(s: FlowSetup): { name: string; attributes: Record<string, unknown>; status: { code: number; message?: string } }[] {
+  if (!existsSync(s.spans)) return [];
+  return readFileSync(s.spans, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
