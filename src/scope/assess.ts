@@ -217,10 +217,10 @@ function combineConfinement(records: ConfinementRecord[]) {
 function confinementMediation(p: Protection, records: ConfinementRecord[]): Finding {
   if (!records.length) return f('not_assessed', `no confinement evidence for the ${p} protection`);
   const { b, m } = combineConfinement(records);
-  const base = `baseline: ${plural(b.runs, 'run')}, the ${p} observers saw the canary ${b.count} times`;
+  const base = `baseline: ${plural(b.runs, 'run')}, the ${p} observers saw the canary ${plural(b.count, 'time')}`;
   if (b.count > 0) return f('not_established', `${base} with the protection in place: it did not hold`);
   if (!m) return f('not_established', base, `no run with ${p} removed: nothing shows the observers would have seen a delivery`);
-  const mut = `with ${p} removed: ${plural(m.runs, 'run')}, seen ${m.count} times`;
+  const mut = `with ${p} removed: ${plural(m.runs, 'run')}, seen ${plural(m.count, 'time')}`;
   if (m.count === 0) return f('not_established', base, `${mut}: the observers are not shown able to see this route`);
   if (m.refused === false) return f('not_established', base, mut, 'admission accepted the weakened configuration');
   const adm = m.refused ? '; admission refused the weakened configuration' : '; admission of the weakened configuration not recorded';
@@ -328,6 +328,10 @@ function completeMediation(e: EffectDecl, paths: PathReport[]): EffectReport['cl
   if (!e.completeness)
     missing.push(`no completeness statement: nobody is recorded as having assessed that these ${plural(paths.length, 'path')} are all the paths able to produce ${e.name}`);
   const reasons: string[] = [];
+  if (missing.length && e.completeness)
+    reasons.push(`the path set has a completeness statement (assessed by ${e.completeness.assessed_by} on ${e.completeness.assessed_at}); a statement cannot stand in for a path's mediation evidence`);
+  if (missing.length && paths.some((p) => p.observation.status === 'established'))
+    reasons.push('an observed execution shows that one path produced the effect, not that no other path can');
   if (!missing.length) {
     const c = e.completeness!;
     reasons.push(`every declared path has mediation evidence; the path set was assessed complete by ${c.assessed_by} on ${c.assessed_at} (basis: ${c.basis.join('; ')})`);

@@ -94,7 +94,8 @@ export function parseEvidence(doc: unknown, name: string, digest: string): Evide
 // ---------------------------------------------------------------------------------------------
 // The scope evidence format, version 1: strict.
 
-const RECORD_KEYS: Record<EvidenceRecord['type'], [string[], string[]]> = {
+/** Required and optional keys of each record type (docs/scope.md carries the same as a JSON Schema). */
+export const RECORD_KEYS: Record<EvidenceRecord['type'], [string[], string[]]> = {
   receipt: [['type', 'tool', 'observer'], ['effect', 'operation', 'fingerprint', 'result_digest', 'observed_at', 'receipt_digest']],
   confinement: [['type', 'protection', 'baseline'], ['mutation', 'observers']],
   mediation: [['type', 'effect', 'path', 'attested_by', 'basis'], []],

@@ -77,7 +77,7 @@ export function renderText(r: ScopeReport): string {
     );
   if (!r.evidence.length) lines.push('evidence  none given (--evidence)');
   for (const [i, e] of r.evidence.entries()) {
-    const recs = Object.entries(e.records).map(([k, v]) => `${v} ${k}`).join(', ') || 'no records';
+    const recs = Object.entries(e.records).map(([k, v]) => `${v} ${k} record${v === 1 ? '' : 's'}`).join(', ') || 'no records';
     lines.push(`${i ? '         ' : 'evidence '} ${e.name}: ${e.producer}; ${recs}; ${e.digest}`);
     for (const n of e.notes) lines.push(`            note: ${n}`);
   }
@@ -94,8 +94,8 @@ export function renderText(r: ScopeReport): string {
       lines.push(`  ${p.id} (${p.kind}; ${p.route}; mediator ${p.mediator})`);
       for (const k of ['authorization', 'correlation', 'observation', 'mediation'] as const) {
         const c = p[k];
-        lines.push(`     ${k.padEnd(14)} ${small(c.status).padEnd(16)}${c.reasons.length ? c.reasons[0] : ''}`);
-        for (const more of c.reasons.slice(1)) lines.push(`     ${''.padEnd(14)} ${''.padEnd(16)}${more}`);
+        lines.push(`     ${k.padEnd(14)} ${small(c.status).padEnd(17)}${c.reasons.length ? c.reasons[0] : ''}`);
+        for (const more of c.reasons.slice(1)) lines.push(`     ${''.padEnd(14)} ${''.padEnd(17)}${more}`);
       }
     }
     lines.push(
