@@ -1,0 +1,73 @@
+// Overhead: N sequential tools/call round trips straight to the upstream, through the
+// pass-through relay (the floor for any stdio proxy) and through the gate (enforce mode, Cedar
+// policy, signed ledger, durable commits). The paths run side by side, interleaved in chunks,
+// so a change of machine load during the run hits all of them alike.
+// Usage: node dist/bench/overhead.js [--n 5000] [--warmup 500] [--chunk 250] [--json]
+import { directPath, flags, gatePath, isMain, LineClient, loadNow, machine, ms, ratio, relayPath, section, stats, table, type Path, type Stats } from './lib.js';
+
+export interface PathResult {
+  name: string;
+  note?: string;
+  stats: Stats;
+}
+
+/** N sequential calls on each path, interleaved in chunks; the first path is the baseline. */
+export async function measureSequential(paths: Path[], n: number, warmup: number, chunk = 250): Promise<PathResult[]> {
+  const clients: LineClient[] = [];
+  try {
+    for (const p of paths) clients.push(await LineClient.start(p));
+    for (const c of clients) await c.sequential(warmup);
+    const samples: number[][] = clients.map(() => []);
+    for (let done = 0; done < n; done += chunk) {
+      const k = Math.min(chunk, n - done);
+      for (let i = 0; i < clients.length; i++) samples[i].push(...(await clients[i].sequential(k)));
+    }
+    return paths.map((p, i) => ({ name: p.name, note: p.note, stats: stats(samples[i]) }));
+  } finally {
+    for (const c of clients) await c.close().catch(() => undefined);
+  }
+}
+
+export function overheadTable(results: PathResult[]): string {
+  const base = results[0].stats;
+  return table(
+    ['path', 'calls', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms', 'added p50 ms', 'added p99 ms', 'p50 vs direct'],
+    results.map((r) => [
+      r.name,
+      r.stats.n,
+      ms(r.stats.p50),
+      ms(r.stats.p90),
+      ms(r.stats.p99),
+      ms(r.stats.mean),
+      r === results[0] ? '—' : ms(r.stats.p50 - base.p50),
+      r === results[0] ? '—' : ms(r.stats.p99 - base.p99),
+      r === results[0] ? '1.00×' : ratio(r.stats.p50, base.p50),
+    ]),
+  );
+}
+
+export function targetsTable(results: PathResult[]): string {
+  const direct = results.find((r) => r.name === 'direct')!.stats;
+  const gate = results.find((r) => r.name.startsWith('gate'))!.stats;
+  const relay = results.find((r) => r.name.startsWith('relay'));
+  const addP50 = gate.p50 - direct.p50;
+  const addP99 = gate.p99 - direct.p99;
+  const rows: (string | number)[][] = [
+    ['added p50 per gated call', '≤ 0.3 ms', `${ms(addP50)} ms`, addP50 <= 0.3 ? 'met' : 'MISSED'],
+    ['added p99 per gated call', '≤ 1 ms', `${ms(addP99)} ms`, addP99 <= 1 ? 'met' : 'MISSED'],
+  ];
+  if (relay) rows.push(['of which any stdio hop (relay − direct, p50)', '—', `${ms(relay.stats.p50 - direct.p50)} ms`, 'floor']);
+  return table(['target', 'goal', 'measured', 'status'], rows);
+}
+
+export async function main(argv = process.argv) {
+  void argv;
+  const f = flags({ chunk: { type: 'string' } }, { n: 5000 });
+  const chunk = f.values.chunk ? Number(f.values.chunk) : 250;
+  const loadBefore = loadNow();
+  const results = await measureSequential([directPath(), relayPath(), gatePath()], f.n, f.warmup, chunk);
+  if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, results }) + '\n');
+  section(`Overhead: ${f.n} sequential tools/call round trips (warm-up ${f.warmup}, interleaved in chunks of ${chunk})`, `${machine()}\nload before the run: ${loadBefore}\n\n${overheadTable(results)}\n\n${targetsTable(results)}`);
+}
+
+if (isMain(import.meta.url)) await main();
