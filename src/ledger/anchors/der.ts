@@ -146,3 +146,44 @@ export function algorithm(n: Der | undefined, what: string): { oid: string; para
   if (s.children.length < 1 || s.children.length > 2) fail('malformed', `${what}: bad AlgorithmIdentifier`);
   return { oid: oid(s.children[0], what), params: s.children[1], bytes: s.bytes };
 }
+
+// Writers, for the few structures we build (an RFC 3161 request).
+function lengthOctets(n: number): Buffer {
+  if (n < 128) return Buffer.from([n]);
+  const out: number[] = [];
+  while (n > 0) {
+    out.unshift(n & 0xff);
+    n = Math.floor(n / 256);
+  }
+  return Buffer.from([0x80 | out.length, ...out]);
+}
+
+export function encodeTlv(tag: number, ...content: Uint8Array[]): Buffer {
+  const body = Buffer.concat(content);
+  return Buffer.concat([Buffer.from([tag]), lengthOctets(body.length), body]);
+}
+
+export function encodeInteger(v: bigint): Buffer {
+  if (v < 0n) throw new RangeError('encodeInteger: negative');
+  let hex = v.toString(16);
+  if (hex.length % 2) hex = '0' + hex;
+  let b = Buffer.from(hex, 'hex');
+  if (b[0] & 0x80) b = Buffer.concat([Buffer.from([0]), b]);
+  return encodeTlv(T.INTEGER, b);
+}
+
+export function encodeOid(dotted: string): Buffer {
+  const parts = dotted.split('.').map((p) => BigInt(p));
+  const arcs = [parts[0] * 40n + parts[1], ...parts.slice(2)];
+  const out: number[] = [];
+  for (const arc of arcs) {
+    const bytes: number[] = [Number(arc & 0x7fn)];
+    let v = arc >> 7n;
+    while (v > 0n) {
+      bytes.unshift(Number(v & 0x7fn) | 0x80);
+      v >>= 7n;
+    }
+    out.push(...bytes);
+  }
+  return encodeTlv(T.OID, Buffer.from(out));
+}

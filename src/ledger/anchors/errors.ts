@@ -16,7 +16,8 @@ export type AnchorErrorCode =
   | 'tsa_ess_mismatch' // ESSCertID(v2) does not name the signing certificate
   | 'imprint_mismatch' // TSTInfo messageImprint is not the expected digest
   | 'nonce_mismatch' // TSTInfo nonce is not the nonce sent
-  | 'gentime_before'; // genTime is before the lower bound it must not precede
+  | 'gentime_before' // genTime is before the lower bound it must not precede
+  | 'unavailable'; // (clients only) the TSA or log could not be reached or answered an HTTP error
 
 export class AnchorError extends Error {
   readonly code: AnchorErrorCode;

@@ -1,0 +1,150 @@
+// A real RFC 3161 TSA for tests: `openssl ts -reply` behind a small HTTP server on 127.0.0.1.
+// Each instance has its own root CA and an ECDSA P-256 signing certificate with a critical
+// timeStamping EKU; ESSCertIDv2 with SHA-256. Start two for an untrusted-TSA test.
+// `mode` makes it misbehave for negative tests.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { oid, parseDer, T } from '../../src/ledger/anchors/der.js';
+import { buildTimeStampReq } from '../../src/ledger/anchors/tsa/client.js';
+import { HASH_BY_OID } from '../../src/ledger/anchors/tsa/oids.js';
+import { timeStampResp } from './der.js';
+
+const run = promisify(execFile);
+
+export type TsaMode = 'ok' | 'reject' | 'wrong-nonce' | 'wrong-digest' | 'http-500' | 'hang' | 'garbage';
+
+export type TestTsa = {
+  url: string;
+  /** The TSA chain, signing certificate first and root last (what --tsa-root takes). */
+  chainPem: string;
+  rootPem: string;
+  dir: string;
+  mode: TsaMode;
+  requests: number;
+  close(): Promise<void>;
+};
+
+async function openssl(dir: string, ...args: string[]): Promise<void> {
+  await run('openssl', args, { cwd: dir });
+}
+
+export async function startOpensslTsa(name = 'Test TSA'): Promise<TestTsa> {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-tsa-'));
+  writeFileSync(
+    join(dir, 'ext.cnf'),
+    [
+      '[tsa_ext]',
+      'basicConstraints=critical,CA:FALSE',
+      'keyUsage=critical,digitalSignature,nonRepudiation',
+      'extendedKeyUsage=critical,timeStamping',
+      'subjectKeyIdentifier=hash',
+      'authorityKeyIdentifier=keyid',
+      '',
+    ].join('\n'),
+  );
+  await openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'root.key');
+  await openssl(dir, 'req', '-x509', '-new', '-key', 'root.key', '-subj', `/O=cloakpipe tests/CN=${name} Root`, '-days', '3650', '-out', 'root.pem',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  await openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'tsa.key');
+  await openssl(dir, 'req', '-new', '-key', 'tsa.key', '-subj', `/O=cloakpipe tests/CN=${name}`, '-out', 'tsa.csr');
+  await openssl(dir, 'x509', '-req', '-in', 'tsa.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-CAcreateserial', '-days', '365', '-sha256',
+    '-extfile', 'ext.cnf', '-extensions', 'tsa_ext', '-out', 'tsa.pem');
+  writeFileSync(join(dir, 'serial'), '01\n');
+  writeFileSync(
+    join(dir, 'ts.cnf'),
+    [
+      '[ tsa ]',
+      'default_tsa = tsa_config1',
+      '[ tsa_config1 ]',
+      `serial = ${join(dir, 'serial')}`,
+      'crypto_device = builtin',
+      `signer_cert = ${join(dir, 'tsa.pem')}`,
+      `signer_key = ${join(dir, 'tsa.key')}`,
+      `certs = ${join(dir, 'tsa.pem')}`,
+      'signer_digest = sha256',
+      'default_policy = 1.3.6.1.4.1.4146.2.3',
+      'digests = sha256, sha384, sha512',
+      'accuracy = secs:1',
+      'ordering = no',
+      'tsa_name = yes',
+      'ess_cert_id_chain = no',
+      'ess_cert_id_alg = sha256',
+      '',
+    ].join('\n'),
+  );
+  const rootPem = readFileSync(join(dir, 'root.pem'), 'utf8');
+  const chainPem = readFileSync(join(dir, 'tsa.pem'), 'utf8') + rootPem;
+
+  let seq = 0;
+  let queue: Promise<unknown> = Promise.resolve();
+  const reply = async (query: Buffer): Promise<Buffer> => {
+    const n = ++seq;
+    const q = join(dir, `q${n}.tsq`);
+    const r = join(dir, `r${n}.tsr`);
+    writeFileSync(q, query);
+    await openssl(dir, 'ts', '-reply', '-config', join(dir, 'ts.cnf'), '-queryfile', q, '-out', r);
+    return readFileSync(r);
+  };
+
+  // Rewrites a request (same imprint / nonce, or changed) to make the TSA answer another one.
+  const rewrite = (query: Buffer, change: 'nonce' | 'digest'): Buffer => {
+    const req = parseDer(query);
+    const mi = req.children[1];
+    const algorithm = HASH_BY_OID[oid(mi.children[0].children[0], 'imprint algorithm')] as 'sha256' | 'sha384' | 'sha512';
+    const value = Buffer.from(mi.children[1].content);
+    const nonceNode = req.children.find((c, i) => i > 1 && c.tag === T.INTEGER);
+    const nonce = nonceNode ? BigInt('0x' + nonceNode.content.toString('hex')) : 1n;
+    if (change === 'digest') value[0] ^= 0xff;
+    return buildTimeStampReq({ algorithm, value }, change === 'nonce' ? nonce + 1n : nonce);
+  };
+
+  const tsa: TestTsa = {
+    url: '',
+    chainPem,
+    rootPem,
+    dir,
+    mode: 'ok',
+    requests: 0,
+    close: async () => {
+      await new Promise<void>((res) => {
+        server.closeAllConnections?.();
+        server.close(() => res());
+      });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      tsa.requests++;
+      const body = Buffer.concat(chunks);
+      if (req.method !== 'POST' || req.headers['content-type'] !== 'application/timestamp-query') {
+        res.writeHead(415).end();
+        return;
+      }
+      const mode = tsa.mode;
+      if (mode === 'hang') return;
+      if (mode === 'http-500') {
+        res.writeHead(500).end('boom');
+        return;
+      }
+      const send = (b: Buffer) => res.writeHead(200, { 'content-type': 'application/timestamp-reply' }).end(b);
+      if (mode === 'reject') return send(timeStampResp(2));
+      if (mode === 'garbage') return send(Buffer.from('not a timestamp'));
+      const query = mode === 'wrong-nonce' ? rewrite(body, 'nonce') : mode === 'wrong-digest' ? rewrite(body, 'digest') : body;
+      const job = queue.then(() => reply(query));
+      queue = job.catch(() => undefined);
+      job.then(send, () => res.writeHead(500).end());
+    });
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', () => res()));
+  const addr = server.address();
+  tsa.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/tsr`;
+  return tsa;
+}
