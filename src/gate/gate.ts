@@ -142,7 +142,13 @@ export class Gate {
       const v = decision.verdict as { detail: string };
       return { kind: 'refused', data: { reason: refused, detail: v.detail, ...this.digests(), entry: entry.seq, fingerprint: decision.fingerprint } };
     }
-    if (!refused && decision.notes.replay !== undefined) return { kind: 'replayed', result: decision.notes.replay, entry: entry.seq };
+    if (!refused && decision.notes.replay !== undefined) {
+      // A replayed result reaches the host like a fresh one: the session label rises first.
+      const replay = decision.notes.replay;
+      const labels = parts.afterReply?.(taskCall, decision, { result: replay }) ?? [];
+      if (labels.length > 0) await parts.commit.run(() => labels.forEach((f) => parts.ledger.appendInTx(f))).catch(() => undefined);
+      return { kind: 'replayed', result: replay, entry: entry.seq };
+    }
 
     let reply: UpstreamReply;
     try {

@@ -146,3 +146,33 @@ test('shadow mode: a sink above its ceiling is forwarded and recorded would_refu
   assert.equal(d[0].reason, 'sink_ceiling_exceeded');
   assert.equal(d[0].session_label, 'confidential');
 });
+
+test('a replayed result raises the label like a fresh one, in a new session on the same home', async () => {
+  const s = flowSetup();
+  const g1 = await startFlowGate(s);
+  try {
+    assert.equal(summary(await call(g1, 'fetch_report', { key: 'k-1' })), 'ok');
+  } finally {
+    await g1.close();
+  }
+  const g2 = await startFlowGate(s);
+  try {
+    assert.equal(summary(await call(g2, 'post_public', { text: 'fresh session' })), 'ok');
+    const again = await call(g2, 'fetch_report', { key: 'k-1' });
+    assert.equal(summary(again), 'ok');
+    assert.match(again.ok ? again.text : '', /quarterly figures/);
+    const r = await call(g2, 'post_public', { text: 'after replay' });
+    assert.equal(r.ok ? 'ok' : r.reason, 'sink_ceiling_exceeded');
+  } finally {
+    await g2.close();
+  }
+  assert.equal(records(s).filter((r) => r.tool === 'fetch_report').length, 1, 'the second answer was a replay');
+  assert.deepEqual(arrivedTexts(s, 'post_public'), ['fresh session']);
+  const entries = ledgerOf(s.home);
+  const replay = entries.find((e) => e.kind === 'decision' && e.outcome === 'replay');
+  assert.ok(replay);
+  const labels = entries.filter((e) => e.kind === 'label');
+  assert.equal(labels.length, 2, 'one rise per session');
+  assert.ok(labels[1].seq > replay.seq);
+  assert.deepEqual([labels[1].from, labels[1].to, labels[1].cause, labels[1].tool], ['public', 'confidential', 'returns', 'fetch_report']);
+});

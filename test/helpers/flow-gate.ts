@@ -36,6 +36,12 @@ tools:
     effect: write
     accepts: confidential
     arguments: { text: { type: string, max_len: 2000 } }
+  fetch_report:
+    effect: write
+    returns: confidential
+    accepts: restricted
+    operation_id: key
+    arguments: { key: { type: string, max_len: 64 } }
   fail_rpc: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
   fail_tool: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
   malformed: { effect: read, accepts: restricted, arguments: { text: { type: string } } }

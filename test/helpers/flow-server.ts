@@ -4,6 +4,7 @@
 //   read_record   returns "record <id>: <$FLOW_RESULT_CANARY>"           (manifest: returns confidential)
 //   echo          returns its text                                         (classify rules see it)
 //   post_public / post_internal / post_confidential   sinks; answer with a character count
+//   fetch_report  a write tool returning "report for <key>: ..."            (manifest: returns confidential)
 //   fail_rpc      answers with a JSON-RPC error whose message holds $FLOW_ERROR_CANARY
 //   fail_tool     answers with an isError result holding $FLOW_ERROR_CANARY
 //   malformed     writes a line that is not JSON, holding $FLOW_MALFORMED_CANARY, and never answers
@@ -21,6 +22,7 @@ const TOOLS = [
   { name: 'post_public', inputSchema: obj({ text: { type: 'string' } }) },
   { name: 'post_internal', inputSchema: obj({ text: { type: 'string' } }) },
   { name: 'post_confidential', inputSchema: obj({ text: { type: 'string' } }) },
+  { name: 'fetch_report', inputSchema: obj({ key: { type: 'string' } }) },
   { name: 'fail_rpc', inputSchema: obj({ text: { type: 'string' } }) },
   { name: 'fail_tool', inputSchema: obj({ text: { type: 'string' } }) },
   { name: 'malformed', inputSchema: obj({ text: { type: 'string' } }) },
@@ -44,6 +46,8 @@ server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     case 'post_internal':
     case 'post_confidential':
       return text(`posted ${String(args.text ?? '').length} characters`);
+    case 'fetch_report':
+      return text(`report for ${args.key ?? ''}: quarterly figures`);
     case 'fail_rpc':
       throw new McpError(ErrorCode.InternalError, `backend said: ${env('FLOW_ERROR_CANARY')}`);
     case 'fail_tool':
