@@ -12,9 +12,11 @@ export function openDb(path: string, opts: { create?: boolean } = {}): Db {
   let db: Db;
   try {
     db = new Database(path, { fileMustExist: !opts.create });
+    // The busy timeout first: switching to WAL needs a lock that another gate (or one closing
+    // and checkpointing) may hold for a moment.
+    db.pragma('busy_timeout = 10000');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
-    db.pragma('busy_timeout = 10000');
     db.pragma('foreign_keys = ON');
   } catch (e) {
     throw new StoreError(`cannot open database ${path}: ${(e as { code?: string }).code ?? 'error'}`);

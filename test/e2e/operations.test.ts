@@ -17,6 +17,13 @@ function ops(s: Setup, args: string[]) {
   return cloakpipe(['ops', ...args, '--home', s.home]);
 }
 
+/** `ops show ID --json`, failing with the command's own stderr. */
+function showOp(s: Setup, id: string): Record<string, unknown> {
+  const r = ops(s, ['show', id, '--json']);
+  assert.equal(r.status, 0, `ops show ${id}: status ${r.status} ${r.error ?? ''} ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
 test('a write called twice with the same id runs once; the second answer is the stored result; a reused id conflicts', async () => {
   const s = setup();
   const g = await startGate(s);
@@ -70,12 +77,12 @@ test('a failed attempt is stored and the same call may run again', async () => {
   const r = await call(g, 'write_note', args);
   assert.ok(r.ok && (r.result as { isError?: boolean }).isError);
   await g.close();
-  assert.equal(JSON.parse(ops(s, ['show', 'f-1', '--json']).stdout).state, 'failed');
+  assert.equal(showOp(s, 'f-1').state, 'failed');
   const g2 = await startGate(s);
   try {
     assert.ok((await call(g2, 'write_note', args)).ok);
     assert.equal(notes(s).length, 2);
-    const o = JSON.parse(ops(s, ['show', 'f-1', '--json']).stdout);
+    const o = showOp(s, 'f-1');
     assert.equal(o.state, 'succeeded');
     assert.equal(o.attempts, 2);
   } finally {
@@ -133,7 +140,7 @@ test('crash: the upstream dies mid-call → outcome unknown → reconcile_before
   assert.match(r.message, /outcome unknown \(upstream_exit\)/);
   await g.close();
   assert.equal(notes(s).length, 1);
-  assert.equal(JSON.parse(ops(s, ['show', 'die-1', '--json']).stdout).state, 'unknown');
+  assert.equal(showOp(s, 'die-1').state, 'unknown');
 
   const g2 = await startGate(s);
   try {
@@ -156,7 +163,7 @@ test('timeout: --call-timeout makes the outcome unknown; reconciled as succeeded
     const r = await call(g, 'write_note', args);
     assert.ok(!r.ok);
     assert.match(r.message, /outcome unknown \(timeout\)/);
-    assert.equal(JSON.parse(ops(s, ['show', 'to-1', '--json']).stdout).state, 'unknown');
+    assert.equal(showOp(s, 'to-1').state, 'unknown');
     const retry = await call(g, 'write_note', args);
     assert.ok(!retry.ok);
     assert.equal(retry.reason, 'reconcile_before_retry');
