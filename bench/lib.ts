@@ -10,10 +10,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-/** The repository root (bench scripts run from dist/bench/). */
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = join(ROOT, 'dist/src/cli/main.js');
-export const BENCH_DIST = join(ROOT, 'dist/bench');
+/** The compiled tree the scripts run from (DIST/bench/*.js) and the directory above it, which
+ *  holds node_modules. A copy of dist/ beside a node_modules link benchmarks a fixed build
+ *  while the working tree keeps changing. */
+export const BENCH_DIST = dirname(fileURLToPath(import.meta.url));
+export const DIST = resolve(BENCH_DIST, '..');
+export const ROOT = resolve(DIST, '..');
+export const CLI = join(DIST, 'src/cli/main.js');
 export const UPSTREAM = join(BENCH_DIST, 'upstream.js');
 export const RELAY = join(BENCH_DIST, 'relay.js');
 export const MCP_PROXY_STDIO = join(BENCH_DIST, 'mcp-proxy-stdio.js');

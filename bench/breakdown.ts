@@ -1,0 +1,206 @@
+// Breakdown: where the time of one gated call goes. Microbenchmarks of the library functions a
+// call passes through (parse, checks, Cedar, signing, commit, reply handling), each run in
+// this process on a real gate opened from the same files as the end-to-end runs, then the
+// in-process gate (handleCall with an upstream that answers at once) and the end-to-end
+// difference (gate − direct and relay − direct), measured in the same run.
+// Usage: node dist/bench/breakdown.js [--n 2000] [--json]
+import Database from 'better-sqlite3';
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { openGate } from '../src/gate/open.js';
+import { decide } from '../src/gate/decide.js';
+import { fingerprintOf, type Call } from '../src/gate/call.js';
+import { decodeLine, encodeMessage } from '../src/wire/message.js';
+import { canonicalize } from '../src/wire/canonical.js';
+import { entryHash, signEntry, type EntryBody } from '../src/ledger/entry.js';
+import { loadGateKey } from '../src/ledger/keys.js';
+import { GroupCommit } from '../src/store/group-commit.js';
+import { digestJson } from '../src/util/digest.js';
+import { setLogSink } from '../src/telemetry/log.js';
+import { reportDecision } from '../src/telemetry/decision.js';
+import { DecisionTimer } from '../src/telemetry/decision.js';
+import type { JsonObject } from '../src/wire/json.js';
+import { callLine, directPath, flags, gateFiles, gatePath, isMain, loadNow, machine, ms, relayPath, section, table, tempDir, us } from './lib.js';
+import { measureSequential } from './overhead.js';
+
+export interface Micro {
+  step: string;
+  /** Median of batch means, µs per operation. */
+  median: number;
+  /** Fastest batch mean, µs per operation: closest to the cost on an idle core. */
+  min: number;
+  perCall: number; // how many times one gated call does this
+  note?: string;
+}
+
+/** Time `fn` in `batches` batches of `k` calls; per-operation µs (median and best batch). */
+export function micro(fn: () => unknown, k: number, batches = 15): { median: number; min: number } {
+  for (let i = 0; i < Math.max(5, k >> 2); i++) fn();
+  const per: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    const t = performance.now();
+    for (let i = 0; i < k; i++) fn();
+    per.push(((performance.now() - t) * 1000) / k);
+  }
+  per.sort((a, b) => a - b);
+  return { median: per[per.length >> 1], min: per[0] };
+}
+
+/** The same for an async operation run sequentially. */
+export async function microAsync(fn: () => Promise<unknown>, k: number, batches = 9): Promise<{ median: number; min: number }> {
+  for (let i = 0; i < Math.max(3, k >> 3); i++) await fn();
+  const per: number[] = [];
+  for (let b = 0; b < batches; b++) {
+    const t = performance.now();
+    for (let i = 0; i < k; i++) await fn();
+    per.push(((performance.now() - t) * 1000) / k);
+  }
+  per.sort((a, b) => a - b);
+  return { median: per[per.length >> 1], min: per[0] };
+}
+
+export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; rateRows: (string | number)[][] }> {
+  const k = Math.max(5, Math.round(2000 * scale)); // cheap steps
+  const kc = Math.max(3, Math.round(100 * scale)); // durable commits
+  const rows: Micro[] = [];
+  const add = (step: string, r: { median: number; min: number }, perCall: number, note?: string) => rows.push({ step, ...r, perCall, note });
+
+  setLogSink(() => undefined); // the decision log line is built, not written to this terminal
+  const files = gateFiles();
+  const opened = await openGate({ home: files.home, manifestPath: files.manifest, policyPath: files.policy, contextPath: files.context, mode: 'enforce', approverKeys: [], callTimeoutMs: 60_000 });
+  const { gate } = opened;
+  const p = gate.parts;
+  const db = p.ledger.db;
+  try {
+    // 1. The host's line: strict parse, then the canonical form the gate forwards.
+    const line = Buffer.from(callLine(42).trimEnd());
+    add('parse: decodeLine (UTF-8, strict JSON, JSON-RPC shape)', micro(() => decodeLine(line), k), 1);
+    const msg = decodeLine(line) as { kind: 'request'; msg: JsonObject };
+    add('forward: encodeMessage (RFC 8785 form of the request)', micro(() => encodeMessage(msg.msg), k), 1);
+
+    // 2. Deciding: context (a stat per call), fingerprint, the checks, Cedar alone, the rate windows alone.
+    add('context: ContextSource.get (stat of the task context file)', micro(() => p.context.get(), k), 1);
+    const ctx = p.context.get();
+    const args = { message: 'hello from the benchmark' };
+    const call: Call = { tool: 'echo', arguments: args, meta: {}, taskId: ctx.taskId };
+    add('fingerprint: fingerprintOf (canonical JSON + SHA-256)', micro(() => fingerprintOf('echo', args, ctx.taskId), k), 1);
+    const now = Date.now();
+    const counts = p.services.rates.counts(ctx.taskId, 'echo', now);
+    add('rates: RateCounter.counts (2 SQLite aggregates), empty table', micro(() => p.services.rates.counts(ctx.taskId, 'echo', now), k), 1);
+    const req = { agent: p.services.agent, tool: 'echo', args, task: ctx.task, sessionLabel: p.sessionLabel(), ...counts };
+    add('Cedar: policy.evaluate (wasm, preparsed, 3 policies)', micro(() => p.services.policy.evaluate(req), k), 1);
+    add('decide(): contract → flow → policy (rates + Cedar) → operations → approval', micro(() => decide(call, { manifest: p.manifest, context: ctx, services: p.services, sessionLabel: p.sessionLabel(), now }), k), 1);
+
+    // 3. Recording: canonical body, Ed25519 signature, entry hash, the INSERT inside a transaction.
+    const key = loadGateKey(join(files.home, 'gate.key'));
+    const d0 = decide(call, { manifest: p.manifest, context: ctx, services: p.services, sessionLabel: p.sessionLabel(), now });
+    const body: EntryBody = {
+      v: 1, seq: 123456, ts: new Date().toISOString(), prev: 'sha256:' + 'a'.repeat(64), kind: 'decision', outcome: 'allow', tool: 'echo',
+      fingerprint: d0.fingerprint, args_digest: digestJson(args), context_digest: ctx.digest, task: ctx.taskId, session_label: p.sessionLabel(), agent: p.services.agent,
+      manifest_digest: p.manifest.digest, policy_digest: p.services.policy.digest, policy_ids: ['echo-allowed'],
+    };
+    add('canonicalize an entry body', micro(() => canonicalize(body), k), 2);
+    add('sign: signEntry (canonical + Ed25519 sign, node:crypto)', micro(() => signEntry(body, key.privateKey), k), 2);
+    const signed = signEntry(body, key.privateKey);
+    add('hash: entryHash (canonical + SHA-256)', micro(() => entryHash(signed), k), 2);
+    const fields = { kind: 'result' as const, outcome: 'ok', fingerprint: d0.fingerprint, decision: 1, result_digest: digestJson({ content: [{ type: 'text', text: 'ok' }] }) };
+    const batchAppend = 200;
+    const appendMany = db.transaction(() => {
+      for (let i = 0; i < batchAppend; i++) p.ledger.appendInTx(fields);
+    });
+    const ap = micro(() => appendMany(), 1, Math.max(3, Math.round(10 * scale)));
+    add('ledger.appendInTx (head read + sign + hash + INSERT), no commit', { median: ap.median / batchAppend, min: ap.min / batchAppend }, 2);
+
+    // 4. Committing: the gate's durable commit, and floors measured beside it.
+    add('gate commit: GroupCommit.run(append one entry), WAL, synchronous=FULL', await microAsync(() => p.commit.run(() => p.ledger.appendInTx(fields)), kc), 2);
+    const scratch = tempDir('cloakpipe-bench-sqlite-');
+    const floorDb = (sync: 'FULL' | 'NORMAL') => {
+      const fdb = new Database(join(scratch, `floor-${sync}.db`));
+      fdb.pragma('journal_mode = WAL');
+      fdb.pragma(`synchronous = ${sync}`);
+      fdb.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+      return fdb;
+    };
+    const full = floorDb('FULL');
+    const ins = full.prepare('INSERT INTO t (body) VALUES (?)');
+    const bodyText = canonicalize(signed);
+    add('floor: bare SQLite commit, 1 row, WAL, synchronous=FULL', micro(() => full.transaction(() => ins.run(bodyText)).immediate(), kc, 9), 0, 'one fsync of the WAL');
+    const gcFull = new GroupCommit(full);
+    add('floor: the same through GroupCommit (adds a setImmediate hop)', await microAsync(() => gcFull.run(() => ins.run(bodyText)), kc), 0);
+    const normal = floorDb('NORMAL');
+    const insN = normal.prepare('INSERT INTO t (body) VALUES (?)');
+    add('floor: bare SQLite commit, 1 row, WAL, synchronous=NORMAL', micro(() => normal.transaction(() => insN.run(bodyText)).immediate(), k >> 2), 0, 'no fsync at commit (not durable on power loss)');
+    const fd = openSync(join(scratch, 'fsync.bin'), 'w');
+    const page = Buffer.alloc(4096, 1);
+    add('floor: write 4 KiB + fsync (node:fs)', micro(() => (writeSync(fd, page, 0, page.length, 0), fsyncSync(fd)), kc, 9), 0, 'the disk alone');
+    closeSync(fd);
+    full.close();
+    normal.close();
+
+    // 5. Reply path: the server's line parsed, its result digested, telemetry.
+    const replyLine = '{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"ok"}]}}';
+    add('reply: JSON.parse of the server line', micro(() => JSON.parse(replyLine), k), 1);
+    add('reply: digestJson(result)', micro(() => digestJson({ content: [{ type: 'text', text: 'ok' }] }), k), 1);
+    const timer = new DecisionTimer();
+    timer.decided(d0);
+    timer.committed();
+    add('telemetry: reportDecision (span + JSON log line built)', micro(() => reportDecision(timer.report('echo', { kind: 'forwarded', reply: { result: {} }, entry: 1 }, 'enforce')), k), 1);
+
+    // 6. The whole gate in this process: handleCall with an upstream that answers at once.
+    const forward = () => Promise.resolve({ result: { content: [{ type: 'text', text: 'ok' }] } });
+    add('in-process gate: Gate.handleCall (2 durable commits), instant upstream', await microAsync(() => gate.handleCall({ tool: 'echo', arguments: args, meta: {} }, forward), kc), 1);
+
+    // 7. The rate windows grow with the calls of the day: one row per allowed call, counted per call.
+    const rateRows: (string | number)[][] = [];
+    const insRate = db.prepare('INSERT INTO rate_calls (task_id, tool, at_ms) VALUES (?, ?, ?)');
+    let have = (db.prepare('SELECT COUNT(*) AS n FROM rate_calls').get() as { n: number }).n;
+    for (const target of [1_000, 10_000, 100_000].map((x) => Math.round(x * Math.min(1, scale * 2)))) {
+      db.transaction(() => {
+        for (; have < target; have++) insRate.run(ctx.taskId ?? '', 'echo', now - 1000 - (have % 80_000_000));
+      })();
+      const r = micro(() => p.services.rates.counts(ctx.taskId, 'echo', now), Math.max(3, Math.round(200 * scale)), 7);
+      const dd = micro(() => decide(call, { manifest: p.manifest, context: ctx, services: p.services, sessionLabel: p.sessionLabel(), now }), Math.max(3, Math.round(100 * scale)), 7);
+      rateRows.push([target.toLocaleString('en-US'), us(r.median / 1000), us(r.min / 1000), us(dd.median / 1000)]);
+    }
+    return { rows, rateRows };
+  } finally {
+    await opened.close('bench');
+    setLogSink(null);
+  }
+}
+
+export function breakdownTable(rows: Micro[]): string {
+  return table(
+    ['step', 'per call', 'median µs', 'best µs', 'note'],
+    rows.map((r) => [r.step, r.perCall === 0 ? 'floor' : `×${r.perCall}`, r.median.toFixed(1), r.min.toFixed(1), r.note ?? '']),
+  );
+}
+
+export async function main() {
+  const f = flags({ scale: { type: 'string' } }, { n: 2000 });
+  const scale = f.values.scale ? Number(f.values.scale) : 1;
+  const loadBefore = loadNow();
+  const { rows, rateRows } = await measureBreakdown(scale);
+  const e2e = await measureSequential([directPath(), relayPath(), gatePath(gateFiles())], f.n, f.warmup, 250);
+  const [direct, relay, gated] = e2e.map((r) => r.stats);
+  const get = (prefix: string) => rows.find((r) => r.step.startsWith(prefix))!;
+  const cpuSteps = rows.filter((r) => r.perCall > 0 && !r.step.startsWith('in-process') && !r.step.startsWith('gate commit') && !r.step.startsWith('decide()') && !r.step.startsWith('rates') && !r.step.startsWith('Cedar') && !r.step.startsWith('canonicalize') && !r.step.startsWith('sign:') && !r.step.startsWith('hash:'));
+  const cpu = cpuSteps.reduce((s, r) => s + r.median * r.perCall, 0) + get('decide()').median; // appendInTx covers sign + hash + canonical
+  const commit = get('gate commit').median * 2;
+  const summary = table(
+    ['where one gated call goes', 'µs (median)'],
+    [
+      ['CPU in the gate: parse + context + fingerprint + decide + 2 appends + reply + telemetry (sum of the steps above)', cpu.toFixed(0)],
+      ['2 durable commits (decision entry before forwarding, result entry before replying)', commit.toFixed(0)],
+      ['in-process gate, measured whole (handleCall)', get('in-process').median.toFixed(0)],
+      ['one more stdio hop (relay − direct, p50, end to end)', us(relay.p50 - direct.p50)],
+      ['end to end: gate − direct, p50', us(gated.p50 - direct.p50)],
+      ['end to end: gate − direct, p99', us(gated.p99 - direct.p99)],
+    ],
+  );
+  const rates = table(['rate_calls rows (same task and tool, last day)', 'counts() median µs', 'counts() best µs', 'decide() median µs'], rateRows);
+  if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows, rateRows, e2e }) + '\n');
+  section('Breakdown: one gated call, step by step (in process, this run)', `${machine()}\nload before the run: ${loadBefore}\n\n${breakdownTable(rows)}\n\n${summary}\n\nEnd to end in the same run (${f.n} sequential calls): direct p50 ${ms(direct.p50)} ms, relay p50 ${ms(relay.p50)} ms, gate p50 ${ms(gated.p50)} ms.\n\nThe rate windows as the day fills (one row per allowed call, counted on every call):\n\n${rates}`);
+}
+
+if (isMain(import.meta.url)) await main();

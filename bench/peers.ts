@@ -1,0 +1,26 @@
+// Peers: the overhead run through what a user would otherwise put in the path, the npm
+// packages supergateway and mcp-proxy, beside direct, the relay and the gate, same client,
+// same upstream, interleaved. Neither peer relays stdio → stdio in one process (both turn a
+// stdio server into HTTP and back); each is measured as the pair a stdio host would need.
+// Usage: node dist/bench/peers.js [--n 2000] [--json]
+import { directPath, flags, gatePath, isMain, loadNow, machine, mcpProxyPath, relayPath, section, supergatewayPath, table } from './lib.js';
+import { measureSequential, overheadTable } from './overhead.js';
+
+export async function main() {
+  const f = flags({ chunk: { type: 'string' } }, { n: 2000 });
+  const chunk = f.values.chunk ? Number(f.values.chunk) : 250;
+  const loadBefore = loadNow();
+  const paths = [directPath(), relayPath(), gatePath(), await supergatewayPath(), await mcpProxyPath()];
+  const results = await measureSequential(paths, f.n, f.warmup, chunk);
+  if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, results }) + '\n');
+  const notes = table(
+    ['peer', 'stdio → stdio?', 'how it was measured'],
+    [
+      ['supergateway 4.0.0', 'no', paths[3].note!],
+      ['mcp-proxy 6.7.19', 'no', paths[4].note!],
+    ],
+  );
+  section(`Peers: ${f.n} sequential tools/call round trips (warm-up ${f.warmup}, interleaved in chunks of ${chunk})`, `${machine()}\nload before the run: ${loadBefore}\n\n${overheadTable(results)}\n\n${notes}`);
+}
+
+if (isMain(import.meta.url)) await main();

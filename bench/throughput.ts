@@ -1,0 +1,54 @@
+// Throughput: calls per second with 1, 8 and 64 calls in flight, straight to the upstream,
+// through the relay and through the gate. Concurrent calls share group commits in the gate
+// (one fsync per batch); no call is forwarded before its decision entry is durable.
+// Usage: node dist/bench/throughput.js [--n 3000] [--levels 1,8,64] [--json]
+import { directPath, flags, gateFiles, gatePath, isMain, loadNow, machine, ms, num, ratio, relayPath, section, stats, table, withPath, type Path } from './lib.js';
+
+export interface ThroughputRow {
+  path: string;
+  inFlight: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+export async function measureThroughput(paths: (() => Path)[], levels: number[], n: number, warmup: number): Promise<ThroughputRow[]> {
+  const rows: ThroughputRow[] = [];
+  for (const level of levels) {
+    for (const make of paths) {
+      const p = make(); // a fresh gate home per run: every level starts from the same ledger size
+      const r = await withPath(p, async (c) => {
+        await c.concurrent(warmup, level);
+        return c.concurrent(n, level);
+      });
+      const s = stats(r.latencies);
+      rows.push({ path: p.name, inFlight: level, perSecond: r.perSecond, p50: s.p50, p99: s.p99 });
+    }
+  }
+  return rows;
+}
+
+export function throughputTable(rows: ThroughputRow[]): string {
+  const directAt = (l: number) => rows.find((r) => r.inFlight === l && r.path === 'direct')?.perSecond ?? 0;
+  return table(
+    ['path', 'in flight', 'calls/s', 'p50 ms', 'p99 ms', 'vs direct'],
+    rows.map((r) => [r.path, r.inFlight, num(r.perSecond), ms(r.p50), ms(r.p99), r.path === 'direct' ? '1.00×' : ratio(r.perSecond, directAt(r.inFlight))]),
+  );
+}
+
+export function throughputTarget(rows: ThroughputRow[]): string {
+  const g = rows.find((r) => r.path.startsWith('gate') && r.inFlight === 64);
+  if (!g) return '';
+  return table(['target', 'goal', 'measured', 'status'], [['gated calls/s, 64 in flight', '≥ 5,000', num(g.perSecond), g.perSecond >= 5000 ? 'met' : 'MISSED']]);
+}
+
+export async function main() {
+  const f = flags({ levels: { type: 'string' } }, { n: 3000 });
+  const levels = f.values.levels ? String(f.values.levels).split(',').map(Number) : [1, 8, 64];
+  const loadBefore = loadNow();
+  const rows = await measureThroughput([directPath, relayPath, () => gatePath(gateFiles())], levels, f.n, f.warmup);
+  if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows }) + '\n');
+  section(`Throughput: ${f.n} calls per path and level (warm-up ${f.warmup})`, `${machine()}\nload before the run: ${loadBefore}\n\n${throughputTable(rows)}\n\n${throughputTarget(rows)}`);
+}
+
+if (isMain(import.meta.url)) await main();
