@@ -64,6 +64,8 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
         }
         otherPending.delete(key);
       }
+      // Not a gated call's reply: it still reaches the host, so the flow session sees it first.
+      gate.observeServerOutput(msg === undefined ? raw.toString('utf8') : (msg as JsonValue));
       write(Buffer.concat([raw, Buffer.from('\n')]));
     },
     exit(code) {

@@ -6,6 +6,7 @@ import type { TaskContext } from '../contract/context.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
 import type { EntryFields } from '../ledger/entry.js';
 import type { UpstreamReply } from '../gate/verdict.js';
+import type { JsonValue } from '../wire/json.js';
 import type { FlowSession, LabelRaise } from './session.js';
 
 export function labelEntry(raise: LabelRaise, tool: string | null): EntryFields {
@@ -39,4 +40,13 @@ export function flowAfterReply(session: FlowSession, toolName: string, tool: Too
   if (output === undefined) return null;
   const raise = session.observe(toolName, tool, output);
   return raise ? labelEntry(raise, toolName) : null;
+}
+
+/**
+ * A server line on its way to the host that is not the reply to a gated call: the parsed
+ * message, or the line's text when it does not parse. Call before the line is written.
+ */
+export function flowServerOutput(session: FlowSession, output: JsonValue): EntryFields | null {
+  const raise = session.observeUnattributed(output);
+  return raise ? labelEntry(raise, null) : null;
 }

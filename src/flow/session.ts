@@ -129,6 +129,19 @@ export class FlowSession {
     return { from, to: target, cause, digest: safeDigest(output) };
   }
 
+  /**
+   * Server output that is not the result of a gated call (a resources/read or prompts/get
+   * result, a notification, a server request, a line that does not parse): no tool's `returns`
+   * applies, the classify rules do.
+   */
+  observeUnattributed(output: JsonValue): LabelRaise | null {
+    const found = this.classify(output, this.order.rankOf(this.current));
+    if (found === null || !this.order.above(found, this.current)) return null;
+    const from = this.current;
+    this.current = found;
+    return { from, to: found, cause: 'classify', digest: safeDigest(output) };
+  }
+
   private raiseTo(to: string, cause: RaiseCause, digest: Digest): LabelRaise {
     const from = this.current;
     this.current = to;

@@ -48,6 +48,8 @@ export interface GateParts {
   /** Hook for the flow session: the label in force and what a reply does to it. */
   sessionLabel: () => string;
   afterReply?: (call: Call, decision: Decision, reply: UpstreamReply) => EntryFields[];
+  /** Hook for the flow session: server output outside a gated call, before the host sees it. */
+  serverOutput?: (output: JsonValue) => EntryFields[];
   clock?: () => number;
 }
 
@@ -78,6 +80,21 @@ export class Gate {
       entry = null; // still refused: nothing was forwarded
     }
     return { reason: code, detail, ...this.digests(), entry };
+  }
+
+  /**
+   * A server line on its way to the host that is not a gated call's reply (resources/read,
+   * prompts/get, notifications, server requests, a line that does not parse). The label rises
+   * in memory now, before the door writes the line; its ledger entry follows.
+   */
+  observeServerOutput(output: JsonValue): void {
+    let labels: EntryFields[] = [];
+    try {
+      labels = this.parts.serverOutput?.(output) ?? [];
+    } catch {
+      return; // classify cannot fail on a value; nothing to record
+    }
+    if (labels.length > 0) void this.parts.commit.run(() => labels.forEach((f) => this.parts.ledger.appendInTx(f))).catch(() => undefined);
   }
 
   /** Append an entry on its own (start-up, shutdown, operator actions). */

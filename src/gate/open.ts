@@ -17,7 +17,7 @@ import type { GateServices } from './services.js';
 import { attachOperations } from '../operations/store.js';
 import { openOperationsServices } from '../operations/open.js';
 import { FlowSession } from '../flow/session.js';
-import { flowAfterReply } from '../flow/evidence.js';
+import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
 import { setDeclaredTools } from '../telemetry/fields.js';
 import { guardOtelDiagnostics } from '../telemetry/spans.js';
 
@@ -80,6 +80,10 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     sessionLabel: () => flow.label,
     afterReply: (call, decision, reply) => {
       const label = flowAfterReply(flow, call.tool, decision.tool, reply);
+      return label ? [label] : [];
+    },
+    serverOutput: (output) => {
+      const label = flowServerOutput(flow, output);
       return label ? [label] : [];
     },
   });

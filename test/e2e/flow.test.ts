@@ -176,3 +176,32 @@ test('a replayed result raises the label like a fresh one, in a new session on t
   assert.ok(labels[1].seq > replay.seq);
   assert.deepEqual([labels[1].from, labels[1].to, labels[1].cause, labels[1].tool], ['public', 'confidential', 'returns', 'fetch_report']);
 });
+
+test('server output outside a gated result raises by classify: a resource read, a line that does not parse', async () => {
+  const s = flowSetup();
+  const g = await startFlowGate(s, { flags: ['--call-timeout', '2s'], env: { FLOW_RESOURCE_TEXT: 'ledger note: internal use only', FLOW_MALFORMED_CANARY: 'acct ACCT-11112222' } });
+  try {
+    assert.equal(summary(await call(g, 'post_public', { text: 'first' })), 'ok');
+    const res = await g.client.readResource({ uri: 'note://1' });
+    assert.match(JSON.stringify(res), /internal use only/);
+    assert.equal((await call(g, 'post_public', { text: 'second' })).ok ? 'ok' : 'refused', 'refused');
+    assert.equal(summary(await call(g, 'post_confidential', { text: 'third' })), 'ok');
+    const broken = await call(g, 'malformed', { text: 'x' });
+    assert.equal(broken.ok ? 'ok' : broken.reason, 'outcome_unknown');
+    const r = await call(g, 'post_confidential', { text: 'fourth' });
+    assert.equal(r.ok ? 'ok' : r.reason, 'sink_ceiling_exceeded');
+  } finally {
+    await g.close();
+  }
+  assert.deepEqual(arrivedTexts(s, 'post_public'), ['first']);
+  assert.deepEqual(arrivedTexts(s, 'post_confidential'), ['third']);
+  const labels = ledgerOf(s.home).filter((e) => e.kind === 'label');
+  assert.deepEqual(
+    labels.map((l) => [l.from, l.to, l.cause, l.tool ?? null]),
+    [
+      ['public', 'internal', 'classify', null],
+      ['internal', 'restricted', 'classify', null],
+    ],
+  );
+  assert.ok(!JSON.stringify(labels).includes('ACCT') && !JSON.stringify(labels).includes('use only'));
+});

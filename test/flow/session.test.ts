@@ -7,7 +7,7 @@ import { buildManifest } from '../../src/contract/manifest.js';
 import { buildContext, NO_CONTEXT } from '../../src/contract/context.js';
 import { FlowSession, UNDIGESTIBLE } from '../../src/flow/session.js';
 import { FlowError } from '../../src/flow/labels.js';
-import { flowAfterReply, flowBeforeDecide, labelEntry } from '../../src/flow/evidence.js';
+import { flowAfterReply, flowBeforeDecide, flowServerOutput, labelEntry } from '../../src/flow/evidence.js';
 import { digestJson } from '../../src/util/digest.js';
 import type { JsonValue } from '../../src/wire/json.js';
 
@@ -181,4 +181,16 @@ test('label entries: names and digests only; after a reply an error counts as ou
   assert.deepEqual(labelEntry({ from: 'a', to: 'b', cause: 'returns', digest: digestJson(1) }, 't'), {
     kind: 'label', from: 'a', to: 'b', cause: 'returns', tool: 't', digest: digestJson(1),
   });
+});
+
+test('unattributed server output: only classify rules apply, and it never lowers', () => {
+  const man = m();
+  const s = new FlowSession(man, ctx('internal'));
+  assert.equal(flowServerOutput(s, { contents: [{ text: 'plain' }] }), null);
+  assert.deepEqual(flowServerOutput(s, 'CONFIDENTIAL memo'), { kind: 'label', from: 'internal', to: 'confidential', cause: 'classify', digest: digestJson('CONFIDENTIAL memo') });
+  const s2 = new FlowSession(man, ctx());
+  const line = '{"broken": "pan 4111111111111111';
+  assert.deepEqual(flowServerOutput(s2, line), { kind: 'label', from: 'public', to: 'restricted', cause: 'classify', digest: digestJson(line) });
+  assert.equal(flowServerOutput(s2, 'CONFIDENTIAL'), null);
+  assert.equal(s2.label, 'restricted');
 });

@@ -8,11 +8,12 @@
 //   fail_rpc      answers with a JSON-RPC error whose message holds $FLOW_ERROR_CANARY
 //   fail_tool     answers with an isError result holding $FLOW_ERROR_CANARY
 //   malformed     writes a line that is not JSON, holding $FLOW_MALFORMED_CANARY, and never answers
+//   resource note://1 reads as $FLOW_RESOURCE_TEXT (not a tool: only classify rules apply)
 //   noisy         writes "flow-server stderr: <$FLOW_STDERR_CANARY>" to stderr, then answers
 import { appendFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const env = (k: string) => process.env[k] ?? '';
 const obj = (props: Record<string, object> = {}) => ({ type: 'object' as const, properties: props });
@@ -31,8 +32,12 @@ const TOOLS = [
 
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 
-const server = new Server({ name: 'flow-server', version: '1.0.0' }, { capabilities: { tools: {} } });
+const server = new Server({ name: 'flow-server', version: '1.0.0' }, { capabilities: { tools: {}, resources: {} } });
 server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
+server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [{ uri: 'note://1', name: 'note' }] }));
+server.setRequestHandler(ReadResourceRequestSchema, async (req) => ({
+  contents: [{ uri: req.params.uri, mimeType: 'text/plain', text: env('FLOW_RESOURCE_TEXT') || 'a note' }],
+}));
 server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
   const name = req.params.name;
   const args = (req.params.arguments ?? {}) as Record<string, string>;
