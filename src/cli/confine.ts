@@ -116,19 +116,18 @@ export async function run(argv: string[]): Promise<number> {
   const img = await engine.imageInspect(image).catch(() => null);
   if (!img || img.Id !== image) return fail('the image is not present locally under that id (no pull)');
 
-  let gate: ConfineGate;
-  try {
-    gate = await openConfineGate({ home: values.home as string | undefined, manifestPath, policyPath, contextPath, callTimeoutMs: timeoutMs });
-  } catch (e) {
-    return fail(`cannot start: ${(e as Error).message}`);
+  // The gate and the upstream start side by side; either failing refuses start.
+  const [g, u] = await Promise.allSettled([
+    openConfineGate({ home: values.home as string | undefined, manifestPath, policyPath, contextPath, callTimeoutMs: timeoutMs }),
+    McpUpstream.connect(upstreamCmd[0], upstreamCmd.slice(1), { callTimeoutMs: timeoutMs }),
+  ]);
+  if (g.status === 'rejected' || u.status === 'rejected') {
+    if (g.status === 'fulfilled') await g.value.close('upstream_unavailable').catch(() => undefined);
+    if (u.status === 'fulfilled') await u.value.close();
+    return fail(g.status === 'rejected' ? `cannot start: ${(g.reason as Error).message}` : 'cannot start: the upstream MCP server did not start');
   }
-  let upstream: McpUpstream;
-  try {
-    upstream = await McpUpstream.connect(upstreamCmd[0], upstreamCmd.slice(1), { callTimeoutMs: timeoutMs });
-  } catch {
-    await gate.close('upstream_unavailable').catch(() => undefined);
-    return fail('cannot start: the upstream MCP server did not start');
-  }
+  const gate: ConfineGate = g.value;
+  const upstream: McpUpstream = u.value;
 
   const abort = new AbortController();
   const onSignal = () => abort.abort();

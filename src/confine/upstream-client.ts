@@ -61,7 +61,8 @@ export class McpUpstream {
       return { result: r as unknown as JsonValue };
     } catch (e) {
       if (this.gone) throw new UpstreamGone();
-      if (e instanceof McpError && e.code !== -32001) return { error: { code: e.code, message: 'upstream error' } };
+      // -32000 connection closed, -32001 request timeout: no answer, the outcome is unknown.
+      if (e instanceof McpError && e.code !== -32000 && e.code !== -32001) return { error: { code: e.code, message: 'upstream error' } };
       throw e;
     }
   }

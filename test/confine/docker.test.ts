@@ -15,8 +15,9 @@ import { hardenedProfile } from '../../src/confine/profile.js';
 import type { Summary } from '../../src/confine/bridge.js';
 import { sendControl } from '../../src/confine/control.js';
 import { TcpObserver, UdpObserver, bridgeAddress, observeContainer, observeRecord, sha, type Observation } from './fixtures/observers.js';
-import { testSession, SESSION_CHILD, type TestSessionConfig } from './fixtures/session.js';
+import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, type TestSessionConfig } from './fixtures/session.js';
 
+process.env.CONFINE_GATE_DIR_ID = `${process.pid}`; // child-process bridges share this run's gate home
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const engine = new Engine();
 const reachable = await engineReachable();
@@ -344,7 +345,7 @@ test('mutation watchdog: a session without a watchdog is refused; bypassed, the 
   const info = await r.running;
   await sleep(1000); // the payload is written just after 'running'
   r.child.kill('SIGKILL');
-  await sleep(4000);
+  await sleep(3000); // above the 2 s lease a watchdog would have
   const survived = await running(info.containerId);
   await engine.remove(info.containerId);
   assert.equal(survived, true, 'state observer: the container still runs with nobody bridging it');
@@ -363,10 +364,10 @@ test('mutation ack check: a watchdog that never acknowledges is refused; bypasse
   const info = await r.running;
   await sleep(1000);
   signal(info.watchdogPid, 'SIGSTOP');
-  await sleep(3000);
+  await sleep(2000); // above the 1 s acknowledgment deadline
   const stillRunning = await running(info.containerId);
   r.child.kill('SIGKILL');
-  await sleep(3000);
+  await sleep(1000);
   const survived = await running(info.containerId);
   signal(info.watchdogPid, 'SIGKILL');
   await engine.remove(info.containerId);
@@ -429,4 +430,40 @@ test('live restriction over the control socket: the in-flight call finishes firs
   assert.equal(s.denied, 1);
   assert.equal(s.ended, 'finished');
   evidence.cases.push({ name: 'live-restriction', allowed: s.allowed, denied: s.denied });
+});
+
+// ---------------------------------------------------------------------------------------------
+test('end to end through the cloakpipe confine command and the real gate: exit codes, summary, no canary in any output', opts, async () => {
+  const MAIN = join(ROOT, 'dist/src/cli/main.js');
+  const f = await gateFiles();
+  const aliases = join(work, 'aliases.yaml');
+  writeFileSync(aliases, 'notify: send_update\npublish: post_public\n');
+  for (const [mode, status] of [['polite', 0], ['baseline', 1], ['crash', 1]] as const) {
+    const canary = newCanary();
+    const record = join(work, `cli-${mode}.jsonl`);
+    const input = join(work, `cli-input-${mode}.json`);
+    writeFileSync(input, JSON.stringify({ canary, mode, targets: targets() }));
+    const args = ['confine', '--json', '--home', f.home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy,
+      '--context', f.context('confidential'), '--input', input, '--timeout', '20s', '--', process.execPath, RECORDING_SERVER];
+    const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((res) => {
+      const c = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, RECORD_FILE: record } });
+      let stdout = '';
+      let stderr = '';
+      c.stdout.on('data', (d) => (stdout += d));
+      c.stderr.on('data', (d) => (stderr += d));
+      c.on('exit', (status) => res({ status, stdout, stderr }));
+    });
+    assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
+    assert.equal(r.status, status, `exit status (stderr: ${r.stderr})`);
+    const summary = JSON.parse(r.stdout);
+    const rec = observeRecord(record, canary);
+    assert.equal(summary.removed, true);
+    assert.equal(await engine.inspectOrNull(summary.container), null);
+    if (mode !== 'crash') assert.equal(rec.send_update, 1);
+    assert.equal(rec.post_public ?? 0, 0, 'the real gate held the low ceiling (sink_ceiling_exceeded)');
+    if (mode === 'polite') assert.equal(summary.ended, 'finished');
+    if (mode === 'baseline') assert.deepEqual([summary.ended, summary.reason, summary.allowed, summary.denied], ['stopped', 'frame_keys', 1, 1]);
+    if (mode === 'crash') assert.equal(summary.ended, 'agent_crashed');
+    evidence.cases.push({ name: `cli-${mode}`, exit: r.status, ended: summary.ended, reason: summary.reason, record: rec });
+  }
 });
