@@ -25,7 +25,9 @@ export function httpSend(
     if (opts.contentType) headers['content-type'] = opts.contentType;
     if (opts.accept) headers.accept = opts.accept;
     if (body) headers['content-length'] = body.length;
-    const r = req(u, { method, headers }, (res) => {
+    // No keep-alive: one request per anchor, and a pooled socket the peer has since closed would
+    // turn into a spurious ECONNRESET.
+    const r = req(u, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {

@@ -1,0 +1,113 @@
+// The RFC 3161 client against a real TSA (`openssl ts -reply` behind a local HTTP server): the
+// round trip verifies with the code that verifies the public fixtures; wrong answers, an untrusted
+// TSA and unreachable TSAs fail with precise codes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { requestTimestamp, buildTimeStampReq } from '../../src/ledger/anchors/tsa/client.js';
+import { verifyTsaToken } from '../../src/ledger/anchors/tsa/verify.js';
+import { AnchorError, type AnchorErrorCode } from '../../src/ledger/anchors/errors.js';
+import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
+import { CLI } from '../helpers/public-log.js';
+
+let tsa: TestTsa;
+let untrusted: TestTsa;
+before(async () => {
+  [tsa, untrusted] = await Promise.all([startOpensslTsa('Trusted TSA'), startOpensslTsa('Untrusted TSA')]);
+});
+after(async () => {
+  await Promise.all([tsa.close(), untrusted.close()]);
+});
+
+async function code(p: Promise<unknown>): Promise<AnchorErrorCode | 'valid'> {
+  try {
+    await p;
+    return 'valid';
+  } catch (e) {
+    if (e instanceof AnchorError) return e.code;
+    throw e;
+  }
+}
+
+const root = (s: string) => ({ algorithm: 'sha256' as const, value: createHash('sha256').update(s).digest() });
+
+test('round trip: the token verifies offline (imprint, nonce, chain, EKU, ESS, genTime bound)', async () => {
+  tsa.mode = 'ok';
+  const before = new Date(Date.now() - 2000);
+  const d = root('epoch-1');
+  const r = await requestTimestamp(tsa.url, d, { chainPem: tsa.chainPem });
+  assert.equal(r.summary!.imprint, `sha256:${d.value.toString('hex')}`);
+  const s = await verifyTsaToken(r.token, tsa.chainPem, { digest: d, nonce: r.nonce, notBefore: before });
+  assert.equal(s.nonce, r.nonce.toString());
+  assert.match(s.tsa, /Trusted TSA/);
+  // The root alone suffices: openssl embeds the signing certificate.
+  assert.equal(await code(verifyTsaToken(r.token, tsa.rootPem, { digest: d })), 'valid');
+  // And the binary agrees.
+  const dir = mkdtempSync(join(tmpdir(), 'cp-tsa-'));
+  writeFileSync(join(dir, 't.der'), r.token);
+  writeFileSync(join(dir, 'root.pem'), tsa.chainPem);
+  const cli = spawnSync(process.execPath, [CLI, 'anchor', 'verify', '--tsa-token', join(dir, 't.der'), '--tsa-root', join(dir, 'root.pem'), '--digest', `sha256:${d.value.toString('hex')}`], { encoding: 'utf8' });
+  assert.equal(cli.status, 0, cli.stdout + cli.stderr);
+});
+
+test('a token for another digest fails with imprint_mismatch', async () => {
+  tsa.mode = 'ok';
+  const r = await requestTimestamp(tsa.url, root('a'));
+  assert.equal(await code(verifyTsaToken(r.token, tsa.chainPem, { digest: root('b') })), 'imprint_mismatch');
+  tsa.mode = 'wrong-digest';
+  assert.equal(await code(requestTimestamp(tsa.url, root('c'))), 'imprint_mismatch');
+  tsa.mode = 'ok';
+});
+
+test('a token from an untrusted TSA fails with tsa_chain_invalid', async () => {
+  untrusted.mode = 'ok';
+  const d = root('u');
+  const r = await requestTimestamp(untrusted.url, d);
+  assert.equal(await code(verifyTsaToken(r.token, tsa.chainPem, { digest: d })), 'tsa_chain_invalid');
+  assert.equal(await code(verifyTsaToken(r.token, tsa.rootPem, { digest: d })), 'tsa_chain_invalid');
+  assert.equal(await code(requestTimestamp(untrusted.url, d, { chainPem: tsa.chainPem })), 'tsa_chain_invalid');
+});
+
+test('an answer with another nonce fails with nonce_mismatch; a rejection with tsa_status', async () => {
+  tsa.mode = 'wrong-nonce';
+  assert.equal(await code(requestTimestamp(tsa.url, root('n'))), 'nonce_mismatch');
+  tsa.mode = 'ok';
+  const r = await requestTimestamp(tsa.url, root('n2'));
+  assert.equal(await code(verifyTsaToken(r.token, tsa.chainPem, { nonce: r.nonce + 1n })), 'nonce_mismatch');
+  tsa.mode = 'reject';
+  assert.equal(await code(requestTimestamp(tsa.url, root('r'))), 'tsa_status');
+  tsa.mode = 'garbage';
+  assert.equal(await code(requestTimestamp(tsa.url, root('g'))), 'malformed');
+  tsa.mode = 'ok';
+});
+
+test('genTime before a lower bound fails with gentime_before', async () => {
+  tsa.mode = 'ok';
+  const r = await requestTimestamp(tsa.url, root('t'));
+  assert.equal(await code(verifyTsaToken(r.token, tsa.chainPem, { notBefore: new Date(Date.now() + 60_000) })), 'gentime_before');
+});
+
+test('an HTTP error, a TSA that never answers, and a closed port are unavailable', async () => {
+  tsa.mode = 'http-500';
+  assert.equal(await code(requestTimestamp(tsa.url, root('h'))), 'unavailable');
+  tsa.mode = 'hang';
+  assert.equal(await code(requestTimestamp(tsa.url, root('h'), { timeoutMs: 300 })), 'unavailable');
+  tsa.mode = 'ok';
+  assert.equal(await code(requestTimestamp('http://127.0.0.1:9/tsr', root('h'), { timeoutMs: 2000 })), 'unavailable');
+});
+
+test('the request is a DER TimeStampReq openssl accepts (sha256 imprint, nonce, certReq)', () => {
+  const d = root('q');
+  const req = buildTimeStampReq(d, 0x1234n);
+  const dir = mkdtempSync(join(tmpdir(), 'cp-tsq-'));
+  writeFileSync(join(dir, 'q.tsq'), req);
+  const out = spawnSync('openssl', ['ts', '-query', '-in', join(dir, 'q.tsq'), '-text'], { encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stderr);
+  assert.match(out.stdout, /Hash Algorithm: sha256/);
+  assert.match(out.stdout, /Nonce: 0x1234/);
+  assert.match(out.stdout, /Certificate required: yes/);
+});
