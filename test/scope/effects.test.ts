@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { buildManifest, loadManifest, ManifestError } from '../../src/contract/manifest.js';
 import { effectsErrors, parseEffects } from '../../src/scope/effects.js';
-import { ROOT, cloakpipe, makeHome, writeFiles } from '../helpers/cli.js';
+import { ROOT, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
 
 const TOOLS = ['create_order', 'lookup_customer'];
 const gatePath = { id: 'gateway', kind: 'agent', route: { via: 'gate', tool: 'create_order' }, mediator: { type: 'gate' } };
@@ -87,13 +87,14 @@ test('the worked example manifest loads', () => {
 });
 
 test('mcp-proxy refuses to start on a bad effects section (exit 2, the problem named)', () => {
-  const home = makeHome();
+  const home = join(tempDir('cp-scope-home-'), 'home');
+  assert.equal(cloakpipe(['init', '--home', home], { timeout: 180_000 }).status, 0);
   const f = writeFiles({
     'm.json': { ...baseDoc, effects: effect([{ ...gatePath, mediator: { type: 'confinement', protection: 'network' } }]) },
     'p.cedar': 'permit(principal, action, resource);\n',
     'c.json': { task: { id: 'T-1' } },
   });
-  const r = cloakpipe(['mcp-proxy', '--home', home, '--manifest', f['m.json'], '--policy', f['p.cedar'], '--context', f['c.json'], '--', process.execPath, '-e', 'setInterval(() => {}, 1000)'], { input: '', timeout: 20_000 });
+  const r = cloakpipe(['mcp-proxy', '--home', home, '--manifest', f['m.json'], '--policy', f['p.cedar'], '--context', f['c.json'], '--', process.execPath, '-e', 'setInterval(() => {}, 1000)'], { input: '', timeout: 180_000 });
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /effects\.order_create\.paths\[0\]: a gate route and a gate mediator go together/);
 });

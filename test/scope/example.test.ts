@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ROOT } from '../helpers/cli.js';
 
 test('docs/scope.md: the example report block and the example evidence files are what the command produces', () => {
-  const r = spawnSync(process.execPath, [join(ROOT, 'scripts/scope-example.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts/scope-example.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
   assert.equal(r.status, 0, r.stderr);
 });
 

@@ -12,7 +12,16 @@ import { OperationsStore } from '../../src/operations/store.js';
 import { resolveHome } from '../../src/store/home.js';
 import { openDb } from '../../src/store/sqlite.js';
 import type { ScopeReport } from '../../src/scope/report.js';
-import { cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
+import { cloakpipe as cloakpipeRaw, tempDir } from '../helpers/cli.js';
+
+// The machine is shared and loaded: generous timeouts, so a slow start is not a failure.
+const cloakpipe = (args: string[]) => cloakpipeRaw(args, { timeout: 180_000 });
+function makeHome(): string {
+  const home = join(tempDir('cp-scope-home-'), 'home');
+  const r = cloakpipe(['init', '--home', home]);
+  if (r.status !== 0) throw new Error(`init failed: ${r.status} ${r.stderr}`);
+  return home;
+}
 import { History, scopeEvidence, suiteEvidence, type Fabricated } from './fixtures.js';
 
 const TOOLS = {
@@ -181,6 +190,18 @@ test('authorization NOT ESTABLISHED with refusals only; the gate still mediates 
   assert.match(c.authorization.reasons[0], /no allow decision in enforce mode for tool create_order \(and 1 refusal\)/);
   assert.equal(c.correlation.status, 'not_established');
   assert.equal(r.effect!.paths[0].mediation.status, 'established');
+});
+
+test('a gate path whose tool the ledger never saw: mediation NOT ESTABLISHED, authorization NOT ESTABLISHED', () => {
+  const r = report({ paths: [P.gateway], completeness: STATEMENT, history: (h) => void h.allow('lookup_customer', { customer_id: 'C1' }) });
+  assert.equal(r.out!.format, 'cloakpipe-scope-report');
+  assert.equal(r.out!.version, 1);
+  const gw = r.effect!.paths[0];
+  assert.equal(gw.mediation.status, 'not_established');
+  assert.match(gw.mediation.reasons[0], /no decision for tool create_order in the ledger/);
+  assert.equal(r.effect!.claims.authorization.status, 'not_established');
+  assert.equal(r.effect!.claims.complete_mediation.status, 'not_established');
+  assert.match(r.effect!.claims.complete_mediation.missing[0], /^path gateway/);
 });
 
 test('shadow mode: allows are not authorization, would_refuse is flagged, and the route is not mediated', () => {
