@@ -1,0 +1,30 @@
+// Every benchmark, one after the other, each in its own process with its own defaults (so one
+// script's warm state or heap does not colour the next). `npm run bench` runs this.
+// Usage: node dist/bench/all.js [--quick] [--only overhead,throughput,...]
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BENCH_DIST, machine } from './lib.js';
+
+/** Each figure's script and the flags of a quick (smoke) run. */
+export const SCRIPTS: { name: string; quick: string[] }[] = [
+  { name: 'overhead', quick: ['--n', '200', '--warmup', '20', '--chunk', '50'] },
+  { name: 'throughput', quick: ['--n', '200', '--warmup', '20'] },
+  { name: 'peers', quick: ['--n', '100', '--warmup', '10', '--chunk', '50'] },
+  { name: 'breakdown', quick: ['--n', '100', '--warmup', '10', '--scale', '0.05'] },
+  { name: 'verify', quick: ['--sizes', '1000', '--ref', '1000', '--seconds', '0.5'] },
+];
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
+const only = values.only ? new Set(values.only.split(',')) : null;
+process.stdout.write(`# cloakpipe benchmarks\n\n${machine()}\n${values.quick ? '(quick run: tiny N, figures are not meaningful)\n' : ''}`);
+let failed = 0;
+for (const s of SCRIPTS) {
+  if (only && !only.has(s.name)) continue;
+  const r = spawnSync(process.execPath, [join(BENCH_DIST, `${s.name}.js`), ...(values.quick ? s.quick : [])], { stdio: 'inherit' });
+  if (r.status !== 0) {
+    failed++;
+    process.stdout.write(`\n${s.name}: FAILED (exit ${r.status})\n`);
+  }
+}
+process.exit(failed ? 1 : 0);

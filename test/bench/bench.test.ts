@@ -1,0 +1,47 @@
+// Smoke test of the benchmark scripts: each runs with a tiny N and prints its table. No figure
+// is asserted on (tests never assert on wall-clock time); only that every script completes and
+// prints what docs/performance.md is made from.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from '../helpers/cli.js';
+
+const BENCH = join(ROOT, 'dist/bench');
+
+function run(script: string, args: string[]) {
+  const r = spawnSync(process.execPath, [join(BENCH, script), ...args], { encoding: 'utf8', timeout: 300_000 });
+  assert.equal(r.status, 0, `${script} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  return r.stdout;
+}
+
+test('overhead: direct, relay and gate, with the added latency and the targets', () => {
+  const out = run('overhead.js', ['--n', '20', '--warmup', '2', '--chunk', '10']);
+  assert.match(out, /## Overhead: 20 sequential/);
+  for (const row of ['| direct ', '| relay (line copy) ', '| gate (enforce, Cedar, ledger, durable) ', 'added p50 per gated call', 'load before the run']) assert.ok(out.includes(row), row);
+});
+
+test('throughput: 1, 8 and 64 in flight on each path', () => {
+  const out = run('throughput.js', ['--n', '64', '--warmup', '8']);
+  assert.match(out, /## Throughput/);
+  for (const level of [1, 8, 64]) assert.match(out, new RegExp(`\\| gate \\(enforce, Cedar, ledger, durable\\) +\\| +${level} \\|`));
+  assert.ok(out.includes('gated calls/s, 64 in flight'));
+});
+
+test('peers: supergateway and mcp-proxy relay the same calls (as stdio→HTTP→stdio pairs)', () => {
+  const out = run('peers.js', ['--n', '10', '--warmup', '2', '--chunk', '5']);
+  for (const row of ['| supergateway (stdio→SSE→stdio, 2 procs) ', '| mcp-proxy (stdio→HTTP stream→stdio, 2 procs) ', 'no stdio→stdio mode']) assert.ok(out.includes(row), row);
+});
+
+test('breakdown: every step of a gated call, floors and the end-to-end difference', () => {
+  const out = run('breakdown.js', ['--n', '10', '--warmup', '2', '--scale', '0.01']);
+  for (const row of ['parse: decodeLine', 'Cedar: policy.evaluate', 'sign: signEntry', 'gate commit', 'floor: bare SQLite commit', 'in-process gate', 'end to end: gate − direct, p50', 'rate_calls rows']) assert.ok(out.includes(row), row);
+});
+
+test('verify: raw Ed25519 rate on one and all cores, and the verifier or its TODO', () => {
+  const out = run('verify.js', ['--sizes', '100', '--ref', '100', '--seconds', '0.2']);
+  assert.ok(out.includes('node:crypto Ed25519 verify, 1 thread'));
+  assert.ok(out.includes('worker threads (all cores)'));
+  assert.ok(out.includes('| ledger entries ') || out.includes('TODO: `cloakpipe verify`'));
+  assert.ok(out.includes('Reference pass'));
+});
