@@ -165,6 +165,11 @@ async function main() {
         await nextReply(60000);
       }
       process.exit(0);
+    case 'notify_hold':
+      frame('notify', { message: p.canary });
+      await nextReply();
+      await sleep(600000);
+      return;
     case 'hold':
     default:
       await sleep(600000);

@@ -21,8 +21,8 @@ process.env.CONFINE_GATE_DIR_ID = `${process.pid}`; // child-process bridges sha
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const engine = new Engine();
 const reachable = await engineReachable();
-const skip = reachable ? false : 'no Docker engine reachable at /var/run/docker.sock: Docker tests skipped';
-if (skip) process.stdout.write(`# ${skip}\n`);
+const skip = reachable ? false : `no Docker engine reachable at ${engine.socketPath}: Docker tests skipped`;
+if (skip) process.stderr.write(`confine: ${skip}\n`);
 
 let IMAGE = '';
 let VOLUME_IMAGE = '';
@@ -275,6 +275,15 @@ async function goneWithin(id: string, ms: number): Promise<boolean> {
   return false;
 }
 
+async function waitForRecord(file: string, ms = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    if (existsSync(file) && readFileSync(file, 'utf8').includes('"done"')) return;
+    await sleep(100);
+  }
+  assert.fail('the permitted tool was not reached');
+}
+
 async function running(id: string): Promise<boolean> {
   return (await engine.inspectOrNull(id))?.State?.Running === true;
 }
@@ -341,9 +350,9 @@ test('mutation watchdog: a session without a watchdog is refused; bypassed, the 
   assert.equal(refused.summary.reason, 'watchdog_unavailable', String(refused.summary.violations));
   assert.equal(refused.gone, true);
 
-  const r = childSession('mutation-watchdog-bypassed', 'hold', { watchdog: false });
+  const r = childSession('mutation-watchdog-bypassed', 'notify_hold', { watchdog: false });
   const info = await r.running;
-  await sleep(1000); // the payload is written just after 'running'
+  await waitForRecord(r.recordFile); // the permitted tool still works
   r.child.kill('SIGKILL');
   await sleep(3000); // above the 2 s lease a watchdog would have
   const survived = await running(info.containerId);
@@ -360,9 +369,9 @@ test('mutation ack check: a watchdog that never acknowledges is refused; bypasse
   assert.equal(refused.summary.reason, 'watchdog_unavailable', String(refused.summary.violations));
   assert.equal(refused.gone, true);
 
-  const r = childSession('mutation-ack-bypassed', 'hold', { ackCheck: false });
+  const r = childSession('mutation-ack-bypassed', 'notify_hold', { ackCheck: false });
   const info = await r.running;
-  await sleep(1000);
+  await waitForRecord(r.recordFile); // the permitted tool still works
   signal(info.watchdogPid, 'SIGSTOP');
   await sleep(2000); // above the 1 s acknowledgment deadline
   const stillRunning = await running(info.containerId);
