@@ -50,6 +50,8 @@ export interface InternalOptions {
   /** Runs once the container is not running, before its removal (observers). */
   beforeRemove?: (id: string) => Promise<void>;
   onRunning?: (info: { containerId: string; watchdogPid: number | null }) => void;
+  /** The attach connection, so a test can make the attach client die. */
+  onAttach?: (socket: Duplex) => void;
 }
 
 export interface SessionOptions {
@@ -168,6 +170,7 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
     }
 
     attach = await o.engine.attach(id);
+    x.onAttach?.(attach);
     const demux = new Demuxer(
       (kind, chunk) => (kind === 'stdout' ? core.pushStdout(chunk) : core.pushStderr(chunk)),
       () => core.stop('stream_protocol'),

@@ -47,7 +47,8 @@ export class McpUpstream {
   }
 
   onGone(h: () => void): void {
-    this.goneHandlers.push(h);
+    if (this.gone) h();
+    else this.goneHandlers.push(h);
   }
 
   get isGone(): boolean {

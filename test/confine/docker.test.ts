@@ -304,7 +304,7 @@ test('failure: killed bridge → the watchdog removes the container', opts, asyn
   r.child.kill('SIGKILL');
   assert.ok(await goneWithin(info.containerId, 10_000), 'container removed by the watchdog');
   assert.equal(observeRecord(r.recordFile, 'x').calls, 0);
-  evidence.cases.push({ name: 'killed-bridge', gone: true });
+  evidence.cases.push({ name: 'killed-bridge', gone: true, record: observeRecord(r.recordFile, 'x') });
 });
 
 test('failure: paused bridge → the watchdog lease expires and it removes the container', opts, async () => {
@@ -318,7 +318,7 @@ test('failure: paused bridge → the watchdog lease expires and it removes the c
   assert.ok(gone, 'container removed by the watchdog while the bridge was frozen');
   assert.equal(d.code, 1);
   assert.equal(observeRecord(r.recordFile, 'x').calls, 0);
-  evidence.cases.push({ name: 'paused-bridge', gone, exit: d.code });
+  evidence.cases.push({ name: 'paused-bridge', gone, exit: d.code, record: observeRecord(r.recordFile, 'x') });
 });
 
 test('failure: killed watchdog → the bridge stops the container', opts, async () => {
@@ -329,7 +329,7 @@ test('failure: killed watchdog → the bridge stops the container', opts, async 
   assert.equal(d.code, 1);
   assert.equal(d.summary?.reason, 'watchdog_lost');
   assert.equal(await engine.inspectOrNull(info.containerId), null);
-  evidence.cases.push({ name: 'killed-watchdog', reason: d.summary?.reason, exit: d.code });
+  evidence.cases.push({ name: 'killed-watchdog', reason: d.summary?.reason, exit: d.code, gone: true, record: observeRecord(r.recordFile, 'x') });
 });
 
 test('failure: paused watchdog → no acks → the bridge stops the container', opts, async () => {
@@ -341,7 +341,7 @@ test('failure: paused watchdog → no acks → the bridge stops the container', 
   assert.equal(d.code, 1);
   assert.equal(d.summary?.reason, 'watchdog_lost');
   assert.equal(await engine.inspectOrNull(info.containerId), null);
-  evidence.cases.push({ name: 'paused-watchdog', reason: d.summary?.reason, exit: d.code });
+  evidence.cases.push({ name: 'paused-watchdog', reason: d.summary?.reason, exit: d.code, gone: true, record: observeRecord(r.recordFile, 'x') });
 });
 
 test('mutation watchdog: a session without a watchdog is refused; bypassed, the container outlives a killed bridge', opts, async () => {
@@ -411,6 +411,25 @@ test('failure: restart', opts, async () => {
   });
   assert.equal(o.summary.ended === 'finished', false);
   noDelivery(o);
+});
+
+test('failure: the attach client dies → the container is stopped and removed, nothing delivered', opts, async () => {
+  let sock: { destroy(): void } | null = null;
+  const o = await observed('failure-attach-lost', 'hold', {}, {
+    onAttach: (s) => (sock = s),
+    onRunning: () => void sleep(500).then(() => sock?.destroy()),
+  });
+  assert.equal(o.summary.ended, 'stopped');
+  assert.equal(o.summary.reason, 'attach_lost');
+  noDelivery(o);
+});
+
+test('bound: one call more than --max-calls stops the session', opts, async () => {
+  const o = await observed('bound-max-calls', 'many_calls', { maxCalls: 2 });
+  assert.equal(o.summary.ended, 'stopped');
+  assert.equal(o.summary.reason, 'max_calls');
+  assert.ok(o.record.calls <= 2);
+  assert.equal(o.gone, true);
 });
 
 test('live restriction over the control socket: the in-flight call finishes first, the next call sees the revocation', opts, async () => {
