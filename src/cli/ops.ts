@@ -32,7 +32,9 @@ reconcile  settle an unknown operation (or a pending one whose gate is no longer
                            --result FILE (a tools/call result object) or a note saying so
              failed        it ran and failed; the same call may be tried again
              not-executed  it never ran; the same call may be tried again
-           Recorded in the ledger as an operator entry (needs the gate key).
+           Recorded in the ledger as an operator entry (needs the gate key). A pending
+           operation of a gate that is still running cannot be reconciled: it will settle,
+           or stop that gate first.
 
 Exit status: 0 done, 1 no such operation or it cannot be reconciled, 2 usage or store error.
 `;

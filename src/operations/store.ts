@@ -52,6 +52,8 @@ export interface UsedReceipt {
   nonce: string;
   approver: string;
   fingerprint: string;
+  /** The signed receipt itself (RFC 8785 JSON), so the approval can be re-verified later. */
+  receipt: string;
   used_at: string;
 }
 
@@ -126,7 +128,7 @@ export class OperationsStore {
       list: db.prepare(`SELECT * FROM ${t} ORDER BY updated_at, id LIMIT ?`),
       listState: db.prepare(`SELECT * FROM ${t} WHERE state = ? ORDER BY updated_at, id LIMIT ?`),
       used: db.prepare(`SELECT * FROM ${u} WHERE receipt_id = ?`),
-      consume: db.prepare(`INSERT INTO ${u} (receipt_id, nonce, approver, fingerprint, used_at) VALUES (?, ?, ?, ?, ?)`),
+      consume: db.prepare(`INSERT INTO ${u} (receipt_id, nonce, approver, fingerprint, receipt, used_at) VALUES (?, ?, ?, ?, ?, ?)`),
     };
   }
 
@@ -152,6 +154,7 @@ export class OperationsStore {
         nonce       TEXT NOT NULL,
         approver    TEXT NOT NULL,
         fingerprint TEXT NOT NULL,
+        receipt     TEXT NOT NULL,
         used_at     TEXT NOT NULL
       ) STRICT;
     `);
@@ -238,7 +241,7 @@ export class OperationsStore {
 
   /** Record a receipt as used. The primary key makes a second use fail even across gates. */
   consumeReceipt(u: Omit<UsedReceipt, 'used_at'>, now: number): void {
-    this.stmts.consume.run(u.receipt_id, u.nonce, u.approver, u.fingerprint, iso(now));
+    this.stmts.consume.run(u.receipt_id, u.nonce, u.approver, u.fingerprint, u.receipt, iso(now));
   }
 }
 

@@ -108,3 +108,15 @@ test('no approval service: fail_closed', () => {
   const v = checkApproval(factsFor({ services: {} }));
   assert.equal(!v.ok && v.code, 'fail_closed');
 });
+
+test('the used receipt is kept whole, so the approval can be re-verified later', () => {
+  const { services, store } = setup();
+  const f = factsFor({ services });
+  const r = sign(f.fingerprint);
+  f.call.meta['cloakpipe/approval'] = r as never;
+  assert.ok(checkApproval(f).ok);
+  applyAllow(f);
+  const used = store.usedReceipt(String(f.notes.fields.receipt))!;
+  assert.deepEqual(JSON.parse(used.receipt), r);
+  assert.equal(used.nonce, r.nonce);
+});

@@ -137,7 +137,7 @@ test('reconcile refuses what is not unknown, a live pending, and a missing id', 
 
 test('used receipts: recorded once; a second use fails even through another connection', () => {
   const { s, dir } = store();
-  const u = { receipt_id: 'sha256:' + 'c'.repeat(64), nonce: 'n'.repeat(22), approver: FP, fingerprint: FP2 };
+  const u = { receipt_id: 'sha256:' + 'c'.repeat(64), nonce: 'n'.repeat(22), approver: FP, fingerprint: FP2, receipt: '{}' };
   assert.equal(s.usedReceipt(u.receipt_id), null);
   s.consumeReceipt(u, T);
   assert.equal(s.usedReceipt(u.receipt_id)!.used_at, '2026-11-30T08:00:00.000Z');

@@ -12,6 +12,7 @@ import type { Facts } from '../facts.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 import { alreadyUsed, verifyReceipt, type ReceiptVerdict } from '../../approvals/receipt.js';
 import type { JsonValue } from '../../wire/json.js';
+import { canonicalize } from '../../wire/canonical.js';
 
 export const META_APPROVAL = 'cloakpipe/approval';
 
@@ -52,7 +53,10 @@ export function checkApproval(f: Facts): Verdict {
     f.notes.fields.approver = receipt.approver;
     f.notes.fields.approval = source;
     f.notes.onAllow.push(() =>
-      svc.consume({ receipt_id: id, nonce: receipt.nonce, approver: receipt.approver, fingerprint: receipt.fingerprint }, f.now),
+      svc.consume(
+        { receipt_id: id, nonce: receipt.nonce, approver: receipt.approver, fingerprint: receipt.fingerprint, receipt: canonicalize(receipt) },
+        f.now,
+      ),
     );
     return PASS;
   }
