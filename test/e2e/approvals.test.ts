@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe } from '../helpers/cli.js';
-import { call, callFile, keygen, ledger, records, setup, startGate, type RunningGate, type Setup } from '../helpers/recording-gate.js';
+import { call, callFile, keygen, ledger, records, setup, startGate, waitFor, type RunningGate, type Setup } from '../helpers/recording-gate.js';
 
 const CANARY = 'canary-approvals-5d1e@example.com';
 let s: Setup;
@@ -161,6 +161,33 @@ test('a receipt is single use across gates on one home', async () => {
     assert.equal(results.filter((r) => r.ok).length, 1, JSON.stringify(results));
     const refused = results.find((r) => !r.ok);
     assert.ok(refused && !refused.ok && refused.detail.startsWith('already_used'));
+  } finally {
+    await g2.close();
+  }
+});
+
+test('the receipt is spent before forwarding: a gate SIGKILLed mid-call cannot let it authorize a second call', async () => {
+  const s2 = setup();
+  const args = { to: 'crash@example.com', body: 'once only' };
+  const r = cloakpipe(['approve', '--key', s2.approverKey, '--call', callFile(s2, 'send_email', args), '--context', s2.context, '--yes']);
+  assert.equal(r.status, 0, r.stderr);
+  const receipt = JSON.parse(r.stdout);
+  const hung = await startGate(s2, { mode: 'hang' });
+  const inflight = call(hung, 'send_email', args, { 'cloakpipe/approval': receipt, 'cloakpipe/operation_id': 'c-1' }, 30_000).catch((e) => e);
+  await waitFor(() => records(s2).length === 1);
+  process.kill(hung.pid, 'SIGKILL');
+  await inflight;
+  await hung.close();
+  const g2 = await startGate(s2);
+  try {
+    const same = await call(g2, 'send_email', args, { 'cloakpipe/approval': receipt, 'cloakpipe/operation_id': 'c-1' });
+    assert.ok(!same.ok);
+    assert.equal(same.reason, 'reconcile_before_retry');
+    const other = await call(g2, 'send_email', args, { 'cloakpipe/approval': receipt, 'cloakpipe/operation_id': 'c-2' });
+    assert.ok(!other.ok);
+    assert.equal(other.reason, 'approval_invalid');
+    assert.match(other.detail, /^already_used/);
+    assert.equal(records(s2).length, 1);
   } finally {
     await g2.close();
   }
