@@ -4,6 +4,7 @@ import { openGate } from '../gate/open.js';
 import { runStdioProxy } from '../doors/stdio-proxy.js';
 import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
+import { anchorTargets } from './ledger-anchor.js';
 
 const HELP = `usage: cloakpipe mcp-proxy --manifest FILE --policy FILE [--context FILE] [--mode enforce|shadow]
     [--approver-key PEM]... [--anchor-interval DURATION] [--tsa URL --tsa-root PEM]
@@ -46,6 +47,13 @@ export async function run(argv: string[]): Promise<number> {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+  let anchorIntervalMs: number | undefined;
+  try {
+    anchorIntervalMs = values['anchor-interval'] ? parseDuration(values['anchor-interval'] as string) : undefined;
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
   const maxLineBytes = values['max-frame'] ? Number(values['max-frame']) : DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1024) throw new UsageError('--max-frame must be an integer of at least 1024');
   let opened;
@@ -59,6 +67,8 @@ export async function run(argv: string[]): Promise<number> {
       agent: values.agent as string | undefined,
       approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
       callTimeoutMs,
+      anchorIntervalMs,
+      anchors,
     });
   } catch (e) {
     if (e instanceof UsageError) throw e;

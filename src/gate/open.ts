@@ -20,6 +20,7 @@ import { FlowSession } from '../flow/session.js';
 import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
 import { setDeclaredTools } from '../telemetry/fields.js';
 import { guardOtelDiagnostics } from '../telemetry/spans.js';
+import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
 
 export interface GateConfig {
   home?: string;
@@ -30,6 +31,9 @@ export interface GateConfig {
   agent?: string;
   approverKeys: string[];
   callTimeoutMs: number;
+  /** Epochs and anchors (issue 3): seal every interval and at shutdown when any is set. */
+  anchorIntervalMs?: number;
+  anchors?: AnchorTargets;
 }
 
 export class StartupError extends Error {}
@@ -98,6 +102,18 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     pid: process.pid,
     operations_recovered: ops.recovered,
   });
+  // Epochs: sealed every --anchor-interval and at shutdown (after the shutdown entry, so it is
+  // covered), anchored outside the transaction; a failed anchor is an entry, never a stop.
+  const anchoring = new Anchoring({
+    db,
+    ledger,
+    key,
+    transact: (fn) => commit.run(fn),
+    targets: cfg.anchors ?? {},
+    log: (m) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`),
+  });
+  const sealing = !!cfg.anchorIntervalMs || anchoring.enabled;
+  if (cfg.anchorIntervalMs) anchoring.start(cfg.anchorIntervalMs);
   let closed = false;
   return {
     gate,
@@ -106,7 +122,9 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
       if (closed) return;
       closed = true;
       try {
+        await anchoring.stop();
         await gate.record({ kind: 'shutdown', reason });
+        if (sealing) await anchoring.tick();
       } finally {
         db.close();
       }

@@ -1,0 +1,84 @@
+// cloakpipe ledger anchor: seal the entries since the last epoch now and anchor the newest epoch
+// (TSA and/or Rekor), e.g. after a gate was killed before its shutdown epoch. Exit 0 when every
+// requested anchor was obtained (or nothing needed one), 1 when one failed (recorded in the ledger).
+import { readFileSync } from 'node:fs';
+import { parseFlags, UsageError } from './args.js';
+import { resolveHome } from '../store/home.js';
+import { openDb } from '../store/sqlite.js';
+import { loadGateKey } from '../ledger/keys.js';
+import { Ledger } from '../ledger/ledger.js';
+import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
+import { parseDuration } from '../util/duration.js';
+
+const HELP = `usage: cloakpipe ledger anchor [--home DIR] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
+                              [--timeout 15s] [--json]
+
+Seals an epoch of the entries since the last one (a signed epoch entry with their RFC 6962 root)
+and anchors the newest epoch: an RFC 3161 token from --tsa, a hashedrekord entry in --rekor.
+`;
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+}
+
+/** Anchor targets from the shared flags (also used by mcp-proxy). */
+export function anchorTargets(v: { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string }, timeoutMs?: number): AnchorTargets {
+  if ((v.tsa === undefined) !== (v['tsa-root'] === undefined)) throw new UsageError('--tsa and --tsa-root go together');
+  if ((v.rekor === undefined) !== (v['rekor-key'] === undefined)) throw new UsageError('--rekor and --rekor-key go together');
+  return {
+    tsa: v.tsa ? { url: v.tsa, chainPem: readText(v['tsa-root']!, 'TSA root') } : undefined,
+    rekor: v.rekor ? { url: v.rekor, keyPem: readText(v['rekor-key']!, 'Rekor key') } : undefined,
+    timeoutMs,
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, {
+    home: { type: 'string' },
+    tsa: { type: 'string' },
+    'tsa-root': { type: 'string' },
+    rekor: { type: 'string' },
+    'rekor-key': { type: 'string' },
+    timeout: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) return void process.stdout.write(HELP), 0;
+  let timeoutMs: number | undefined;
+  try {
+    timeoutMs = values.timeout ? parseDuration(values.timeout) : undefined;
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const targets = anchorTargets(values, timeoutMs);
+  const home = resolveHome(values.home);
+  const key = loadGateKey(home.key);
+  const db = openDb(home.ledger);
+  try {
+    const ledger = new Ledger(db, key);
+    const anchoring = new Anchoring({
+      db,
+      ledger,
+      key,
+      transact: async (fn) => db.transaction(fn).immediate(),
+      targets,
+      log: (l) => process.stderr.write(`cloakpipe ledger anchor: ${l}\n`),
+    });
+    const r = await anchoring.tick();
+    const failed = r.outcomes.filter((o) => !o.ok);
+    if (values.json) {
+      process.stdout.write(JSON.stringify({ epoch: r.epoch ? { seq: r.epoch.seq, first: r.epoch.first, last: r.epoch.last, root: r.epoch.root } : null, sealed: r.sealed, anchors: r.outcomes }) + '\n');
+    } else if (!r.epoch) {
+      process.stdout.write('nothing to seal: the ledger is empty\n');
+    } else {
+      process.stdout.write(`${r.sealed ? 'sealed' : 'retried'} epoch ${r.epoch.seq}: entries ${r.epoch.first}..${r.epoch.last}, root ${r.epoch.root}\n`);
+      for (const o of r.outcomes) process.stdout.write(`  ${o.kind.padEnd(8)} ${o.ok ? 'anchored' : `FAILED (${o.reason})`}\n`);
+    }
+    return failed.length ? 1 : 0;
+  } finally {
+    db.close();
+  }
+}

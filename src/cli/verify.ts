@@ -1,0 +1,124 @@
+// cloakpipe verify: the ledger's offline audit (product.md section 7). Thin: flags, the library's
+// verifyLedger, a progress bar on a terminal, one summary or one failure line. Exit 0 all holds,
+// 1 a check failed (the first bad entry and why), 2 usage or configuration error.
+import { readFileSync } from 'node:fs';
+import { parseFlags, UsageError } from './args.js';
+import { resolveHome } from '../store/home.js';
+import { AnchorError } from '../ledger/anchors/errors.js';
+import { verifyLedger, VerifyUsageError, type VerifyReport } from '../ledger/verify/index.js';
+
+const HELP = `usage: cloakpipe verify (--home DIR | --ledger FILE) [--public-key PEM] [--tsa-root PEM]
+                       [--rekor-key PEM] [--require-anchors] [--json] [--workers N]
+
+Checks a ledger offline (it never opens a network connection): the hash chain, every signature,
+contiguous sequence numbers from 0, non-decreasing time, every epoch's Merkle root, every RFC 3161
+token (imprint, signature, chain to --tsa-root, timeStamping EKU, genTime) and every Rekor entry
+(body, signed entry timestamp, inclusion proof, signed checkpoint).
+  --home DIR         a gate home (its ledger.db; the key is the home's gate.pub unless --public-key)
+  --ledger FILE      an export (cloakpipe ledger export); give --public-key: without it the key
+                     inside the file is trusted, which cannot detect a forger (a warning says so)
+  --public-key PEM   the gate's public key, obtained independently of the ledger
+  --tsa-root PEM     the TSA chain (signing certificate first, root last, or only the root)
+  --rekor-key PEM    the Rekor log's public key
+  --require-anchors  fail when any entry lies outside an epoch anchored by every kind whose trust
+                     root is given (an unfinished tail after a crash fails here, not as tampering)
+  --json             the report as one JSON object
+  --workers N        signature-checking threads (default: every core; 0 = none)
+Exit 0 valid, 1 a check failed, 2 usage error.
+`;
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+}
+
+function progressBar(): { update(done: number, total: number): void; clear(): void } | null {
+  if (!process.stderr.isTTY) return null;
+  let last = -1;
+  return {
+    update(done, total) {
+      const pct = total > 0 ? Math.min(100, Math.floor((done * 100) / total)) : 100;
+      if (pct === last) return;
+      last = pct;
+      const width = 30;
+      const fill = Math.round((pct * width) / 100);
+      process.stderr.write(`\rverifying [${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${pct}% ${done}/${total}`);
+    },
+    clear() {
+      if (last >= 0) process.stderr.write('\r\x1b[K');
+    },
+  };
+}
+
+export function summaryLines(r: VerifyReport): string[] {
+  const a = r.anchors;
+  const lines = [
+    `ledger verified: ${r.entries} entries, ${r.epochs} epochs, key ${r.keyId ?? '-'}${r.keySource === 'embedded' ? ' (from the export)' : ''}`,
+    `  anchors         rfc3161 ${a.rfc3161.verified} verified${a.rfc3161.unchecked ? `, ${a.rfc3161.unchecked} unchecked` : ''}; rekor ${a.rekor.verified} verified${a.rekor.unchecked ? `, ${a.rekor.unchecked} unchecked` : ''}`,
+    `  anchored        ${r.anchoredThrough === null ? 'none' : `through seq ${r.anchoredThrough}`}${r.requiredKinds.length ? ` (${r.requiredKinds.join(' + ')})` : ''}`,
+  ];
+  if (r.unanchored) lines.push(`  unanchored      ${r.unanchored.count} entries from seq ${r.unanchored.from} (not yet sealed and anchored)`);
+  return lines;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, {
+    home: { type: 'string' },
+    ledger: { type: 'string' },
+    'public-key': { type: 'string' },
+    'tsa-root': { type: 'string' },
+    'rekor-key': { type: 'string' },
+    'require-anchors': { type: 'boolean' },
+    json: { type: 'boolean' },
+    workers: { type: 'string' },
+  });
+  if (values.help) return void process.stdout.write(HELP), 0;
+  if ((values.home === undefined) === (values.ledger === undefined)) throw new UsageError('give exactly one of --home DIR or --ledger FILE');
+  let workers: number | undefined;
+  if (values.workers !== undefined) {
+    if (!/^[0-9]{1,3}$/.test(values.workers)) throw new UsageError('--workers must be a small non-negative integer');
+    workers = Number(values.workers);
+  }
+  let publicKey = values['public-key'] !== undefined ? readText(values['public-key'], 'public key') : undefined;
+  let source: { ledgerDb: string } | { exportFile: string };
+  if (values.home !== undefined) {
+    const home = resolveHome(values.home);
+    publicKey ??= readText(home.pub, 'the home public key');
+    source = { ledgerDb: home.ledger };
+  } else {
+    source = { exportFile: values.ledger! };
+  }
+  const json = values.json === true;
+  const bar = json ? null : progressBar();
+  let report: VerifyReport;
+  try {
+    report = await verifyLedger(source, {
+      publicKey,
+      tsaRoot: values['tsa-root'] !== undefined ? readText(values['tsa-root'], 'TSA root') : undefined,
+      rekorKey: values['rekor-key'] !== undefined ? readText(values['rekor-key'], 'Rekor key') : undefined,
+      requireAnchors: values['require-anchors'] === true,
+      workers,
+      onProgress: bar ? (d, t) => bar.update(d, t) : undefined,
+    });
+  } catch (e) {
+    if (e instanceof VerifyUsageError || (e instanceof AnchorError && e.code === 'key_invalid')) throw new UsageError(e.message);
+    if ((e as { name?: string }).name === 'StoreError') throw new UsageError((e as Error).message);
+    throw e;
+  } finally {
+    bar?.clear();
+  }
+  for (const w of report.warnings) process.stderr.write(`cloakpipe verify: warning: ${w}\n`);
+  if (json) {
+    process.stdout.write(JSON.stringify(report) + '\n');
+  } else if (report.failure) {
+    const f = report.failure;
+    const what = f.anchor ? ` (${f.code}: ${f.anchor} ${f.anchorCode})` : ` (${f.code})`;
+    process.stdout.write(`ledger INVALID${f.seq === null ? '' : ` at seq ${f.seq}`}${what}: ${f.detail}\n`);
+  } else {
+    process.stdout.write(summaryLines(report).join('\n') + '\n');
+  }
+  return report.ok ? 0 : 1;
+}

@@ -1,0 +1,133 @@
+// The gate-side anchoring: every interval (and at shutdown, and on `cloakpipe ledger anchor`)
+// seal an epoch in one transaction, then obtain its anchors over the network outside any
+// transaction, and store them beside the ledger. A failed anchor never stops the gate: it is
+// recorded as an `anchor_failure` entry (reason code only) and the next epoch retries; since a
+// later root covers every earlier entry through the chain, one good anchor later covers the gap.
+import type { Db } from '../store/sqlite.js';
+import type { EntryFields } from './entry.js';
+import type { GateKey } from './keys.js';
+import type { Ledger } from './ledger.js';
+import { AnchorError } from './anchors/errors.js';
+import { requestTimestamp } from './anchors/tsa/client.js';
+import { submitToRekor } from './anchors/rekor/client.js';
+import { lastEpoch, rootBytes, sealEpochInTx, type EpochEntry } from './epoch.js';
+import { anchorKindsOf, initAnchorsTable, storeAnchor, type AnchorKind } from './epoch-anchors.js';
+
+export interface AnchorTargets {
+  tsa?: { url: string; chainPem: string };
+  rekor?: { url: string; keyPem: string };
+  timeoutMs?: number;
+}
+
+export interface AnchoringParts {
+  db: Db;
+  ledger: Ledger;
+  key: GateKey;
+  /** Runs fn in a write transaction (the gate's group commit, or an IMMEDIATE transaction). */
+  transact: <T>(fn: () => T) => Promise<T>;
+  targets: AnchorTargets;
+  log?: (line: string) => void;
+}
+
+export type AnchorOutcome = { kind: AnchorKind; ok: true } | { kind: AnchorKind; ok: false; reason: string };
+
+export interface TickResult {
+  epoch: EpochEntry | null; // the epoch sealed or retried, if any
+  sealed: boolean;
+  outcomes: AnchorOutcome[];
+}
+
+function reasonOf(e: unknown): string {
+  if (e instanceof AnchorError) return e.code;
+  return 'error';
+}
+
+/** Obtains the anchors `epoch` is missing; never throws for network or anchor errors. */
+export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Promise<AnchorOutcome[]> {
+  const { db, targets } = parts;
+  initAnchorsTable(db);
+  const have = anchorKindsOf(db, epoch.seq);
+  const root = rootBytes(epoch.root);
+  const jobs: Promise<AnchorOutcome>[] = [];
+  if (targets.tsa && !have.has('rfc3161')) {
+    const tsa = targets.tsa;
+    jobs.push(
+      requestTimestamp(tsa.url, { algorithm: 'sha256', value: root }, { chainPem: tsa.chainPem, timeoutMs: targets.timeoutMs }).then(
+        (r) => (storeAnchor(db, { epoch: epoch.seq, kind: 'rfc3161', token: r.token.toString('base64') }), { kind: 'rfc3161' as const, ok: true as const }),
+        (e) => ({ kind: 'rfc3161' as const, ok: false as const, reason: reasonOf(e) }),
+      ),
+    );
+  }
+  if (targets.rekor && !have.has('rekor')) {
+    const rekor = targets.rekor;
+    jobs.push(
+      submitToRekor(rekor.url, root, parts.key.privateKey, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs }).then(
+        (r) => (storeAnchor(db, { epoch: epoch.seq, kind: 'rekor', entry: r.entry }), { kind: 'rekor' as const, ok: true as const }),
+        (e) => ({ kind: 'rekor' as const, ok: false as const, reason: reasonOf(e) }),
+      ),
+    );
+  }
+  return Promise.all(jobs);
+}
+
+/** True when every entry after the last epoch is an anchor_failure (nothing new to seal). */
+function onlyFailuresSince(db: Db, epochSeq: number): boolean {
+  const row = db.prepare("SELECT COUNT(*) AS n FROM entries WHERE seq > ? AND kind <> 'anchor_failure'").get(epochSeq) as { n: number };
+  return row.n === 0;
+}
+
+export class Anchoring {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> = Promise.resolve();
+  /** (epoch seq, kind) pairs whose failure is already recorded, so a retry does not repeat it. */
+  private recorded = new Set<string>();
+
+  constructor(private readonly parts: AnchoringParts) {}
+
+  get enabled(): boolean {
+    return !!(this.parts.targets.tsa || this.parts.targets.rekor);
+  }
+
+  start(intervalMs: number): void {
+    if (this.timer || intervalMs <= 0) return;
+    this.timer = setInterval(() => void this.tick().catch((e) => this.parts.log?.(`anchoring: ${(e as Error).message}`)), intervalMs);
+    this.timer.unref();
+  }
+
+  /** One round, serialized with any other: seal what is new, anchor the newest epoch. */
+  tick(): Promise<TickResult> {
+    const next = this.running.then(() => this.round());
+    this.running = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Stops the timer and waits for a running round (tick() still works afterwards). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  private async round(): Promise<TickResult> {
+    const { db, ledger } = this.parts;
+    const result = await this.parts.transact(() => {
+      const prev = lastEpoch(db);
+      if (prev && onlyFailuresSince(db, prev.seq)) return { epoch: prev, sealed: false };
+      return { epoch: sealEpochInTx(db, ledger), sealed: true };
+    });
+    const epoch = result.epoch;
+    if (!epoch || !this.enabled) return { epoch, sealed: result.sealed && !!epoch, outcomes: [] };
+    const outcomes = await anchorEpoch(this.parts, epoch);
+    for (const o of outcomes) {
+      if (o.ok) continue;
+      const k = `${epoch.seq}:${o.kind}`;
+      this.parts.log?.(`anchoring: ${o.kind} anchor for epoch ${epoch.seq} failed (${o.reason})`);
+      if (this.recorded.has(k)) continue;
+      this.recorded.add(k);
+      const fields: EntryFields = { kind: 'anchor_failure', epoch: epoch.seq, anchor: o.kind, reason: o.reason };
+      await this.parts.transact(() => ledger.appendInTx(fields));
+    }
+    return { epoch, sealed: result.sealed && !!epoch, outcomes };
+  }
+}
+

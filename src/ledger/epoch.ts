@@ -1,0 +1,84 @@
+// Epochs: the gate seals the entries since the last epoch under one RFC 6962 Merkle root and
+// records it as a signed `epoch` entry. Leaf data is the 32 bytes of each entry's hash (sha256 of
+// its canonical form, signature included), so the root commits to every entry's exact bytes and
+// order. Epoch n+1 starts at epoch n's own entry, so every entry but the newest epoch entry lies
+// inside some epoch, and an anchor on a later root also covers everything before it (the chain
+// of `prev` hashes). The epoch is read and appended in one transaction: two gates sharing a home
+// cannot seal overlapping epochs.
+import type { Db } from '../store/sqlite.js';
+import type { Entry } from './entry.js';
+import type { Ledger } from './ledger.js';
+import { MerkleTreeBuilder } from './merkle.js';
+
+export interface EpochFields {
+  first: number;
+  last: number;
+  size: number;
+  root: string; // sha256:HEX, the RFC 6962 root
+}
+
+export type EpochEntry = Entry & EpochFields & { kind: 'epoch' };
+
+/** The 32 bytes of an entry hash `sha256:HEX` (the Merkle leaf data). */
+export function hashBytes(hash: string): Buffer {
+  if (!/^sha256:[0-9a-f]{64}$/.test(hash)) throw new RangeError('entry hash: expected sha256:HEX');
+  return Buffer.from(hash.slice(7), 'hex');
+}
+
+export function rootBytes(root: string): Buffer {
+  return hashBytes(root);
+}
+
+/** A streaming epoch root: leaf i is the hash of entry first+i. */
+export class EpochRoot {
+  private readonly tree = new MerkleTreeBuilder();
+  constructor(readonly first: number) {}
+  add(hash: Buffer | string): void {
+    this.tree.addLeaf(typeof hash === 'string' ? hashBytes(hash) : hash);
+  }
+  get size(): number {
+    return this.tree.size;
+  }
+  root(): string {
+    return 'sha256:' + this.tree.root().toString('hex');
+  }
+}
+
+/** The newest epoch entry, or null. */
+export function lastEpoch(db: Db): EpochEntry | null {
+  const row = db.prepare("SELECT body FROM entries WHERE kind = 'epoch' ORDER BY seq DESC LIMIT 1").get() as { body: string } | undefined;
+  return row ? (JSON.parse(row.body) as EpochEntry) : null;
+}
+
+export function epochAt(db: Db, seq: number): EpochEntry | null {
+  const row = db.prepare("SELECT body FROM entries WHERE kind = 'epoch' AND seq = ?").get(seq) as { body: string } | undefined;
+  return row ? (JSON.parse(row.body) as EpochEntry) : null;
+}
+
+/**
+ * Seals the entries since the last epoch; call inside a write transaction. Returns the new epoch
+ * entry, or null when nothing was appended since the last epoch (or the ledger is empty).
+ */
+export function sealEpochInTx(db: Db, ledger: Ledger): EpochEntry | null {
+  const head = ledger.head();
+  if (!head) return null;
+  const prev = lastEpoch(db);
+  const first = prev ? prev.seq : 0;
+  if (prev && head.seq === prev.seq) return null;
+  const acc = new EpochRoot(first);
+  const stmt = db.prepare('SELECT seq, hash FROM entries WHERE seq >= ? AND seq <= ? ORDER BY seq');
+  let expect = first;
+  for (const row of stmt.iterate(first, head.seq) as Iterable<{ seq: number; hash: string }>) {
+    if (row.seq !== expect) throw new Error(`ledger: seq ${expect} missing while sealing an epoch`);
+    acc.add(row.hash);
+    expect++;
+  }
+  if (expect !== head.seq + 1) throw new Error('ledger: entries missing while sealing an epoch');
+  const fields: EpochFields = { first, last: head.seq, size: acc.size, root: acc.root() };
+  return ledger.appendInTx({ kind: 'epoch', ...fields }) as EpochEntry;
+}
+
+/** Seals an epoch in its own IMMEDIATE transaction. */
+export function sealEpoch(db: Db, ledger: Ledger): EpochEntry | null {
+  return db.transaction(() => sealEpochInTx(db, ledger)).immediate();
+}

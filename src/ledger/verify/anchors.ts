@@ -1,0 +1,57 @@
+// The anchor checks: each stored anchor must belong to an epoch of this ledger and commit to its
+// root. TSA token: imprint = root, CMS signature, chain to --tsa-root at genTime, timeStamping
+// EKU, genTime not before the epoch's last entry. Rekor entry: body = hashedrekord over the root
+// signed (Ed25519ph) by the gate key, signed entry timestamp, inclusion proof, signed
+// checkpoint, integratedTime not before the epoch's last entry. Offline: only verification
+// modules are imported here, never a client.
+import type { KeyObject } from 'node:crypto';
+import { AnchorError } from '../anchors/errors.js';
+import { verifyTsaToken } from '../anchors/tsa/verify.js';
+import { verifyRekorEntry } from '../anchors/rekor/verify.js';
+import { rootBytes } from '../epoch.js';
+import type { AnchorKind } from '../epoch-anchors.js';
+import type { EpochInfo } from './chain.js';
+import type { AnchorRecord } from './source.js';
+import { fail } from './reasons.js';
+
+export interface AnchorTrust {
+  tsaRoot?: string;
+  rekorKey?: string | KeyObject;
+  gateKey: KeyObject;
+}
+
+/**
+ * The lower bound an anchor's time must not precede: the epoch's last entry, rounded down to the
+ * second, since RFC 3161 genTime and Rekor integratedTime commonly carry whole seconds.
+ */
+export function notBeforeOf(epoch: EpochInfo): Date {
+  const t = Date.parse(epoch.lastTs);
+  return new Date(t - (t % 1000));
+}
+
+/** Returns 'verified', or 'unchecked' when no trust root for its kind was given; throws otherwise. */
+export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo>, trust: AnchorTrust): Promise<'verified' | 'unchecked'> {
+  const epoch = epochs.get(a.epoch);
+  if (!epoch) fail('anchor_orphan', a.epoch, `an anchor names epoch ${a.epoch}, which is not an epoch entry of this ledger`);
+  const kind = a.kind as AnchorKind;
+  if ('malformed' in a || (kind !== 'rfc3161' && kind !== 'rekor')) fail('anchor_invalid', a.epoch, 'stored anchor is unreadable', { anchorCode: 'malformed' });
+  const root = { algorithm: 'sha256' as const, value: rootBytes(epoch.root) };
+  const notBefore = notBeforeOf(epoch);
+  try {
+    if (a.kind === 'rfc3161') {
+      if (trust.tsaRoot === undefined) return 'unchecked';
+      if (typeof a.token !== 'string') fail('anchor_invalid', a.epoch, 'rfc3161 anchor has no token', { anchor: kind, anchorCode: 'malformed' });
+      await verifyTsaToken(Buffer.from(a.token, 'base64'), trust.tsaRoot, { digest: root, notBefore });
+    } else {
+      if (trust.rekorKey === undefined) return 'unchecked';
+      const s = verifyRekorEntry(a.entry, trust.rekorKey, { signer: trust.gateKey, digest: root });
+      if (s.integratedTime * 1000 < notBefore.getTime())
+        throw new AnchorError('gentime_before', `integratedTime ${new Date(s.integratedTime * 1000).toISOString()} is before the epoch's last entry`);
+    }
+  } catch (e) {
+    if (!(e instanceof AnchorError)) throw e;
+    if (e.code === 'key_invalid') throw e; // the auditor's trust root is unusable: a usage problem
+    fail('anchor_invalid', a.epoch, `${kind} anchor of epoch ${a.epoch}: ${e.message}`, { anchor: kind, anchorCode: e.code });
+  }
+  return 'verified';
+}

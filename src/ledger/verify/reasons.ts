@@ -1,0 +1,38 @@
+// The one typed union of reasons `verify` fails, so callers (CLI, bench, tests) switch on a code
+// instead of parsing messages. A detail is one line and never carries an entry's payload.
+import type { AnchorErrorCode } from '../anchors/errors.js';
+import type { AnchorKind } from '../epoch-anchors.js';
+
+export type VerifyCode =
+  | 'source_invalid' // the export's header or framing is unreadable (not an entry problem)
+  | 'key_mismatch' // the export names another gate key than the one given
+  | 'entry_malformed' // an entry that does not parse or lacks v/seq/ts/prev/kind/sig
+  | 'seq_not_contiguous' // a sequence number missing, repeated or out of order (deletion, swap)
+  | 'signature_invalid' // the Ed25519 signature does not verify with the gate key (edit, forgery)
+  | 'chain_broken' // prev is not the hash of the entry before (deletion, insertion, edit before)
+  | 'time_decreasing' // ts earlier than the entry before (back-dating)
+  | 'epoch_invalid' // an epoch entry whose range does not start at the previous epoch or end before it
+  | 'epoch_root_mismatch' // the recomputed RFC 6962 root differs from the recorded one
+  | 'anchor_orphan' // an anchor for an epoch the ledger does not contain (tail deleted)
+  | 'anchor_invalid' // an anchor that fails its check; `anchorCode` says which
+  | 'unanchored'; // (--require-anchors) entries outside every anchored epoch
+
+export interface VerifyFailure {
+  code: VerifyCode;
+  /** The first bad entry (for anchors: the epoch entry's seq); null when not about one entry. */
+  seq: number | null;
+  anchor?: AnchorKind;
+  anchorCode?: AnchorErrorCode;
+  detail: string;
+}
+
+export class VerifyError extends Error {
+  constructor(readonly failure: VerifyFailure) {
+    super(failure.detail);
+    this.name = 'VerifyError';
+  }
+}
+
+export function fail(code: VerifyCode, seq: number | null, detail: string, extra: Partial<VerifyFailure> = {}): never {
+  throw new VerifyError({ code, seq, detail, ...extra });
+}

@@ -1,0 +1,101 @@
+// Where verify reads a ledger from, streaming: a gate home (ledger.db, read in one snapshot so a
+// running gate cannot tear it) or an export file (header line, N entry lines, anchor lines).
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { openDb } from '../../store/sqlite.js';
+import { readAnchors, type StoredAnchor } from '../epoch-anchors.js';
+import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from '../export.js';
+import { fail } from './reasons.js';
+
+export type AnchorRecord = StoredAnchor | { epoch: number; kind: string; malformed: true };
+
+export interface OpenedSource {
+  total: number;
+  /** The gate key the export names (PEM), for --ledger; undefined for a home. */
+  embeddedKeyPem?: string;
+  entries(): AsyncIterable<string>;
+  /** Only after entries() is exhausted. */
+  anchors(): AsyncIterable<AnchorRecord>;
+  close(): void;
+}
+
+export function openHomeSource(ledgerPath: string): OpenedSource {
+  const db = openDb(ledgerPath);
+  db.pragma('query_only = ON');
+  db.exec('BEGIN'); // one read snapshot for entries and anchors
+  const hasEntries = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'").get() !== undefined;
+  const total = hasEntries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0;
+  return {
+    total,
+    async *entries() {
+      if (!hasEntries) return;
+      for (const row of db.prepare('SELECT body FROM entries ORDER BY seq').iterate() as Iterable<{ body: string }>) yield row.body;
+    },
+    async *anchors() {
+      yield* readAnchors(db);
+    },
+    close() {
+      try {
+        if (db.inTransaction) db.exec('COMMIT');
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+export async function openExportSource(path: string): Promise<OpenedSource> {
+  const stream = createReadStream(path, { encoding: 'utf8' });
+  const rl = createInterface({ input: stream, crlfDelay: Infinity });
+  const it = rl[Symbol.asyncIterator]();
+  const close = () => {
+    rl.close();
+    stream.destroy();
+  };
+  let header: ExportHeader;
+  try {
+    const first = await it.next();
+    if (first.done) fail('source_invalid', null, 'export is empty');
+    try {
+      header = JSON.parse(first.value) as ExportHeader;
+    } catch {
+      fail('source_invalid', null, 'export header is not JSON');
+    }
+    if (header?.format !== EXPORT_FORMAT || header.version !== EXPORT_VERSION) fail('source_invalid', null, 'not a cloakpipe ledger export (version 1)');
+    if (!Number.isSafeInteger(header.entries) || header.entries < 0 || !Number.isSafeInteger(header.anchors) || header.anchors < 0)
+      fail('source_invalid', null, 'export header lacks entry and anchor counts');
+    if (typeof header.public_key !== 'string') fail('source_invalid', null, 'export header lacks the gate public key');
+  } catch (e) {
+    close();
+    throw e;
+  }
+  const h = header;
+  return {
+    total: h.entries,
+    embeddedKeyPem: h.public_key,
+    async *entries() {
+      for (let i = 0; i < h.entries; i++) {
+        const r = await it.next();
+        if (r.done) fail('source_invalid', null, `export ends after ${i} of ${h.entries} entries`);
+        yield r.value;
+      }
+    },
+    async *anchors() {
+      let n = 0;
+      for (let r = await it.next(); !r.done; r = await it.next()) {
+        if (r.value === '') continue;
+        n++;
+        let a: AnchorRecord;
+        try {
+          a = JSON.parse(r.value) as AnchorRecord;
+        } catch {
+          fail('source_invalid', null, `export anchor line ${n} is not JSON`);
+        }
+        if (!a || typeof a !== 'object' || !Number.isSafeInteger(a.epoch)) fail('source_invalid', null, `export anchor line ${n} names no epoch`);
+        yield a;
+      }
+      if (n !== h.anchors) fail('source_invalid', null, `export holds ${n} anchors, its header says ${h.anchors}`);
+    },
+    close,
+  };
+}

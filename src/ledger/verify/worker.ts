@@ -1,0 +1,9 @@
+// A signature-checking worker: receives batches of entry lines, answers with their checks.
+import { createPublicKey } from 'node:crypto';
+import { parentPort, workerData } from 'node:worker_threads';
+import { checkEntryLine } from './check-entry.js';
+
+const key = createPublicKey((workerData as { publicKeyPem: string }).publicKeyPem);
+parentPort!.on('message', (m: { id: number; lines: string[] }) => {
+  parentPort!.postMessage({ id: m.id, results: m.lines.map((l) => checkEntryLine(l, key)) });
+});
