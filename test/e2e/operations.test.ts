@@ -54,6 +54,11 @@ test('a write called twice with the same id runs once; the second answer is the 
     const replay = entries.filter((e) => e.kind === 'decision' && e.outcome === 'replay');
     assert.equal(replay.length, 2);
     assert.match(String(replay[0].operation), /^sha256:[0-9a-f]{64}$/);
+    const allow = entries.find((e) => e.kind === 'decision' && e.outcome === 'allow' && e.tool === 'write_note');
+    assert.equal(allow?.operation_state, 'pending');
+    assert.equal(allow?.operation, replay[0].operation);
+    const conflictEntry = entries.find((e) => e.reason === 'operation_conflict');
+    assert.equal(conflictEntry?.operation_state, 'succeeded', 'a refusal records the state it found');
     assert.ok(!JSON.stringify(entries).includes('note-1'), 'the operation id appears only as a digest');
     assert.ok(!JSON.stringify(entries).includes(CANARY));
 

@@ -27,9 +27,10 @@ test('a new operation: pending on allow, settled by the reply, replayed afterwar
   assert.ok(checkOperations(f).ok);
   assert.equal(f.notes.fields.operation, operationDigest('k-1'));
   assert.equal(f.notes.fields.operation_id_source, 'argument');
-  assert.equal(f.notes.fields.operation_state, 'pending');
+  assert.equal(f.notes.fields.operation_state, 'new');
   assert.equal(operations.get('k-1'), null, 'nothing written before the decision is applied');
   applyAllow(f);
+  assert.equal(f.notes.fields.operation_state, 'pending', 'the entry, appended after the effects, says pending');
   assert.equal(operations.get('k-1')!.state, 'pending');
   // While in flight, the same call is refused.
   const g = factsFor({ args: args('k-1'), services });

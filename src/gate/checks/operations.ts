@@ -30,11 +30,15 @@ export function checkOperations(f: Facts): Verdict {
   // Settling belongs to the attempt this decision began: when its effect never ran (a later
   // check refused, shadow mode forwarded anyway), the reply must not settle someone else's.
   let begun = false;
+  // The entry says the state found; the effect (run before the entry is appended) updates it
+  // to the state the allowed call leaves behind.
+  fields.operation_state = op ? op.state : 'new';
   if (!op) {
     attempt = 1;
     f.notes.onAllow.push(() => {
       store.begin(id, f.fingerprint, f.call.tool, f.now);
       begun = true;
+      fields.operation_state = 'pending';
     });
   } else {
     switch (op.state) {
@@ -52,6 +56,7 @@ export function checkOperations(f: Facts): Verdict {
         f.notes.onAllow.push(() => {
           store.retry(id, f.fingerprint, op.attempts, f.now);
           begun = true;
+          fields.operation_state = 'pending';
         });
         break;
       case 'pending':
@@ -62,7 +67,6 @@ export function checkOperations(f: Facts): Verdict {
         return refuse('reconcile_before_retry', 'the outcome of an earlier attempt is unknown: cloakpipe ops reconcile');
     }
   }
-  fields.operation_state = 'pending';
   fields.operation_attempt = attempt;
   f.notes.afterReply.push((reply) => void (begun && store.settle(id, attempt, reply, Date.now())));
   f.notes.afterFailure.push((why) => void (begun && store.fail(id, attempt, why, Date.now())));
