@@ -108,11 +108,14 @@ export class Anchoring {
     await this.running;
   }
 
-  private async round(): Promise<TickResult> {
+  // While anchors fail and nothing but failure entries follow the newest epoch, retry that epoch
+  // instead of sealing epochs of failures; once it succeeds, seal the failure entries too, so a
+  // recovered anchor leaves no unanchored tail behind.
+  private async round(forceSeal = false): Promise<TickResult> {
     const { db, ledger } = this.parts;
     const result = await this.parts.transact(() => {
       const prev = lastEpoch(db);
-      if (prev && onlyFailuresSince(db, prev.seq)) return { epoch: prev, sealed: false };
+      if (!forceSeal && prev && onlyFailuresSince(db, prev.seq)) return { epoch: prev, sealed: false };
       return { epoch: sealEpochInTx(db, ledger), sealed: true };
     });
     const epoch = result.epoch;
@@ -127,6 +130,8 @@ export class Anchoring {
       const fields: EntryFields = { kind: 'anchor_failure', epoch: epoch.seq, anchor: o.kind, reason: o.reason };
       await this.parts.transact(() => ledger.appendInTx(fields));
     }
+    const head = ledger.head();
+    if (!result.sealed && outcomes.length > 0 && outcomes.every((o) => o.ok) && head && head.seq > epoch.seq) return this.round(true);
     return { epoch, sealed: result.sealed && !!epoch, outcomes };
   }
 }

@@ -1,0 +1,74 @@
+// Building real signed ledgers for epoch and verify tests: a temp ledger.db with entries written
+// by the production Ledger, epochs sealed by the production code.
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { join } from 'node:path';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { keyIdOf, type GateKey } from '../../src/ledger/keys.js';
+import { signEntry, entryHash, type Entry } from '../../src/ledger/entry.js';
+import { canonicalize } from '../../src/wire/canonical.js';
+import { openDb, type Db } from '../../src/store/sqlite.js';
+import { tempDir } from '../helpers/cli.js';
+
+export function gateKey(): GateKey {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const pk = createPrivateKey(privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  const publicKey = createPublicKey(pk);
+  return { privateKey: pk, publicKey, keyId: keyIdOf(publicKey) };
+}
+
+export interface Fixture {
+  path: string;
+  db: Db;
+  key: GateKey;
+  ledger: Ledger;
+  add(n: number): void;
+  now: { t: number };
+}
+
+export function fixture(opts: { start?: number } = {}): Fixture {
+  const path = join(tempDir('cp-verify-'), 'ledger.db');
+  const db = openDb(path, { create: true });
+  const key = gateKey();
+  const now = { t: opts.start ?? Date.now() - 60_000 };
+  const ledger = new Ledger(db, key, () => now.t);
+  return {
+    path,
+    db,
+    key,
+    ledger,
+    now,
+    add(n: number) {
+      db.transaction(() => {
+        for (let i = 0; i < n; i++) {
+          now.t += 7;
+          ledger.appendInTx({ kind: 'decision', outcome: 'allow', tool: 'echo', fingerprint: 'sha256:' + 'ab'.repeat(32) });
+        }
+      })();
+    },
+  };
+}
+
+export function entryAt(db: Db, seq: number): Entry {
+  const row = db.prepare('SELECT body FROM entries WHERE seq = ?').get(seq) as { body: string };
+  return JSON.parse(row.body) as Entry;
+}
+
+/** Overwrites the row `seq` with `entry` (hash column kept consistent, as a careful forger would). */
+export function putEntry(db: Db, rowSeq: number, entry: Entry): void {
+  db.prepare('UPDATE entries SET body = ?, hash = ?, ts = ?, kind = ? WHERE seq = ?').run(canonicalize(entry), entryHash(entry), entry.ts, entry.kind, rowSeq);
+}
+
+/** Re-signs `entry` (without its sig) with `key`. */
+export function resign(entry: Entry, key: GateKey['privateKey']): Entry {
+  const { sig: _sig, ...body } = entry;
+  return signEntry(body, key);
+}
+
+/** Re-signs and re-links entries from `seq` on (a key holder rewriting history). */
+export function rechainFrom(db: Db, seq: number, key: GateKey['privateKey']): void {
+  const rows = db.prepare('SELECT seq FROM entries WHERE seq >= ? ORDER BY seq').all(seq) as { seq: number }[];
+  for (const { seq: s } of rows) {
+    const prev = entryHash(entryAt(db, s - 1));
+    putEntry(db, s, resign({ ...entryAt(db, s), prev }, key));
+  }
+}

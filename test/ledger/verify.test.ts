@@ -1,0 +1,198 @@
+// verify over real signed ledgers: a clean ledger passes (inline and on worker threads, from a
+// home and from an export); each kind of tampering fails with a precise code naming the first
+// bad entry; verify opens no socket; the key inside an export is not a trust root.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sealEpoch } from '../../src/ledger/epoch.js';
+import { exportLedger } from '../../src/ledger/export.js';
+import { verifyLedger, type VerifyReport } from '../../src/ledger/verify/index.js';
+import { storeAnchor } from '../../src/ledger/epoch-anchors.js';
+import { cloakpipe, tempDir, ROOT } from '../helpers/cli.js';
+import { fixture, gateKey, entryAt, putEntry, resign, rechainFrom, type Fixture } from './epoch-fixture.js';
+
+/** 0..9 entries, epoch at 10, 11..15 entries, epoch at 16, 17..19 entries (an unsealed tail). */
+function sample(): Fixture {
+  const f = fixture();
+  f.add(10);
+  sealEpoch(f.db, f.ledger);
+  f.add(5);
+  sealEpoch(f.db, f.ledger);
+  f.add(3);
+  return f;
+}
+
+const run = (f: Fixture, opts: Parameters<typeof verifyLedger>[1] = {}) =>
+  verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, workers: 0, ...opts });
+
+function failed(r: VerifyReport, code: string, seq: number | null) {
+  assert.equal(r.ok, false, 'verify must fail');
+  assert.equal(r.failure?.code, code, JSON.stringify(r.failure));
+  assert.equal(r.failure?.seq, seq, JSON.stringify(r.failure));
+}
+
+test('a clean ledger verifies inline and on worker threads, with its epochs and tail', async () => {
+  const f = sample();
+  const inline = await run(f);
+  assert.equal(inline.failure, null);
+  assert.deepEqual([inline.ok, inline.entries, inline.epochs], [true, 20, 2]);
+  assert.deepEqual(inline.unanchored, { from: 0, count: 20 }, 'no anchors at all: all unanchored');
+  const pooled = await run(f, { workers: 2, inlineFirst: 3, batchSize: 4 });
+  assert.deepEqual({ ...pooled }, { ...inline });
+});
+
+test('progress is reported up to the total', async () => {
+  const f = sample();
+  const seen: number[] = [];
+  await run(f, { onProgress: (d, t) => (assert.equal(t, 20), seen.push(d)) });
+  assert.equal(seen.at(-1), 20);
+});
+
+test('an edited field fails the signature of that entry', async () => {
+  const f = sample();
+  f.db.prepare(`UPDATE entries SET body = json_set(body, '$.tool', 'rm') WHERE seq = 3`).run();
+  failed(await run(f), 'signature_invalid', 3);
+  const pooled = await run(f, { workers: 2, inlineFirst: 0, batchSize: 2 });
+  failed(pooled, 'signature_invalid', 3);
+});
+
+test('a deleted entry in the middle of an anchored epoch fails at the next seq', async () => {
+  const f = sample();
+  f.db.prepare('DELETE FROM entries WHERE seq = 4').run();
+  const r = await run(f);
+  failed(r, 'seq_not_contiguous', 5);
+  assert.match(r.failure!.detail, /expected seq 4/);
+});
+
+test('a deleted entry at the tail of an epoch fails at the epoch entry', async () => {
+  const f = sample();
+  f.db.prepare('DELETE FROM entries WHERE seq = 9').run();
+  failed(await run(f), 'seq_not_contiguous', 10);
+});
+
+test('deleting a tail that held an anchored epoch leaves an orphan anchor', async () => {
+  const f = sample();
+  storeAnchor(f.db, { epoch: 16, kind: 'rfc3161', token: 'AA==' });
+  f.db.prepare('DELETE FROM entries WHERE seq >= 16').run();
+  failed(await run(f), 'anchor_orphan', 16);
+});
+
+test('two swapped entries fail, even when the forger renumbers them', async () => {
+  const f = sample();
+  const a = entryAt(f.db, 12);
+  const b = entryAt(f.db, 13);
+  putEntry(f.db, 12, b);
+  putEntry(f.db, 13, a);
+  failed(await run(f), 'seq_not_contiguous', 13);
+  // Renumbered without the key: the signatures no longer hold.
+  putEntry(f.db, 12, { ...b, seq: 12 });
+  putEntry(f.db, 13, { ...a, seq: 13 });
+  failed(await run(f), 'signature_invalid', 12);
+});
+
+test('a back-dated entry fails on time, even re-signed and re-chained with the right key', async () => {
+  const f = sample();
+  const last = entryAt(f.db, 19);
+  putEntry(f.db, 19, resign({ ...last, ts: '2020-01-01T00:00:00.000Z' }, f.key.privateKey));
+  failed(await run(f), 'time_decreasing', 19);
+  const g = sample();
+  const mid = entryAt(g.db, 5);
+  putEntry(g.db, 5, resign({ ...mid, ts: entryAt(g.db, 2).ts }, g.key.privateKey));
+  rechainFrom(g.db, 6, g.key.privateKey);
+  failed(await run(g), 'time_decreasing', 5);
+});
+
+test('an entry re-signed with another key fails; so does a whole ledger forged with another key', async () => {
+  const f = sample();
+  const other = gateKey();
+  putEntry(f.db, 7, resign(entryAt(f.db, 7), other.privateKey));
+  failed(await run(f), 'signature_invalid', 7);
+  const g = sample();
+  putEntry(g.db, 0, resign(entryAt(g.db, 0), other.privateKey));
+  rechainFrom(g.db, 1, other.privateKey);
+  failed(await run(g), 'signature_invalid', 0);
+});
+
+test('a rewritten history (key holder) with a stale epoch root fails the epoch root', async () => {
+  const f = sample();
+  putEntry(f.db, 3, resign({ ...entryAt(f.db, 3), tool: 'rm' }, f.key.privateKey));
+  rechainFrom(f.db, 4, f.key.privateKey);
+  failed(await run(f), 'epoch_root_mismatch', 10);
+});
+
+test('an epoch whose range does not tile the ledger fails', async () => {
+  const f = sample();
+  putEntry(f.db, 16, resign({ ...entryAt(f.db, 16), first: 11 }, f.key.privateKey));
+  rechainFrom(f.db, 17, f.key.privateKey);
+  failed(await run(f), 'epoch_invalid', 16);
+});
+
+test('an export verifies with the given key; the key inside it is not a trust root', async () => {
+  const f = sample();
+  const out = join(tempDir(), 'ledger.jsonl');
+  const n = exportLedger(f.db, f.key.publicKey, out);
+  assert.deepEqual(n, { entries: 20, anchors: 0 });
+  const given = await verifyLedger({ exportFile: out }, { publicKey: f.key.publicKey, workers: 0 });
+  assert.equal(given.ok, true);
+  assert.equal(given.keySource, 'given');
+  // A forger rewrites everything with their own key and puts that key in the header.
+  const forger = gateKey();
+  putEntry(f.db, 0, resign(entryAt(f.db, 0), forger.privateKey));
+  rechainFrom(f.db, 1, forger.privateKey);
+  const forged = join(tempDir(), 'forged.jsonl');
+  exportLedger(f.db, forger.publicKey, forged);
+  failed(await verifyLedger({ exportFile: forged }, { publicKey: f.key.publicKey, workers: 0 }), 'key_mismatch', null);
+  // With the header key swapped back, the signatures give the forgery away.
+  const lines = readFileSync(forged, 'utf8').split('\n');
+  lines[0] = readFileSync(out, 'utf8').split('\n')[0];
+  writeFileSync(forged, lines.join('\n'));
+  failed(await verifyLedger({ exportFile: forged }, { publicKey: f.key.publicKey, workers: 0 }), 'signature_invalid', 0);
+  // Without --public-key the embedded key is used, and the report says so.
+  const embedded = await verifyLedger({ exportFile: out }, { workers: 0 });
+  assert.equal(embedded.keySource, 'embedded');
+  assert.match(embedded.warnings.join('\n'), /trusting the gate key inside the export/);
+});
+
+test('a truncated export fails as a source problem', async () => {
+  const f = sample();
+  const out = join(tempDir(), 'ledger.jsonl');
+  exportLedger(f.db, f.key.publicKey, out);
+  const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
+  writeFileSync(out, lines.slice(0, -2).join('\n') + '\n');
+  failed(await verifyLedger({ exportFile: out }, { publicKey: f.key.publicKey, workers: 0 }), 'source_invalid', null);
+});
+
+test('the CLI: exit 0 on a clean home, 1 naming the first bad entry, --json; no socket is ever opened', () => {
+  const f = sample();
+  const home = join(f.path, '..');
+  writeFileSync(join(home, 'gate.pub'), f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+  // A preload that makes every network primitive throw: verify must not need one.
+  const guard = join(tempDir(), 'no-net.mjs');
+  writeFileSync(
+    guard,
+    `import net from 'node:net'; import dns from 'node:dns'; import http from 'node:http'; import https from 'node:https'; import tls from 'node:tls';
+const no = (what) => () => { process.stderr.write('NETWORK USED: ' + what + '\\n'); process.exit(99); };
+net.connect = net.createConnection = no('net.connect'); net.Socket.prototype.connect = no('socket.connect');
+tls.connect = no('tls.connect'); dns.lookup = no('dns.lookup'); dns.resolve = no('dns.resolve');
+http.request = http.get = no('http.request'); https.request = https.get = no('https.request');
+globalThis.fetch = no('fetch');
+(await import('node:module')).syncBuiltinESMExports(); // named imports see the guards too
+`,
+  );
+  const env = { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${guard}`.trim() };
+  const ok = cloakpipe(['verify', '--home', home], { env, timeout: 120_000 });
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stdout, /ledger verified: 20 entries, 2 epochs/);
+  assert.match(ok.stdout, /unanchored\s+20 entries from seq 0/);
+  const json = cloakpipe(['verify', '--home', home, '--json', '--workers', '2'], { env, timeout: 120_000 });
+  assert.equal(JSON.parse(json.stdout).ok, true, json.stderr);
+  f.db.prepare(`UPDATE entries SET body = json_set(body, '$.outcome', 'refuse') WHERE seq = 14`).run();
+  const bad = cloakpipe(['verify', '--home', home], { env, timeout: 120_000 });
+  assert.equal(bad.status, 1, bad.stdout + bad.stderr);
+  assert.match(bad.stdout, /^ledger INVALID at seq 14 \(signature_invalid\)/);
+  assert.doesNotMatch(bad.stdout + bad.stderr, /refuse/, 'no payload in the failure line');
+  const usage = cloakpipe(['verify', '--home', home, '--require-anchors']);
+  assert.equal(usage.status, 2, 'requiring anchors without a trust root is a usage error');
+  assert.ok(ROOT);
+});
