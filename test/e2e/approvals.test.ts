@@ -84,6 +84,8 @@ test('approval required → approve the call → allowed once → the same recei
   assert.equal(allowed.approver, receipt.approver);
   assert.ok(entries.some((e) => e.outcome === 'replay'));
   assert.ok(!JSON.stringify(entries).includes(CANARY), 'no argument value in the ledger');
+  assert.ok(!g.stderr().includes(CANARY), 'nor in the diagnostics');
+  assert.ok(!g.stderr().includes(receipt.nonce) && !g.stderr().includes(receipt.signature), 'nor the receipt');
 });
 
 test('a receipt for a different call, an expired one, one from an unknown key, a forged one: each refused with its reason', async () => {

@@ -61,6 +61,7 @@ test('a write called twice with the same id runs once; the second answer is the 
     assert.equal(conflictEntry?.operation_state, 'succeeded', 'a refusal records the state it found');
     assert.ok(!JSON.stringify(entries).includes('note-1'), 'the operation id appears only as a digest');
     assert.ok(!JSON.stringify(entries).includes(CANARY));
+    assert.ok(!g.stderr().includes(CANARY) && !g.stderr().includes('note-1'), 'nor in the diagnostics');
 
     const list = ops(s, ['list', '--json']);
     assert.equal(list.status, 0, list.stderr);
