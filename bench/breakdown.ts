@@ -59,7 +59,7 @@ export async function microAsync(fn: () => Promise<unknown>, k: number, batches 
   return { median: per[per.length >> 1], min: per[0] };
 }
 
-export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; rateRows: (string | number)[][] }> {
+export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; rateRows: (string | number)[][]; inProcess: (string | number)[][] }> {
   const k = Math.max(5, Math.round(2000 * scale)); // cheap steps
   const kc = Math.max(3, Math.round(100 * scale)); // durable commits
   const rows: Micro[] = [];
@@ -149,6 +149,26 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
     // 6. The whole gate in this process: handleCall with an upstream that answers at once.
     const forward = () => Promise.resolve({ result: { content: [{ type: 'text', text: 'ok' }] } });
     add('in-process gate: Gate.handleCall (2 durable commits), instant upstream', await microAsync(() => gate.handleCall({ tool: 'echo', arguments: args, meta: {} }, forward), kc), 1);
+    // CPU per call with group commit at work: 64 in flight, CPU time from process.cpuUsage.
+    const inProcess: (string | number)[][] = [];
+    for (const inFlight of [1, 64]) {
+      const total = Math.max(inFlight, Math.round((inFlight === 1 ? 100 : 1280) * scale));
+      let started = 0;
+      const c0 = process.cpuUsage();
+      const t = performance.now();
+      await Promise.all(
+        Array.from({ length: inFlight }, async () => {
+          while (started < total) {
+            started++;
+            await gate.handleCall({ tool: 'echo', arguments: args, meta: {} }, forward);
+          }
+        }),
+      );
+      const wall = (performance.now() - t) / 1000;
+      const c = process.cpuUsage(c0);
+      const cpuUs = (c.user + c.system) / total;
+      inProcess.push([inFlight, total, Math.round(total / wall).toLocaleString('en-US'), cpuUs.toFixed(0), Math.round(1e6 / cpuUs).toLocaleString('en-US')]);
+    }
 
     // 7. The rate windows grow with the calls of the day: one row per allowed call, counted per call.
     const rateRows: (string | number)[][] = [];
@@ -162,7 +182,7 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
       const dd = micro(() => decide(call, { manifest: p.manifest, context: ctx, services: p.services, sessionLabel: p.sessionLabel(), now }), Math.max(3, Math.round(100 * scale)), 7);
       rateRows.push([target.toLocaleString('en-US'), us(r.median / 1000), us(r.min / 1000), us(dd.median / 1000)]);
     }
-    return { rows, rateRows };
+    return { rows, rateRows, inProcess };
   } finally {
     await opened.close('bench');
     setLogSink(null);
@@ -180,7 +200,7 @@ export async function main() {
   const f = flags({ scale: { type: 'string' } }, { n: 2000 });
   const scale = f.values.scale ? Number(f.values.scale) : 1;
   const loadBefore = loadNow();
-  const { rows, rateRows } = await measureBreakdown(scale);
+  const { rows, rateRows, inProcess } = await measureBreakdown(scale);
   const e2e = await measureSequential([directPath(), relayPath(), gatePath(gateFiles())], f.n, f.warmup, 250);
   const [direct, relay, gated] = e2e.map((r) => r.stats);
   const get = (prefix: string) => rows.find((r) => r.step.startsWith(prefix))!;
@@ -198,9 +218,10 @@ export async function main() {
       ['end to end: gate − direct, p99', us(gated.p99 - direct.p99)],
     ],
   );
+  const inProc = table(['in-process gate, in flight', 'calls', 'calls/s (this run)', 'CPU µs/call', 'calls/s per CPU-second (one idle core)'], inProcess);
   const rates = table(['rate_calls rows (same task and tool, last day)', 'counts() median µs', 'counts() best µs', 'decide() median µs'], rateRows);
-  if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows, rateRows, e2e }) + '\n');
-  section('Breakdown: one gated call, step by step (in process, this run)', `${machine()}\nload before the run: ${loadBefore}\n\n${breakdownTable(rows)}\n\n${summary}\n\nEnd to end in the same run (${f.n} sequential calls): direct p50 ${ms(direct.p50)} ms, relay p50 ${ms(relay.p50)} ms, gate p50 ${ms(gated.p50)} ms.\n\nThe rate windows as the day fills (one row per allowed call, counted on every call):\n\n${rates}`);
+  if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows, rateRows, inProcess, e2e }) + '\n');
+  section('Breakdown: one gated call, step by step (in process, this run)', `${machine()}\nload before the run: ${loadBefore}\n\n${breakdownTable(rows)}\n\n${summary}\n\nEnd to end in the same run (${f.n} sequential calls): direct p50 ${ms(direct.p50)} ms, relay p50 ${ms(relay.p50)} ms, gate p50 ${ms(gated.p50)} ms.\n\nThe gate in this process, an upstream that answers at once, CPU time from process.cpuUsage (load-independent):\n\n${inProc}\n\nThe rate windows as the day fills (one row per allowed call, counted on every call):\n\n${rates}`);
 }
 
 if (isMain(import.meta.url)) await main();

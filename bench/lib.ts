@@ -56,7 +56,7 @@ export function flags(extra: Record<string, { type: 'string' | 'boolean'; defaul
 
 export function machine(): string {
   const [l1, l5, l15] = loadavg().map((x) => x.toFixed(2));
-  return `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), load ${l1} ${l5} ${l15}, ${new Date().toISOString()}`;
+  return `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), load ${l1} ${l5} ${l15}, ${new Date().toISOString()}; gate node flags: ${GATE_NODE_FLAGS.join(' ') || '(none)'}`;
 }
 
 export function loadNow(): string {
@@ -126,6 +126,9 @@ when { context has args && context.args has message && context.args.message like
 
 export const CONTEXT = { task: { id: 'bench-task-1', tier: 'standard' } };
 
+/** Clock ticks per second of /proc/PID/stat (USER_HZ: 100 on Linux, whatever the kernel's HZ). */
+const CLK_TCK = Number(process.env.CLK_TCK ?? 100);
+
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
@@ -170,9 +173,18 @@ export interface Path {
 
 export const upstreamArgv = (): string[] => [process.execPath, UPSTREAM];
 
+/**
+ * Node flags for the gate process. As shipped (Node 20.20, V8 11.3) the gate dies after about
+ * 2,000 calls with `Fatal error ... unreachable code` in Deoptimizer::DoComputeBuiltinContinuation:
+ * V8 inlines the JS → Wasm calls into Cedar (cedar-wasm) and later fails to deoptimize them.
+ * `--no-turbo-inline-js-wasm-calls` avoids it (6,000 calls clean), so the benchmarks run the gate
+ * with it; BENCH_GATE_NODE_FLAGS="" runs it exactly as shipped (it will crash in long runs).
+ */
+export const GATE_NODE_FLAGS: string[] = (process.env.BENCH_GATE_NODE_FLAGS ?? '--no-turbo-inline-js-wasm-calls').split(' ').filter(Boolean);
+
 export const directPath = (): Path => ({ name: 'direct', argv: upstreamArgv() });
 export const relayPath = (): Path => ({ name: 'relay (line copy)', argv: [process.execPath, RELAY, '--', ...upstreamArgv()] });
-export const gatePath = (g: GateFiles = gateFiles()): Path => ({ name: 'gate (enforce, Cedar, ledger, durable)', argv: [process.execPath, ...gateArgv(g, upstreamArgv())] });
+export const gatePath = (g: GateFiles = gateFiles()): Path => ({ name: 'gate (enforce, Cedar, ledger, durable)', argv: [process.execPath, ...GATE_NODE_FLAGS, ...gateArgv(g, upstreamArgv())] });
 
 export function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -307,6 +319,18 @@ export class LineClient {
 
   stderr(): string {
     return this.stderrTail;
+  }
+
+  /** CPU time (user + system, ms) the child has used so far: the process the client talks to,
+   *  not its own children. Load-independent where wall-clock figures are not. Linux only. */
+  cpuMs(): number {
+    try {
+      const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+    } catch {
+      return NaN;
+    }
   }
 
   /** Send a raw line, resolve with the reply line carrying `id`. */

@@ -9,6 +9,11 @@ export interface PathResult {
   name: string;
   note?: string;
   stats: Stats;
+  /** CPU µs per call of the process the client talks to (the gate, the relay, the upstream). */
+  cpuUsPerCall: number;
+  /** p50 of the first and the last tenth of the calls, in order (state that grows with calls shows here). */
+  firstTenthP50: number;
+  lastTenthP50: number;
 }
 
 /** N sequential calls on each path, interleaved in chunks; the first path is the baseline. */
@@ -18,20 +23,30 @@ export async function measureSequential(paths: Path[], n: number, warmup: number
     for (const p of paths) clients.push(await LineClient.start(p));
     for (const c of clients) await c.sequential(warmup);
     const samples: number[][] = clients.map(() => []);
+    const cpu = clients.map(() => 0);
     for (let done = 0; done < n; done += chunk) {
       const k = Math.min(chunk, n - done);
-      for (let i = 0; i < clients.length; i++) samples[i].push(...(await clients[i].sequential(k)));
+      for (let i = 0; i < clients.length; i++) {
+        const c0 = clients[i].cpuMs();
+        samples[i].push(...(await clients[i].sequential(k)));
+        cpu[i] += clients[i].cpuMs() - c0;
+      }
     }
-    return paths.map((p, i) => ({ name: p.name, note: p.note, stats: stats(samples[i]) }));
+    return paths.map((p, i) => ({ name: p.name, note: p.note, stats: stats(samples[i]), cpuUsPerCall: (cpu[i] * 1000) / n, ...tenths(samples[i]) }));
   } finally {
     for (const c of clients) await c.close().catch(() => undefined);
   }
 }
 
+function tenths(s: number[]): { firstTenthP50: number; lastTenthP50: number } {
+  const k = Math.max(1, Math.floor(s.length / 10));
+  return { firstTenthP50: stats(s.slice(0, k)).p50, lastTenthP50: stats(s.slice(-k)).p50 };
+}
+
 export function overheadTable(results: PathResult[]): string {
   const base = results[0].stats;
   return table(
-    ['path', 'calls', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms', 'added p50 ms', 'added p99 ms', 'p50 vs direct'],
+    ['path', 'calls', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms', 'added p50 ms', 'added p99 ms', 'p50 vs direct', 'CPU µs/call ¹'],
     results.map((r) => [
       r.name,
       r.stats.n,
@@ -42,8 +57,9 @@ export function overheadTable(results: PathResult[]): string {
       r === results[0] ? '—' : ms(r.stats.p50 - base.p50),
       r === results[0] ? '—' : ms(r.stats.p99 - base.p99),
       r === results[0] ? '1.00×' : ratio(r.stats.p50, base.p50),
+      Number.isFinite(r.cpuUsPerCall) ? r.cpuUsPerCall.toFixed(0) : '?',
     ]),
-  );
+  ) + '\n\n¹ user + system CPU of the process the client talks to (the upstream itself for direct; the relay, the gate or the peer\'s stdio side otherwise), from /proc, 10 ms ticks: it does not grow with machine load the way wall-clock latency does.';
 }
 
 export function targetsTable(results: PathResult[]): string {
@@ -57,6 +73,8 @@ export function targetsTable(results: PathResult[]): string {
     ['added p99 per gated call', '≤ 1 ms', `${ms(addP99)} ms`, addP99 <= 1 ? 'met' : 'MISSED'],
   ];
   if (relay) rows.push(['of which any stdio hop (relay − direct, p50)', '—', `${ms(relay.stats.p50 - direct.p50)} ms`, 'floor']);
+  const g = results.find((r) => r.name.startsWith('gate'))!;
+  rows.push(['gate p50: first tenth of the calls → last tenth', '—', `${ms(g.firstTenthP50)} → ${ms(g.lastTenthP50)} ms`, 'drift']);
   return table(['target', 'goal', 'measured', 'status'], rows);
 }
 

@@ -10,6 +10,7 @@ export interface ThroughputRow {
   perSecond: number;
   p50: number;
   p99: number;
+  cpuUsPerCall: number;
 }
 
 export async function measureThroughput(paths: (() => Path)[], levels: number[], n: number, warmup: number): Promise<ThroughputRow[]> {
@@ -19,10 +20,12 @@ export async function measureThroughput(paths: (() => Path)[], levels: number[],
       const p = make(); // a fresh gate home per run: every level starts from the same ledger size
       const r = await withPath(p, async (c) => {
         await c.concurrent(warmup, level);
-        return c.concurrent(n, level);
+        const c0 = c.cpuMs();
+        const out = await c.concurrent(n, level);
+        return { ...out, cpuUsPerCall: ((c.cpuMs() - c0) * 1000) / n };
       });
       const s = stats(r.latencies);
-      rows.push({ path: p.name, inFlight: level, perSecond: r.perSecond, p50: s.p50, p99: s.p99 });
+      rows.push({ path: p.name, inFlight: level, perSecond: r.perSecond, p50: s.p50, p99: s.p99, cpuUsPerCall: r.cpuUsPerCall });
     }
   }
   return rows;
@@ -31,9 +34,18 @@ export async function measureThroughput(paths: (() => Path)[], levels: number[],
 export function throughputTable(rows: ThroughputRow[]): string {
   const directAt = (l: number) => rows.find((r) => r.inFlight === l && r.path === 'direct')?.perSecond ?? 0;
   return table(
-    ['path', 'in flight', 'calls/s', 'p50 ms', 'p99 ms', 'vs direct'],
-    rows.map((r) => [r.path, r.inFlight, num(r.perSecond), ms(r.p50), ms(r.p99), r.path === 'direct' ? '1.00×' : ratio(r.perSecond, directAt(r.inFlight))]),
-  );
+    ['path', 'in flight', 'calls/s', 'p50 ms', 'p99 ms', 'vs direct', 'CPU µs/call', 'calls/s per CPU-second'],
+    rows.map((r) => [
+      r.path,
+      r.inFlight,
+      num(r.perSecond),
+      ms(r.p50),
+      ms(r.p99),
+      r.path === 'direct' ? '1.00×' : ratio(r.perSecond, directAt(r.inFlight)),
+      Number.isFinite(r.cpuUsPerCall) ? r.cpuUsPerCall.toFixed(0) : '?',
+      Number.isFinite(r.cpuUsPerCall) && r.cpuUsPerCall > 0 ? num(1e6 / r.cpuUsPerCall) : '?',
+    ]),
+  ) + '\n\nCPU µs/call: user + system CPU of the process the client talks to, from /proc (10 ms ticks). The gate does all its work on one thread, so 10⁶ / (CPU µs/call) is the ceiling of its calls/s on one idle core, whatever the load was during this run.';
 }
 
 export function throughputTarget(rows: ThroughputRow[]): string {
