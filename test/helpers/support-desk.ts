@@ -4,7 +4,9 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe, helperScript, makeHome, tempDir, writeFiles } from './cli.js';
-import { connectThroughGate } from './gate-client.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { gateArgs } from './gate-client.js';
 import { call, type Outcome, type RunningGate } from './recording-gate.js';
 
 export { call, type Outcome, type RunningGate };
@@ -63,18 +65,48 @@ export function desk(o: { policy: string; contexts?: Record<string, object>; man
   return { home: o.home ?? makeHome(), dir, manifest: files['manifest.yaml'], policy: files['p.cedar'], record: join(dir, 'record.jsonl'), contexts };
 }
 
-/** Start a gate on the desk's home with one of its task contexts. */
+/** Start a gate on the desk's home with one of its task contexts. A gate that does not come up
+ *  fails the test with what it wrote to stderr. */
 export async function openDesk(d: Desk, context?: string, flags: string[] = []): Promise<RunningGate> {
-  const c = await connectThroughGate({
-    home: d.home,
-    manifest: d.manifest,
-    policy: d.policy,
-    context: context === undefined ? undefined : d.contexts[context],
-    flags,
-    upstream: [process.execPath, DESK_SERVER],
-    env: { RECORD_FILE: d.record },
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: gateArgs({
+      home: d.home,
+      manifest: d.manifest,
+      policy: d.policy,
+      context: context === undefined ? undefined : d.contexts[context],
+      flags,
+      upstream: [process.execPath, DESK_SERVER],
+    }),
+    stderr: 'pipe',
+    env: { ...(process.env as Record<string, string>), RECORD_FILE: d.record },
   });
-  return { client: c.client, pid: -1, stderr: c.stderr, close: () => c.close().catch(() => undefined) };
+  let err = '';
+  transport.stderr?.on('data', (b: Buffer) => (err += b.toString()));
+  const client = new Client({ name: 'cloakpipe-policy-host', version: '1.0.0' });
+  try {
+    await client.connect(transport, { timeout: 120_000 });
+  } catch (e) {
+    await new Promise((r) => setTimeout(r, 200)); // the rest of stderr
+    throw new Error(`the gate did not start: ${(e as Error).message}\n${err}`);
+  }
+  const pid = transport.pid ?? -1;
+  // Closing returns once the gate process is gone, so a gate started next on the same home
+  // really is a restart.
+  const close = async () => {
+    await client.close().catch(() => undefined);
+    for (const end = Date.now() + 30_000; pid > 0 && alive(pid) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));
+  };
+  return { client, pid, stderr: () => err, close };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Replace a task context file the way an orchestrator should: write aside, then rename. */
