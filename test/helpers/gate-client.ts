@@ -1,7 +1,14 @@
 // The official MCP SDK client, connected to an upstream server through the real gate binary.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { after } from 'node:test';
 import { CLI } from './cli.js';
+
+// A failing test must not leave gates behind to keep the test process (and the run) alive.
+const open = new Set<Client>();
+after(async () => {
+  await Promise.allSettled([...open].map((c) => c.close()));
+});
 
 export interface GateOptions {
   home: string;
@@ -40,5 +47,13 @@ export async function connectThroughGate(o: GateOptions): Promise<Connected> {
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   const client = new Client({ name: 'cloakpipe-test-host', version: '1.0.0' });
   await client.connect(transport);
-  return { client, stderr: () => err, close: () => client.close() };
+  open.add(client);
+  return {
+    client,
+    stderr: () => err,
+    close: () => {
+      open.delete(client);
+      return client.close();
+    },
+  };
 }

@@ -1,7 +1,14 @@
 // The real gate binary driven with raw lines, for wire-level tests a well-behaved SDK client
 // would never send.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after } from 'node:test';
 import { gateArgs, type GateOptions } from './gate-client.js';
+
+// A failing test must not leave gates behind to keep the test process (and the run) alive.
+const live = new Set<ChildProcess>();
+after(() => {
+  for (const c of live) c.kill('SIGKILL');
+});
 
 export class RawGate {
   readonly child: ChildProcess;
@@ -25,7 +32,13 @@ export class RawGate {
       }
     });
     this.child.stderr!.on('data', (d: Buffer) => (this.stderr += d.toString()));
-    this.exited = new Promise((r) => this.child.on('close', (code) => r(code)));
+    live.add(this.child);
+    this.exited = new Promise((r) =>
+      this.child.on('close', (code) => {
+        live.delete(this.child);
+        r(code);
+      }),
+    );
   }
 
   send(data: string | Buffer) {
@@ -33,7 +46,7 @@ export class RawGate {
   }
 
   /** The next line the gate writes to the host, parsed. */
-  next(timeoutMs = 10_000): Promise<any> {
+  next(timeoutMs = 60_000): Promise<any> {
     const l = this.lines.shift();
     if (l !== undefined) return Promise.resolve(JSON.parse(l));
     return new Promise((resolve, reject) => {
