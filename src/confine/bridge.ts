@@ -224,8 +224,9 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
       await Promise.race([attachEnded.promise, sleep(2000)]);
       core.endStdout();
       await Promise.race([core.idle(), stopped.promise]);
-      const after = await o.engine.inspectOrNull(id).catch(() => null);
-      if (after && (after.State?.Running === true || after.State?.StartedAt !== startedAt || (after.RestartCount ?? 0) !== 0)) core.stop('container_restarted');
+      const after = await o.engine.inspectOrNull(id).catch(() => undefined);
+      if (after === null) core.stop('container_removed');
+      else if (after && (after.State?.Running === true || after.State?.StartedAt !== startedAt || (after.RestartCount ?? 0) !== 0)) core.stop('container_restarted');
     }
     if (core.stopped) {
       s.ended = 'stopped';

@@ -22,6 +22,7 @@ export type StopReason =
   | 'attach_lost'
   | 'stream_protocol'
   | 'container_restarted'
+  | 'container_removed'
   | 'admission_changed'
   | 'interrupted'
   | 'internal_error';
@@ -39,6 +40,7 @@ export const STOP_TEXT: Record<StopReason, string> = {
   attach_lost: 'the attach stream ended while the container ran',
   stream_protocol: 'invalid attach stream',
   container_restarted: 'the container was restarted',
+  container_removed: 'the container was removed under the bridge (the watchdog acted)',
   admission_changed: 'the container configuration changed after create',
   interrupted: 'the bridge was interrupted',
   internal_error: 'internal error',

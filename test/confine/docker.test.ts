@@ -317,6 +317,7 @@ test('failure: paused bridge → the watchdog lease expires and it removes the c
   const d = await r.done;
   assert.ok(gone, 'container removed by the watchdog while the bridge was frozen');
   assert.equal(d.code, 1);
+  assert.ok(['container_removed', 'watchdog_lost'].includes(String(d.summary?.reason)), 'the resumed bridge reports the watchdog acted');
   assert.equal(observeRecord(r.recordFile, 'x').calls, 0);
   evidence.cases.push({ name: 'paused-bridge', gone, exit: d.code, record: observeRecord(r.recordFile, 'x') });
 });
