@@ -441,7 +441,7 @@ test('live restriction over the control socket: the in-flight call finishes firs
     imageId: IMAGE,
     recordFile,
     controlPath,
-    upstreamEnv: { SLOW_MS: '1500' },
+    upstreamEnv: { SLOW_MS: '3000' }, // the window in which the update must arrive
     input: { canary, mode: 'sequence', messages: [['notify', 'first'], ['notify', canary]], targets: targets() } as any,
   });
   // Wait until the first call is at the upstream, then revoke.
