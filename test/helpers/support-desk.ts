@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { cloakpipe, helperScript, makeHome, tempDir, writeFiles } from './cli.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { after } from 'node:test';
 import { gateArgs } from './gate-client.js';
 import { call, type Outcome, type RunningGate } from './recording-gate.js';
 
@@ -65,6 +66,12 @@ export function desk(o: { policy: string; contexts?: Record<string, object>; man
   return { home: o.home ?? makeHome(), dir, manifest: files['manifest.yaml'], policy: files['p.cedar'], record: join(dir, 'record.jsonl'), contexts };
 }
 
+// A failing test must not leave gates behind to keep the test process alive.
+const running = new Set<() => Promise<void>>();
+after(async () => {
+  await Promise.allSettled([...running].map((close) => close()));
+});
+
 /** Start a gate on the desk's home with one of its task contexts. A gate that does not come up
  *  fails the test with what it wrote to stderr. */
 export async function openDesk(d: Desk, context?: string, flags: string[] = []): Promise<RunningGate> {
@@ -88,15 +95,18 @@ export async function openDesk(d: Desk, context?: string, flags: string[] = []):
     await client.connect(transport, { timeout: 120_000 });
   } catch (e) {
     await new Promise((r) => setTimeout(r, 200)); // the rest of stderr
+    await client.close().catch(() => undefined);
     throw new Error(`the gate did not start: ${(e as Error).message}\n${err}`);
   }
   const pid = transport.pid ?? -1;
   // Closing returns once the gate process is gone, so a gate started next on the same home
   // really is a restart.
   const close = async () => {
+    running.delete(close);
     await client.close().catch(() => undefined);
     for (const end = Date.now() + 30_000; pid > 0 && alive(pid) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));
   };
+  running.add(close);
   return { client, pid, stderr: () => err, close };
 }
 
