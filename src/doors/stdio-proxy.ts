@@ -32,6 +32,10 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
   const { gate, output } = opts;
   const callWaiters = new Map<string, Waiter>(); // forwarded tools/call awaiting the server
   const otherPending = new Map<string, RpcId>(); // other forwarded requests awaiting the server
+  // Calls the gate gave up on (timeout) that the server may still answer: a late answer must
+  // not reach the host after it was told the outcome is unknown, nor match a reused id.
+  const abandoned = new Set<string>();
+  const busy = (key: string) => callWaiters.has(key) || otherPending.has(key) || abandoned.has(key);
   const inFlight = new Set<Promise<void>>();
   let hostEnded = false;
   let upstreamExit: { code: number | null } | null = null;
@@ -62,6 +66,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
           waiter.resolve({ reply, raw });
           return; // written by the call's handler once its outcome is recorded
         }
+        if (abandoned.delete(key)) return; // the host was already told the outcome is unknown
         otherPending.delete(key);
       }
       // Not a gated call's reply: it still reaches the host, so the flow session sees it first.
@@ -72,6 +77,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
       upstreamExit = { code };
       for (const w of callWaiters.values()) w.reject(new UpstreamGone('upstream exited'));
       callWaiters.clear();
+      abandoned.clear();
       for (const id of otherPending.values()) writeMsg(upstreamGoneResponse(id));
       otherPending.clear();
       void shutdown();
@@ -100,7 +106,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
       return void refuseLine('invalid_request', 'tools/call params hold only name, arguments and _meta objects', msg.id);
     }
     const key = idKey(msg.id);
-    if (callWaiters.has(key) || otherPending.has(key)) {
+    if (busy(key)) {
       return void refuseLine('invalid_request', 'a request with this id is already in flight', msg.id);
     }
     // Gate-level metadata (receipts, operation ids) is the gate's; the server gets the rest.
@@ -125,7 +131,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
     const task = gate
       .handleCall({ tool: p.name as string, arguments: args, meta }, forward)
       .then((outcome) => {
-        callWaiters.delete(key);
+        if (callWaiters.delete(key) && outcome.kind === 'unknown') abandoned.add(key);
         switch (outcome.kind) {
           case 'refused':
             return writeMsg(refusalResponse(msg.id, outcome.data));
@@ -158,7 +164,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
     }
     if (msg.kind === 'request' && msg.method === 'tools/call') return handleCall(msg);
     if (msg.kind === 'request') {
-      if (callWaiters.has(idKey(msg.id)) || otherPending.has(idKey(msg.id)))
+      if (busy(idKey(msg.id)))
         return refuseLine('invalid_request', 'a request with this id is already in flight', msg.id, line);
       if (!upstream.alive) return writeMsg(upstreamGoneResponse(msg.id));
       otherPending.set(idKey(msg.id), msg.id);

@@ -48,7 +48,7 @@ export class Upstream {
   }
 
   /** Close its stdin, then escalate if it does not leave. */
-  stop(graceMs = 2000) {
+  stop(graceMs = 5000) {
     if (this.exited) return;
     this.child.stdin!.end();
     const term = setTimeout(() => this.child.kill('SIGTERM'), graceMs);

@@ -14,7 +14,8 @@ tools:
 
 function start(o: { home: string; manifest: string; policy: string; context?: string }) {
   const marker = join(tempDir(), 'spawned');
-  const upstream = [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`];
+  // A shell starts in milliseconds even on a loaded machine: the marker says it was spawned.
+  const upstream = ['sh', '-c', 'touch "$0"; cat >/dev/null', marker];
   const r = cloakpipe(['mcp-proxy', '--home', o.home, '--manifest', o.manifest, '--policy', o.policy, ...(o.context ? ['--context', o.context] : []), '--', ...upstream], { input: '' });
   return { ...r, spawned: existsSync(marker) };
 }

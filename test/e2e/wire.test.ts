@@ -20,6 +20,9 @@ tools:
   hang:
     effect: read
     arguments: {}
+  slow:
+    effect: read
+    arguments: {}
 `;
 
 let files: Record<string, string>;
@@ -133,5 +136,21 @@ test('a request id already in flight is refused, not confused with the first', a
   assert.equal(first.id, 'dup');
   assert.equal(first.error.data.reason, 'outcome_unknown');
   assert.equal(received().filter((l) => l.includes('"echo"')).length, 0);
+  await gate.end();
+});
+
+test('after --call-timeout the late answer never reaches the host, and its id is not reusable until it came', async () => {
+  const { gate } = await startGate(['--call-timeout', '300ms']);
+  gate.send('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}}\n');
+  const first = await gate.next();
+  assert.equal(first.error.data.reason, 'outcome_unknown');
+  gate.send('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}\n');
+  assert.equal((await gate.next()).error.data.reason, 'invalid_request', 'the id is still in flight upstream');
+  await new Promise((r) => setTimeout(r, 2500)); // the late answer arrives at the gate meanwhile
+  gate.send('{"jsonrpc":"2.0","id":"p","method":"ping"}\n');
+  const next = await gate.next();
+  assert.equal(next.id, 'p', 'the late answer was dropped, not delivered as a second answer to id 9');
+  gate.send('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}\n');
+  assert.ok((await gate.next()).result, 'the id is free again once the late answer came');
   await gate.end();
 });

@@ -1,6 +1,6 @@
 // A minimal MCP stdio server that records every raw line it receives (to $RECORD_FILE) and
 // answers initialize, tools/list and tools/call (echoing its arguments' keys). Tool `exit_now`
-// makes it exit before answering; tool `hang` never answers. It proves what reached the tool.
+// makes it exit before answering; tool `hang` never answers; tool `slow` answers after 1.5 s. It proves what reached the tool.
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -20,10 +20,12 @@ rl.on('line', (line) => {
   if (m.method === 'initialize')
     return send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'recorder', version: '1' } } });
   if (m.method === 'tools/list')
-    return send({ jsonrpc: '2.0', id: m.id, result: { tools: ['echo', 'exit_now', 'hang'].map((name) => ({ name, inputSchema: { type: 'object' } })) } });
+    return send({ jsonrpc: '2.0', id: m.id, result: { tools: ['echo', 'exit_now', 'hang', 'slow'].map((name) => ({ name, inputSchema: { type: 'object' } })) } });
   if (m.method === 'tools/call') {
     if (m.params.name === 'exit_now') process.exit(3);
     if (m.params.name === 'hang') return;
+    if (m.params.name === 'slow')
+      return void setTimeout(() => send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'late' }] } }), 1500);
     return send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'ok' }], structuredContent: { received: m.params.arguments } } });
   }
   if (typeof m.method === 'string' && m.method.startsWith('never/')) return;
