@@ -36,6 +36,10 @@ export class EpochRoot {
   add(hash: Buffer | string): void {
     this.tree.addLeaf(typeof hash === 'string' ? hashBytes(hash) : hash);
   }
+  /** Adds an already computed RFC 6962 leaf hash. */
+  addLeafHash(leaf: Uint8Array): void {
+    this.tree.addLeafHash(leaf);
+  }
   get size(): number {
     return this.tree.size;
   }

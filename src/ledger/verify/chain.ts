@@ -33,7 +33,7 @@ export class ChainChecker {
     if (c.prev !== this.prevHash) fail('chain_broken', c.seq, `prev is not the hash of entry ${at - 1}`);
     if (this.prevTs !== null && c.ts < this.prevTs) fail('time_decreasing', c.seq, `ts ${c.ts} is before the previous entry's ${this.prevTs}`);
     if (c.kind === 'epoch') this.epoch(c);
-    this.acc.add(c.hash);
+    this.acc.addLeafHash(c.leaf);
     this.prevHash = c.hash;
     this.prevTs = c.ts;
     this.count++;
