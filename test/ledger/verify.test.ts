@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { sealEpoch } from '../../src/ledger/epoch.js';
 import { exportLedger } from '../../src/ledger/export.js';
 import { verifyLedger, type VerifyReport } from '../../src/ledger/verify/index.js';
@@ -195,4 +196,20 @@ globalThis.fetch = no('fetch');
   const usage = cloakpipe(['verify', '--home', home, '--require-anchors']);
   assert.equal(usage.status, 2, 'requiring anchors without a trust root is a usage error');
   assert.ok(ROOT);
+});
+
+test('a progress bar is drawn on a terminal only', (t) => {
+  const f = sample();
+  const home = join(f.path, '..');
+  writeFileSync(join(home, 'gate.pub'), f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+  const piped = cloakpipe(['verify', '--home', home]);
+  assert.equal(piped.status, 0);
+  assert.doesNotMatch(piped.stderr + piped.stdout, /verifying \[/);
+  // script(1) runs the command on a pseudo-terminal.
+  const cmd = [process.execPath, join(ROOT, 'dist/src/cli/main.js'), 'verify', '--home', home].map((a) => `'${a}'`).join(' ');
+  const tty = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8', timeout: 120_000 });
+  if (tty.error) return t.skip('script(1) is not available');
+  assert.equal(tty.status, 0, tty.stdout);
+  assert.match(tty.stdout, /verifying \[#+\] 100% 20\/20/);
+  assert.match(tty.stdout, /ledger verified: 20 entries/);
 });
