@@ -128,7 +128,13 @@ export function buildManifest(doc: unknown): LoadedManifest {
       fail(`classify[${i}].pattern`, 'not a valid linear-time (RE2) pattern');
     }
   });
-  if (doc.pins !== undefined && !isPlain(doc.pins)) fail('pins', 'must be a mapping');
+  if (doc.pins !== undefined) {
+    if (!isPlain(doc.pins)) fail('pins', 'must be a mapping');
+    for (const [tool, d] of Object.entries(doc.pins)) {
+      if (!(tool in tools)) fail(`pins.${tool}`, 'pins a tool the manifest does not declare');
+      if (typeof d !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(d)) fail(`pins.${tool}`, 'must be a sha256:<hex> digest');
+    }
+  }
   if (doc.effects !== undefined) {
     // Execution scope (issue 9): validated strictly by src/scope/effects.ts; any problem refuses start-up.
     const problems = effectsErrors(doc.effects, Object.keys(tools));

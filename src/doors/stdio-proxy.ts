@@ -31,7 +31,7 @@ const idKey = (id: RpcId) => JSON.stringify(id);
 export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
   const { gate, output } = opts;
   const callWaiters = new Map<string, Waiter>(); // forwarded tools/call awaiting the server
-  const otherPending = new Map<string, RpcId>(); // other forwarded requests awaiting the server
+  const otherPending = new Map<string, { id: RpcId; method: string }>(); // other forwarded requests awaiting the server
   // Calls the gate gave up on (timeout) that the server may still answer: a late answer must
   // not reach the host after it was told the outcome is unknown, nor match a reused id.
   const abandoned = new Set<string>();
@@ -67,7 +67,10 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
           return; // written by the call's handler once its outcome is recorded
         }
         if (abandoned.delete(key)) return; // the host was already told the outcome is unknown
+        const pending = otherPending.get(key);
         otherPending.delete(key);
+        // The server's tool definitions, checked against their pins before the host sees them.
+        if (pending?.method === 'tools/list' && m.result !== undefined) gate.observeToolList(m.result);
       }
       // Not a gated call's reply: it still reaches the host, so the flow session sees it first.
       gate.observeServerOutput(msg === undefined ? raw.toString('utf8') : (msg as JsonValue));
@@ -78,7 +81,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
       for (const w of callWaiters.values()) w.reject(new UpstreamGone('upstream exited'));
       callWaiters.clear();
       abandoned.clear();
-      for (const id of otherPending.values()) writeMsg(upstreamGoneResponse(id));
+      for (const { id } of otherPending.values()) writeMsg(upstreamGoneResponse(id));
       otherPending.clear();
       void shutdown();
     },
@@ -167,7 +170,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
       if (busy(idKey(msg.id)))
         return refuseLine('invalid_request', 'a request with this id is already in flight', msg.id, line);
       if (!upstream.alive) return writeMsg(upstreamGoneResponse(msg.id));
-      otherPending.set(idKey(msg.id), msg.id);
+      otherPending.set(idKey(msg.id), { id: msg.id, method: msg.method });
     }
     upstream.send(encodeMessage(msg.msg));
   }

@@ -8,6 +8,7 @@ import type { ToolDecl } from '../contract/manifest-types.js';
 import { fingerprintOf, type Call } from './call.js';
 import { checkContract, resolveTool } from './checks/contract.js';
 import { checkFlow } from './checks/flow.js';
+import { checkPins } from './checks/pins.js';
 import { checkPolicy } from './checks/policy.js';
 import type { Facts } from './facts.js';
 import type { GateServices } from './services.js';
@@ -20,6 +21,7 @@ export type Check = (f: Facts) => Verdict;
 
 /** Checks after the contract, in order. Each file under checks/ guards one thing. */
 export const CHECKS: { name: string; check: Check }[] = [
+  { name: 'pins', check: checkPins },
   { name: 'flow', check: checkFlow },
   { name: 'policy', check: checkPolicy },
   { name: 'operations', check: checkOperations },

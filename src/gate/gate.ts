@@ -97,6 +97,25 @@ export class Gate {
     if (labels.length > 0) void this.parts.commit.run(() => labels.forEach((f) => this.parts.ledger.appendInTx(f))).catch(() => undefined);
   }
 
+  /**
+   * A tools/list answer on its way to the host: the declared tools' definitions are noted now
+   * (a call decided after this sees them) and pinned or recorded as changed durably.
+   */
+  observeToolList(result: JsonValue): void {
+    const pins = this.parts.services.pins;
+    if (!pins) return;
+    let seen: Map<string, string>;
+    try {
+      seen = pins.seeList(result);
+    } catch {
+      return;
+    }
+    if (seen.size === 0) return;
+    void this.parts.commit
+      .run(() => pins.recordList(seen, this.clock()).forEach((f) => this.parts.ledger.appendInTx(f)))
+      .catch(() => undefined); // not durable: the in-memory view still refuses changed tools
+  }
+
   /** Append an entry on its own (start-up, shutdown, operator actions). */
   record(fields: EntryFields): Promise<Entry> {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));

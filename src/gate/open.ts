@@ -12,6 +12,7 @@ import { resolveHome, type HomePaths } from '../store/home.js';
 import { loadPolicyFile } from '../policy/engine.js';
 import { TaskBoundPolicy } from '../policy/task-guard.js';
 import { RateCounter } from '../store/rate-counter.js';
+import { openPins } from '../pins/open.js';
 import { Gate, type Mode } from './gate.js';
 import type { GateServices } from './services.js';
 import { attachOperations } from '../operations/store.js';
@@ -68,6 +69,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     rates: new RateCounter(db),
     operations: ops.operations,
     approvals: ops.approvals,
+    pins: openPins(db, manifest),
   };
   // One flow session per gate process (= one MCP session); an undeclared sensitivity stops start-up.
   const flow = new FlowSession(manifest, context.get());

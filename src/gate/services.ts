@@ -1,6 +1,7 @@
 // The stateful services the checks consult. Each is owned by its folder (policy/, operations/,
 // approvals/, flow/); the gate wires them in and decide() only reads through these interfaces.
-import type { JsonObject } from '../wire/json.js';
+import type { JsonObject, JsonValue } from '../wire/json.js';
+import type { EntryFields } from '../ledger/entry.js';
 import type { Digest } from '../util/digest.js';
 import type { FlowSession } from '../flow/session.js';
 import type { OperationsStore } from '../operations/store.js';
@@ -32,6 +33,14 @@ export interface RateService {
   record(taskId: string | null, tool: string, now: number): void;
 }
 
+export interface PinService {
+  status(tool: string): { pinned: string | null; changed: boolean };
+  /** A tools/list result: the declared tools' definition digests, noted in memory at once. */
+  seeList(result: JsonValue): Map<string, string>;
+  /** Persist what a list showed, inside a transaction; returns ledger facts. */
+  recordList(seen: Map<string, string>, now: number): EntryFields[];
+}
+
 export interface GateServices {
   agent: string;
   mode: 'enforce' | 'shadow';
@@ -43,4 +52,6 @@ export interface GateServices {
   operations?: OperationsStore;
   /** Approver keys, inbox, used receipts (approvals/): absent → approval-required calls refuse fail_closed. */
   approvals?: ApprovalService;
+  /** Tool-definition pins (pins/): absent → no pin check. */
+  pins?: PinService;
 }

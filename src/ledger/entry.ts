@@ -15,6 +15,7 @@ export type EntryKind =
   | 'result'
   | 'operator'
   | 'label'
+  | 'pins'
   | 'epoch'
   | 'anchor'
   | 'anchor_failure';

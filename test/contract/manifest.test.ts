@@ -27,6 +27,8 @@ test('load errors: unknown keys, unknown rules, bad types, bad regexes, unknown 
     ['operation_id naming no argument', base({ t: { effect: 'write', operation_id: 'k', arguments: {} } })],
     ['classify with an unknown label', base({}, { classify: [{ label: 'nope', pattern: 'x' }] })],
     ['classify with a bad pattern', base({}, { classify: [{ label: 'public', pattern: '(' }] })],
+    ['a pin for an undeclared tool', base({}, { pins: { t: 'sha256:' + '0'.repeat(64) } })],
+    ['a pin that is not a digest', base({ t: { effect: 'read', arguments: {} } }, { pins: { t: 'abc' } })],
     ['one_of_context that is not a path', base({ t: { effect: 'read', arguments: { a: { one_of_context: 'task..x' } } } })],
   ];
   for (const [name, doc] of bad) assert.throws(() => buildManifest(doc), ManifestError, name);

@@ -1,0 +1,95 @@
+// cloakpipe pins list | accept: review tool definitions a server changed after they were pinned,
+// and take them as the new pins. Accepting is an operator entry in the ledger.
+import { parseFlags, UsageError } from './args.js';
+import { resolveHome } from '../store/home.js';
+import { openDb, StoreError, type Db } from '../store/sqlite.js';
+import { loadGateKey, KeyError } from '../ledger/keys.js';
+import { Ledger } from '../ledger/ledger.js';
+import { PinStore } from '../pins/store.js';
+
+const HELP = `usage: cloakpipe pins list [--home DIR] [--json]
+       cloakpipe pins accept [--tool NAME]... [--release R] [--home DIR] [--json]
+
+list    every pinned tool definition (by digest) and, where the server now answers with
+        another definition, the digest awaiting review
+accept  take the definitions awaiting review as the new pins (all, or only --tool NAME),
+        recorded as an operator entry in the ledger; calls to those tools are served again
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (!sub || sub === '--help') return void process.stdout.write(HELP), sub ? 0 : 2;
+  if (sub === 'list') return list(rest);
+  if (sub === 'accept') return accept(rest);
+  throw new UsageError(`unknown subcommand "${sub}"`);
+}
+
+function open(home: string | undefined): { db: Db } {
+  const paths = resolveHome(home);
+  try {
+    const db = openDb(paths.ledger);
+    db.prepare('ATTACH DATABASE ? AS ops').run(paths.operations);
+    PinStore.initSchema(db, 'ops');
+    return { db };
+  } catch (e) {
+    if (e instanceof StoreError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+async function list(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { home: { type: 'string' }, json: { type: 'boolean' } });
+  if (values.help) return void process.stdout.write(HELP), 0;
+  const { db } = open(values.home);
+  try {
+    const rows = new PinStore(db, 'ops').list();
+    if (values.json) process.stdout.write(JSON.stringify(rows) + '\n');
+    else {
+      process.stdout.write(`${'RELEASE'.padEnd(28)}  ${'TOOL'.padEnd(24)}  PINNED        AWAITING REVIEW\n`);
+      for (const r of rows)
+        process.stdout.write(`${r.release.padEnd(28)}  ${r.tool.padEnd(24)}  ${r.digest.slice(7, 19)}  ${r.observed ? r.observed.slice(7, 19) : '-'}\n`);
+    }
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+async function accept(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, {
+    home: { type: 'string' },
+    tool: { type: 'string', multiple: true },
+    release: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) return void process.stdout.write(HELP), 0;
+  const paths = resolveHome(values.home);
+  let key;
+  try {
+    key = loadGateKey(paths.key);
+  } catch (e) {
+    if (e instanceof KeyError) throw new UsageError(e.message);
+    throw e;
+  }
+  const { db } = open(values.home);
+  try {
+    const store = new PinStore(db, 'ops');
+    const ledger = new Ledger(db, key);
+    // The new pins and their ledger entries commit together or not at all.
+    const accepted = db
+      .transaction(() => {
+        const changed = store.accept({ release: values.release, tools: values.tool }, Date.now());
+        return changed.map((c) => ({
+          ...c,
+          entry: ledger.appendInTx({ kind: 'operator', action: 'pins_accept', release: c.release, tool: c.tool, from: c.from, to: c.to, user: process.env.USER ?? null }).seq,
+        }));
+      })
+      .immediate();
+    if (values.json) process.stdout.write(JSON.stringify(accepted) + '\n');
+    else if (accepted.length === 0) process.stdout.write('no definition awaits review\n');
+    else for (const a of accepted) process.stdout.write(`${a.release} ${a.tool}: ${a.from.slice(7, 19)} → ${a.to.slice(7, 19)} (ledger entry ${a.entry})\n`);
+    return accepted.length > 0 || (values.tool ?? []).length === 0 ? 0 : 1;
+  } finally {
+    db.close();
+  }
+}

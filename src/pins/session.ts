@@ -1,0 +1,67 @@
+// What this gate's session has seen of the server's tool definitions, and what it makes of a
+// `tools/list` answer: pin a declared tool seen for the first time, record a change.
+import { digestJson } from '../util/digest.js';
+import { isJsonObject, type JsonValue } from '../wire/json.js';
+import type { EntryFields } from '../ledger/entry.js';
+import type { PinStore } from './store.js';
+
+export class PinSession {
+  /** tool → digest of the definition the server gave most recently in this session. */
+  private readonly current = new Map<string, string>();
+
+  constructor(
+    readonly store: PinStore,
+    readonly release: string,
+    private readonly declared: (tool: string) => boolean,
+    /** The manifest's own pins: authoritative, never rewritten by what the server says. */
+    private readonly manifestPins: Record<string, string> = {},
+  ) {}
+
+  /** Digests of the declared tools in a tools/list result; held in memory at once. */
+  seeList(result: JsonValue): Map<string, string> {
+    const seen = new Map<string, string>();
+    if (!isJsonObject(result) || !Array.isArray(result.tools)) return seen;
+    for (const t of result.tools) {
+      if (!isJsonObject(t) || typeof t.name !== 'string' || !this.declared(t.name)) continue;
+      const d = digestJson(t);
+      seen.set(t.name, d);
+      this.current.set(t.name, d);
+    }
+    return seen;
+  }
+
+  /** Persist what a list showed (inside a transaction); returns the ledger facts. */
+  recordList(seen: Map<string, string>, now: number): EntryFields[] {
+    const facts: EntryFields[] = [];
+    for (const [tool, digest] of seen) {
+      const manifestPin = this.manifestPins[tool];
+      const row = this.store.get(this.release, tool);
+      if (!row) {
+        this.store.pin(this.release, tool, manifestPin ?? digest, now);
+        facts.push({ kind: 'pins', action: 'pinned', tool, digest: manifestPin ?? digest, source: manifestPin ? 'manifest' : 'tools/list' });
+        if (manifestPin && manifestPin !== digest) {
+          this.store.setObserved(this.release, tool, digest);
+          facts.push({ kind: 'pins', action: 'changed', tool, pinned: manifestPin, observed: digest });
+        }
+        continue;
+      }
+      const pinned = manifestPin ?? row.digest;
+      const observed = digest === pinned ? null : digest;
+      if (observed !== row.observed) {
+        this.store.setObserved(this.release, tool, observed);
+        if (observed) facts.push({ kind: 'pins', action: 'changed', tool, pinned, observed });
+        else facts.push({ kind: 'pins', action: 'restored', tool, digest: pinned });
+      }
+    }
+    return facts;
+  }
+
+  /** The pinned digest and the one in force for a tool; `changed` when they differ. */
+  status(tool: string): { pinned: string | null; changed: boolean } {
+    const row = this.store.get(this.release, tool);
+    const pinned = this.manifestPins[tool] ?? row?.digest ?? null;
+    if (pinned === null) return { pinned, changed: false };
+    const now = this.current.get(tool) ?? row?.observed ?? pinned;
+    return { pinned, changed: now !== pinned };
+  }
+}
