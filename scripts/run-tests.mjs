@@ -18,7 +18,7 @@ if (files.length === 0) {
 const concurrency = process.env.TEST_CONCURRENCY ?? '3';
 const child = spawn(
   process.execPath,
-  ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', '--test-reporter=spec', ...files],
+  ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=900000', '--test-reporter=spec', ...files],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 let tail = '';
