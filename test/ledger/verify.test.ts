@@ -213,3 +213,21 @@ test('a progress bar is drawn on a terminal only', (t) => {
   assert.match(tty.stdout, /verifying \[#+\] 100% 20\/20/);
   assert.match(tty.stdout, /ledger verified: 20 entries/);
 });
+
+test('verify streams: an export larger than its heap limit verifies', () => {
+  const f = fixture();
+  f.add(40_000);
+  sealEpoch(f.db, f.ledger);
+  const dir = tempDir();
+  const out = join(dir, 'big.jsonl');
+  exportLedger(f.db, f.key.publicKey, out);
+  const pub = join(dir, 'gate.pub');
+  writeFileSync(pub, f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+  assert.ok(readFileSync(out).length > 12 * 1024 * 1024, 'the export is larger than the heap');
+  const r = spawnSync(process.execPath, ['--max-old-space-size=12', join(ROOT, 'dist/src/cli/main.js'), 'verify', '--ledger', out, '--public-key', pub, '--workers', '0'], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /ledger verified: 40001 entries, 1 epochs/);
+});
