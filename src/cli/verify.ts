@@ -60,7 +60,12 @@ export function summaryLines(r: VerifyReport): string[] {
     `  anchors         rfc3161 ${a.rfc3161.verified} verified${a.rfc3161.unchecked ? `, ${a.rfc3161.unchecked} unchecked` : ''}; rekor ${a.rekor.verified} verified${a.rekor.unchecked ? `, ${a.rekor.unchecked} unchecked` : ''}`,
     `  anchored        ${r.anchoredThrough === null ? 'none' : `through seq ${r.anchoredThrough}`}${r.requiredKinds.length ? ` (${r.requiredKinds.join(' + ')})` : ''}`,
   ];
-  if (r.unanchored) lines.push(`  unanchored      ${r.unanchored.count} entries from seq ${r.unanchored.from} (not yet sealed and anchored)`);
+  const unchecked = a.rfc3161.unchecked + a.rekor.unchecked;
+  if (r.requiredKinds.length === 0 && unchecked > 0 && a.rfc3161.verified + a.rekor.verified === 0) {
+    lines[2] = '  anchored        not checked (give --tsa-root and/or --rekor-key)';
+  } else if (r.unanchored) {
+    lines.push(`  unanchored      ${r.unanchored.count} entries from seq ${r.unanchored.from} (not yet sealed and anchored)`);
+  }
   return lines;
 }
 
