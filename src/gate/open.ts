@@ -126,7 +126,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
       try {
         await anchoring.stop();
         await gate.record({ kind: 'shutdown', reason });
-        if (sealing) await anchoring.tick();
+        if (sealing) await anchoring.tick().catch((e) => process.stderr.write(`cloakpipe mcp-proxy: shutdown epoch not sealed: ${(e as Error).message}\n`));
       } finally {
         db.close();
       }
