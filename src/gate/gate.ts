@@ -15,6 +15,7 @@ import { decide, type Decision } from './decide.js';
 import type { GateServices } from './services.js';
 import type { UpstreamReply } from './verdict.js';
 import { DecisionTimer, reportDecision } from '../telemetry/decision.js';
+import { log } from '../telemetry/log.js';
 
 export type Mode = 'enforce' | 'shadow';
 
@@ -79,6 +80,7 @@ export class Gate {
     } catch {
       entry = null; // still refused: nothing was forwarded
     }
+    log.info('wire_refusal', { reason: code, entry, line_digest: digestBytes(line) });
     return { reason: code, detail, ...this.digests(), entry };
   }
 
