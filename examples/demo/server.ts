@@ -20,6 +20,11 @@ const TOOLS = [
     },
   },
   {
+    name: 'post_to_forum',
+    description: 'Post a message on the public community forum',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  },
+  {
     name: 'delete_account',
     description: 'Delete a customer account (the release does not declare it)',
     inputSchema: { type: 'object', properties: { customer_id: { type: 'string' } } },
@@ -35,6 +40,8 @@ server.setRequestHandler(CallToolRequestSchema, async (req) => {
       return { content: [{ type: 'text', text: `customer ${args.customer_id}: Ada Lovelace, plan standard` }] };
     case 'send_email':
       return { content: [{ type: 'text', text: `queued email (${String(args.subject ?? '').length} chars subject)` }] };
+    case 'post_to_forum':
+      return { content: [{ type: 'text', text: 'posted' }] };
     case 'delete_account':
       return { content: [{ type: 'text', text: 'account deleted' }] };
     default:

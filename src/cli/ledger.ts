@@ -53,6 +53,10 @@ export function describeEntry(e: Entry): string {
     parts.push(String(e.outcome), `for #${e.decision}`);
   } else if (e.kind === 'startup') {
     parts.push(String(e.mode), String(e.release));
+  } else if (e.kind === 'epoch') {
+    parts.push(`#${e.first}..#${e.last}`, `${e.size} entries`, `root ${short(e.root)}`);
+  } else if (e.kind === 'pins') {
+    parts.push(String(e.action), String(e.tool), short(e.observed ?? e.digest));
   } else {
     for (const k of ['action', 'reason', 'outcome', 'from', 'to', 'cause']) if (e[k] !== undefined) parts.push(`${k}=${e[k]}`);
   }
