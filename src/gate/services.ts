@@ -7,21 +7,9 @@ import type { FlowSession } from '../flow/session.js';
 import type { OperationsStore } from '../operations/store.js';
 import type { ApprovalService } from '../approvals/service.js';
 
-export interface Window {
-  minute: number;
-  hour: number;
-  day: number;
-}
-
-export interface PolicyRequest {
-  agent: string;
-  tool: string;
-  args: JsonObject;
-  task: JsonObject;
-  sessionLabel: string;
-  calls: Window;
-  callsAll: Window;
-}
+// The request shape is the policy engine's own (one definition).
+export type { PolicyRequest, Windows as Window } from '../policy/engine.js';
+import type { PolicyRequest, Windows as Window } from '../policy/engine.js';
 
 export interface PolicyService {
   digest: Digest;
