@@ -1,6 +1,6 @@
 // The stateful services the checks consult. Each is owned by its folder (policy/, operations/,
 // approvals/, flow/); the gate wires them in and decide() only reads through these interfaces.
-import type { JsonObject, JsonValue } from '../wire/json.js';
+import type { JsonValue } from '../wire/json.js';
 import type { EntryFields } from '../ledger/entry.js';
 import type { Digest } from '../util/digest.js';
 import type { FlowSession } from '../flow/session.js';
