@@ -29,7 +29,12 @@ let VOLUME_IMAGE = '';
 const work = mkdtempSync(join(tmpdir(), 'cp-confine-'));
 const tcp: Record<string, TcpObserver> = {};
 const udp: UdpObserver[] = [];
-const evidence: { kernel: string; docker: string | null; api: string | null; image: string; bridge_observer?: boolean; cases: unknown[] } = {
+const evidence: { format: string; version: number; kernel: string; docker: string | null; api: string | null; image: string; bridge_observer?: boolean; sinks: { permitted: string[]; denied: string[] }; cases: unknown[] } = {
+  format: 'cloakpipe-confine-evidence',
+  version: 1,
+  // Which upstream tools the cases' `record` counts speak of: the permitted sink, and the sink
+  // whose ceiling is below the session label (read by `cloakpipe scope report`).
+  sinks: { permitted: ['send_update'], denied: ['post_public'] },
   kernel: release(),
   docker: null,
   api: null,
