@@ -1,6 +1,7 @@
 // The `cloakpipe` executable: dispatches to one file per command (src/cli/<command>.ts), each
 // exporting `run(argv): Promise<number>`. Exit 0 success, 1 a check failed or a call was
 // refused, 2 usage or configuration error.
+import '../policy/v8-guard.js'; // first: every command that evaluates Cedar needs it
 import { UsageError } from './args.js';
 
 const COMMANDS: Record<string, { file: string; summary: string }> = {

@@ -4,6 +4,7 @@
 // `Tool::"…"` literal must name a declared tool, before the gate starts), and a rule that errors
 // at run time and so is skipped by Cedar (any evaluation error throws: the gate refuses
 // `fail_closed`). The policy set is parsed once and evaluated preparsed.
+import './v8-guard.js'; // before Cedar: see the file
 import { readFileSync } from 'node:fs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { DetailedError, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
