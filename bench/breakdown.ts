@@ -4,7 +4,6 @@
 // in-process gate (handleCall with an upstream that answers at once) and the end-to-end
 // difference (gate − direct and relay − direct), measured in the same run.
 // Usage: node dist/bench/breakdown.js [--n 2000] [--json]
-import './v8-flags.js';
 import Database from 'better-sqlite3';
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';

@@ -174,13 +174,12 @@ export interface Path {
 export const upstreamArgv = (): string[] => [process.execPath, UPSTREAM];
 
 /**
- * Node flags for the gate process. As shipped (Node 20.20, V8 11.3) the gate dies after about
- * 2,000 calls with `Fatal error ... unreachable code` in Deoptimizer::DoComputeBuiltinContinuation:
- * V8 inlines the JS → Wasm calls into Cedar (cedar-wasm) and later fails to deoptimize them.
- * `--no-turbo-inline-js-wasm-calls` avoids it (6,000 calls clean), so the benchmarks run the gate
- * with it; BENCH_GATE_NODE_FLAGS="" runs it exactly as shipped (it will crash in long runs).
+ * Extra node flags for the gate process: none by default, so the benchmarks run the gate
+ * exactly as shipped. (The gate turns off V8's JS → Wasm call inlining itself, in
+ * src/policy/v8-guard.ts: problem P1 of docs/performance.md.) BENCH_GATE_NODE_FLAGS="--flag ..."
+ * adds flags, for experiments only.
  */
-export const GATE_NODE_FLAGS: string[] = (process.env.BENCH_GATE_NODE_FLAGS ?? '--no-turbo-inline-js-wasm-calls').split(' ').filter(Boolean);
+export const GATE_NODE_FLAGS: string[] = (process.env.BENCH_GATE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 export const directPath = (): Path => ({ name: 'direct', argv: upstreamArgv() });
 export const relayPath = (): Path => ({ name: 'relay (line copy)', argv: [process.execPath, RELAY, '--', ...upstreamArgv()] });
