@@ -4,6 +4,16 @@
 // restarted gate keeps counting. One row per allowed call keeps the windows exact (a limit of
 // 5 per hour means the 6th call within any 60 minutes, not within a clock hour). Synchronous,
 // so the gate records inside the same transaction as the ledger entry of the allow.
+//
+// Counting without scanning the day (docs/performance.md, P2): each row carries running counts,
+// `n_tool` for its (task, tool) and `n_all` for its task, numbered in (at_ms, n) order, so that
+// within a group the n of the last row at or before t is the number of rows at or before t
+// (plus those already pruned). A window (since, ∞) is then `last.n − n(last row ≤ since)`, or
+// `last.n − (first.n − 1)` when every surviving row is after `since`: a few index seeks,
+// exact at the edges and whatever the day holds. A row recorded out of time order (a clock
+// stepped back, or two gates whose transactions commit in the other order than they read the
+// clock) renumbers the rows after it, so the invariant holds; that touches only those rows.
+// Pruning deletes a prefix of each group in that order, so the survivors stay consecutive.
 import type Database from 'better-sqlite3';
 
 export interface WindowCounts {
@@ -26,13 +36,39 @@ export const DAY_MS = 86_400_000;
 /** Calls made without a task id are counted together under this key. */
 export const NO_TASK = '';
 
-type Row = { minute: number | null; hour: number | null; day: number | null };
+type Totals = { last: number | null; base: number | null; minute: number | null; hour: number | null; day: number | null };
+type Prev = { prevTool: number | null; baseTool: number | null; lastAtTool: number | null; prevAll: number | null; baseAll: number | null; lastAtAll: number | null };
+
+/** The running-count columns and their indexes, added to a database made before they existed. */
+function migrate(db: Database.Database): void {
+  const cols = () => (db.prepare(`PRAGMA table_info(rate_calls)`).all() as { name: string }[]).map((c) => c.name);
+  if (cols().includes('n_all')) return;
+  db.transaction(() => {
+    if (cols().includes('n_all')) return; // another gate on this home migrated first
+    db.exec(`
+      ALTER TABLE rate_calls ADD COLUMN n_tool INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE rate_calls ADD COLUMN n_all INTEGER NOT NULL DEFAULT 0;
+      UPDATE rate_calls SET n_tool = w.n_tool, n_all = w.n_all FROM (
+        SELECT rowid AS id,
+               ROW_NUMBER() OVER (PARTITION BY task_id, tool ORDER BY at_ms, rowid) AS n_tool,
+               ROW_NUMBER() OVER (PARTITION BY task_id ORDER BY at_ms, rowid) AS n_all
+        FROM rate_calls) AS w
+      WHERE rate_calls.rowid = w.id;
+      DROP INDEX IF EXISTS rate_calls_task_tool_at;
+      DROP INDEX IF EXISTS rate_calls_task_at;
+    `);
+  }).immediate();
+}
 
 export class RateCounter {
-  private readonly countTool: Database.Statement<[number, number, string, string, number], Row>;
-  private readonly countAll: Database.Statement<[number, number, string, number], Row>;
-  private readonly insert: Database.Statement<[string, string, number]>;
+  private readonly totalsTool: Database.Statement<[Record<string, string | number>], Totals>;
+  private readonly totalsAll: Database.Statement<[Record<string, string | number>], Totals>;
+  private readonly previous: Database.Statement<[Record<string, string | number>], Prev>;
+  private readonly shiftTool: Database.Statement<[string, string, number]>;
+  private readonly shiftAll: Database.Statement<[string, number]>;
+  private readonly insert: Database.Statement<[string, string, number, number, number]>;
   private readonly prune: Database.Statement<[number]>;
+  private readonly recordTx: (t: string, tool: string, now: number) => void;
   private lastPrune = -Infinity;
 
   constructor(private readonly db: Database.Database) {
@@ -40,35 +76,57 @@ export class RateCounter {
       CREATE TABLE IF NOT EXISTS rate_calls (
         task_id TEXT NOT NULL,
         tool    TEXT NOT NULL,
-        at_ms   INTEGER NOT NULL
+        at_ms   INTEGER NOT NULL,
+        n_tool  INTEGER NOT NULL DEFAULT 0,
+        n_all   INTEGER NOT NULL DEFAULT 0
       );
-      CREATE INDEX IF NOT EXISTS rate_calls_task_tool_at ON rate_calls (task_id, tool, at_ms);
-      CREATE INDEX IF NOT EXISTS rate_calls_task_at ON rate_calls (task_id, at_ms);
+    `);
+    migrate(db);
+    db.exec(`
+      CREATE INDEX IF NOT EXISTS rate_calls_tool_n ON rate_calls (task_id, tool, at_ms, n_tool);
+      CREATE INDEX IF NOT EXISTS rate_calls_task_n ON rate_calls (task_id, at_ms, n_all);
       CREATE INDEX IF NOT EXISTS rate_calls_at ON rate_calls (at_ms);
     `);
-    // Rows stamped after `now` (a clock stepped back) count in every window: the safe direction.
-    const sums = `SUM(at_ms > ?) AS minute, SUM(at_ms > ?) AS hour, COUNT(*) AS day`;
-    this.countTool = db.prepare(`SELECT ${sums} FROM rate_calls WHERE task_id = ? AND tool = ? AND at_ms > ?`) as never;
-    this.countAll = db.prepare(`SELECT ${sums} FROM rate_calls WHERE task_id = ? AND at_ms > ?`) as never;
-    this.insert = db.prepare(`INSERT INTO rate_calls (task_id, tool, at_ms) VALUES (?, ?, ?)`);
+    // n of the last row of the group at or before @x: one backwards seek on the index.
+    const tool = (n: string, x?: string) =>
+      `(SELECT ${n} FROM rate_calls WHERE task_id = @t AND tool = @tool${x ? ` AND at_ms <= ${x}` : ''} ORDER BY at_ms DESC, n_tool DESC LIMIT 1)`;
+    const all = (n: string, x?: string) => `(SELECT ${n} FROM rate_calls WHERE task_id = @t${x ? ` AND at_ms <= ${x}` : ''} ORDER BY at_ms DESC, n_all DESC LIMIT 1)`;
+    const firstTool = `(SELECT n_tool - 1 FROM rate_calls WHERE task_id = @t AND tool = @tool ORDER BY at_ms, n_tool LIMIT 1)`;
+    const firstAll = `(SELECT n_all - 1 FROM rate_calls WHERE task_id = @t ORDER BY at_ms, n_all LIMIT 1)`;
+    this.totalsTool = db.prepare(
+      `SELECT ${tool('n_tool')} AS last, ${firstTool} AS base, ${tool('n_tool', '@m')} AS minute, ${tool('n_tool', '@h')} AS hour, ${tool('n_tool', '@d')} AS day`,
+    ) as never;
+    this.totalsAll = db.prepare(`SELECT ${all('n_all')} AS last, ${firstAll} AS base, ${all('n_all', '@m')} AS minute, ${all('n_all', '@h')} AS hour, ${all('n_all', '@d')} AS day`) as never;
+    this.previous = db.prepare(
+      `SELECT ${tool('n_tool', '@now')} AS prevTool, ${firstTool} AS baseTool, ${tool('at_ms')} AS lastAtTool, ` +
+        `${all('n_all', '@now')} AS prevAll, ${firstAll} AS baseAll, ${all('at_ms')} AS lastAtAll`,
+    ) as never;
+    this.shiftTool = db.prepare(`UPDATE rate_calls SET n_tool = n_tool + 1 WHERE task_id = ? AND tool = ? AND at_ms > ?`);
+    this.shiftAll = db.prepare(`UPDATE rate_calls SET n_all = n_all + 1 WHERE task_id = ? AND at_ms > ?`);
+    this.insert = db.prepare(`INSERT INTO rate_calls (task_id, tool, at_ms, n_tool, n_all) VALUES (?, ?, ?, ?, ?)`);
     this.prune = db.prepare(`DELETE FROM rate_calls WHERE at_ms <= ?`);
+    // Read the previous counts and insert atomically: inside the gate's IMMEDIATE write
+    // transaction this is a savepoint; called alone it takes the write lock before reading, so
+    // two gates on one home cannot both number a row from the same previous count.
+    const tx = db.transaction((t: string, tl: string, now: number) => {
+      const p = this.previous.get({ t, tool: tl, now })!;
+      if (p.lastAtTool !== null && p.lastAtTool > now) this.shiftTool.run(t, tl, now);
+      if (p.lastAtAll !== null && p.lastAtAll > now) this.shiftAll.run(t, now);
+      this.insert.run(t, tl, now, (p.prevTool ?? p.baseTool ?? 0) + 1, (p.prevAll ?? p.baseAll ?? 0) + 1);
+    });
+    this.recordTx = (t, tl, now) => tx.immediate(t, tl, now);
   }
 
   /** Allowed calls in the windows ending at `now` (ms since the epoch). */
   counts(taskId: string | null, tool: string, now: number = Date.now()): RateCounts {
-    const t = taskId ?? NO_TASK;
-    const m = now - MINUTE_MS;
-    const h = now - HOUR_MS;
-    const d = now - DAY_MS;
-    const a = this.countTool.get(m, h, t, tool, d)!;
-    const b = this.countAll.get(m, h, t, d)!;
-    return { calls: windows(a), callsAll: windows(b) };
+    const q = { t: taskId ?? NO_TASK, tool, m: now - MINUTE_MS, h: now - HOUR_MS, d: now - DAY_MS };
+    return { calls: windows(this.totalsTool.get(q)!), callsAll: windows(this.totalsAll.get({ t: q.t, m: q.m, h: q.h, d: q.d })!) };
   }
 
   /** Count one allowed call. Drops rows older than a day, at most once a minute. */
   record(taskId: string | null, tool: string, now: number = Date.now()): void {
     if (!Number.isSafeInteger(now)) throw new RangeError('rate counter: time must be integer milliseconds');
-    this.insert.run(taskId ?? NO_TASK, tool, now);
+    this.recordTx(taskId ?? NO_TASK, tool, now);
     if (now - this.lastPrune >= MINUTE_MS || now < this.lastPrune) {
       this.prune.run(now - DAY_MS);
       this.lastPrune = now;
@@ -76,6 +134,9 @@ export class RateCounter {
   }
 }
 
-function windows(r: Row): WindowCounts {
-  return { minute: r.minute ?? 0, hour: r.hour ?? 0, day: r.day ?? 0 };
+// Rows stamped after `now` (a clock stepped back) count in every window: the safe direction.
+function windows(r: Totals): WindowCounts {
+  if (r.last === null) return { minute: 0, hour: 0, day: 0 };
+  const before = (x: number | null) => r.last! - (x ?? r.base!);
+  return { minute: before(r.minute), hour: before(r.hour), day: before(r.day) };
 }
