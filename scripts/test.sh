@@ -18,5 +18,5 @@ if command -v dockerd >/dev/null 2>&1 && ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || echo "note: dockerd did not start; the Docker suite will skip"
 fi
 
-npm ci --no-audit --no-fund
+[ "${CLOAKPIPE_DEPS_INSTALLED:-}" = 1 ] || npm ci --no-audit --no-fund
 npm test
