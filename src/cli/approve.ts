@@ -1,8 +1,9 @@
 // cloakpipe approve: a person signs a receipt for one exact call (product.md section 5). With
 // --call it first shows what is approved (tool, arguments, task) and asks on the terminal; the
 // receipt is then bound to that call's fingerprint, valid for --ttl, and usable once.
-import { closeSync, createReadStream, mkdirSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
-import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { closeSync, createReadStream, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import type { KeyObject } from 'node:crypto';
+import { KeyError, loadEd25519PrivateKey } from '../ledger/keys.js';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseFlags, UsageError } from './args.js';
@@ -37,17 +38,12 @@ Exit status: 0 signed, 1 not confirmed, 2 usage or configuration error.
 `;
 
 function loadApproverKey(path: string): KeyObject {
-  let key: KeyObject;
   try {
-    const st = statSync(path);
-    if ((st.mode & 0o077) !== 0) throw new UsageError(`approver key ${path} is readable by others (mode must be 0600)`);
-    key = createPrivateKey(readFileSync(path));
+    return loadEd25519PrivateKey(path, 'approver key', 'an Ed25519 private key PEM, from cloakpipe keygen');
   } catch (e) {
-    if (e instanceof UsageError) throw e;
-    throw new UsageError(`cannot read approver key ${path} (an Ed25519 private key PEM, from cloakpipe keygen)`);
+    if (e instanceof KeyError) throw new UsageError(e.message);
+    throw e;
   }
-  if (key.asymmetricKeyType !== 'ed25519') throw new UsageError(`approver key ${path} is not Ed25519`);
-  return key;
 }
 
 /**

@@ -35,17 +35,23 @@ export function loadPublicKey(path: string): KeyObject {
   return key;
 }
 
-export function loadGateKey(path: string): GateKey {
-  let privateKey: KeyObject;
+/** An Ed25519 private key PEM that only its owner can read; `what` names it in errors. */
+export function loadEd25519PrivateKey(path: string, what: string, hint: string): KeyObject {
+  let key: KeyObject;
   try {
     const st = statSync(path);
-    if ((st.mode & 0o077) !== 0) throw new KeyError(`gate key ${path} is readable by others (mode must be 0600)`);
-    privateKey = createPrivateKey(readFileSync(path));
+    if ((st.mode & 0o077) !== 0) throw new KeyError(`${what} ${path} is readable by others (mode must be 0600)`);
+    key = createPrivateKey(readFileSync(path));
   } catch (e) {
     if (e instanceof KeyError) throw e;
-    throw new KeyError(`cannot read gate key ${path} (run cloakpipe init)`);
+    throw new KeyError(`cannot read ${what} ${path} (${hint})`);
   }
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new KeyError(`gate key ${path} is not Ed25519`);
+  if (key.asymmetricKeyType !== 'ed25519') throw new KeyError(`${what} ${path} is not Ed25519`);
+  return key;
+}
+
+export function loadGateKey(path: string): GateKey {
+  const privateKey = loadEd25519PrivateKey(path, 'gate key', 'run cloakpipe init');
   const publicKey = createPublicKey(privateKey);
   return { privateKey, publicKey, keyId: keyIdOf(publicKey) };
 }
