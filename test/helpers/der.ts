@@ -1,18 +1,5 @@
-// Minimal DER writers for tests that wrap or rebuild structures.
-export function derLength(n: number): Buffer {
-  if (n < 128) return Buffer.from([n]);
-  const bytes: number[] = [];
-  while (n > 0) {
-    bytes.unshift(n & 0xff);
-    n = Math.floor(n / 256);
-  }
-  return Buffer.from([0x80 | bytes.length, ...bytes]);
-}
-
-export function tlv(tag: number, ...content: Uint8Array[]): Buffer {
-  const body = Buffer.concat(content);
-  return Buffer.concat([Buffer.from([tag]), derLength(body.length), body]);
-}
+// DER writers for tests that wrap or rebuild structures: the project's own encoder.
+import { encodeTlv as tlv } from '../../src/ledger/anchors/der.js';
 
 export const seq = (...content: Uint8Array[]): Buffer => tlv(0x30, ...content);
 
