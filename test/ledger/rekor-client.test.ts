@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { submitToRekor, hashedRekordFor } from '../../src/ledger/anchors/rekor/client.js';
 import { verifyRekorEntry } from '../../src/ledger/anchors/rekor/verify.js';
-import { AnchorError, type AnchorErrorCode } from '../../src/ledger/anchors/errors.js';
+import type { AnchorErrorCode } from '../../src/ledger/anchors/errors.js';
 import { startFakeRekor, fakeRoot, type FakeRekor } from '../helpers/fake-rekor.js';
 import { CLI } from '../helpers/public-log.js';
+import { anchorCode } from '../helpers/anchor-code.js';
 
 let log: FakeRekor;
 const gate = generateKeyPairSync('ed25519');
@@ -21,15 +22,6 @@ before(async () => {
 });
 after(() => log.close());
 
-async function code(p: Promise<unknown>): Promise<AnchorErrorCode | 'valid'> {
-  try {
-    await p;
-    return 'valid';
-  } catch (e) {
-    if (e instanceof AnchorError) return e.code;
-    throw e;
-  }
-}
 
 test('entries verify as the tree grows; earlier entries keep verifying against their checkpoints', async () => {
   log.misbehave = 'none';
@@ -48,9 +40,9 @@ test('entries verify as the tree grows; earlier entries keep verifying against t
     assert.equal(s.kind, 'hashedrekord');
     assert.equal(s.logID, log.logID);
     // Another root is refused; so is another gate key.
-    assert.equal(await code(Promise.resolve().then(() => verifyRekorEntry(entry, log.publicKeyPem, { digest: { algorithm: 'sha256', value: fakeRoot('other') } }))), 'body_mismatch');
+    assert.equal(await anchorCode(Promise.resolve().then(() => verifyRekorEntry(entry, log.publicKeyPem, { digest: { algorithm: 'sha256', value: fakeRoot('other') } }))), 'body_mismatch');
     const otherGate = generateKeyPairSync('ed25519').publicKey;
-    assert.equal(await code(Promise.resolve().then(() => verifyRekorEntry(entry, log.publicKeyPem, { signer: otherGate }))), 'body_signature_invalid');
+    assert.equal(await anchorCode(Promise.resolve().then(() => verifyRekorEntry(entry, log.publicKeyPem, { signer: otherGate }))), 'body_signature_invalid');
   }
 });
 
@@ -82,7 +74,7 @@ test('a bad SET, a truncated inclusion proof, a checkpoint signed by another key
   ];
   for (const [mode, expected] of cases) {
     log.misbehave = mode;
-    assert.equal(await code(submitToRekor(log.url, fakeRoot(`bad-${mode}`), gate.privateKey, { rekorKey: log.publicKeyPem })), expected, mode);
+    assert.equal(await anchorCode(submitToRekor(log.url, fakeRoot(`bad-${mode}`), gate.privateKey, { rekorKey: log.publicKeyPem })), expected, mode);
   }
   log.misbehave = 'none';
 });
@@ -113,5 +105,5 @@ test('the log refuses what Rekor refuses: a pure Ed25519 signature, a sha256 dig
 });
 
 test('an unreachable log is unavailable, not a crash', async () => {
-  assert.equal(await code(submitToRekor('http://127.0.0.1:9', fakeRoot('x'), gate.privateKey, { timeoutMs: 2000 })), 'unavailable');
+  assert.equal(await anchorCode(submitToRekor('http://127.0.0.1:9', fakeRoot('x'), gate.privateKey, { timeoutMs: 2000 })), 'unavailable');
 });

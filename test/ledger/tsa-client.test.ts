@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requestTimestamp, buildTimeStampReq } from '../../src/ledger/anchors/tsa/client.js';
 import { verifyTsaToken } from '../../src/ledger/anchors/tsa/verify.js';
-import { AnchorError, type AnchorErrorCode } from '../../src/ledger/anchors/errors.js';
 import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
 import { CLI } from '../helpers/public-log.js';
+import { anchorCode } from '../helpers/anchor-code.js';
 
 let tsa: TestTsa;
 let untrusted: TestTsa;
@@ -23,15 +23,6 @@ after(async () => {
   await Promise.all([tsa.close(), untrusted.close()]);
 });
 
-async function code(p: Promise<unknown>): Promise<AnchorErrorCode | 'valid'> {
-  try {
-    await p;
-    return 'valid';
-  } catch (e) {
-    if (e instanceof AnchorError) return e.code;
-    throw e;
-  }
-}
 
 const root = (s: string) => ({ algorithm: 'sha256' as const, value: createHash('sha256').update(s).digest() });
 
@@ -45,7 +36,7 @@ test('round trip: the token verifies offline (imprint, nonce, chain, EKU, ESS, g
   assert.equal(s.nonce, r.nonce.toString());
   assert.match(s.tsa, /Trusted TSA/);
   // The root alone suffices: openssl embeds the signing certificate.
-  assert.equal(await code(verifyTsaToken(r.token, tsa.rootPem, { digest: d })), 'valid');
+  assert.equal(await anchorCode(verifyTsaToken(r.token, tsa.rootPem, { digest: d })), 'valid');
   // And the binary agrees.
   const dir = mkdtempSync(join(tmpdir(), 'cp-tsa-'));
   writeFileSync(join(dir, 't.der'), r.token);
@@ -57,9 +48,9 @@ test('round trip: the token verifies offline (imprint, nonce, chain, EKU, ESS, g
 test('a token for another digest fails with imprint_mismatch', async () => {
   tsa.mode = 'ok';
   const r = await requestTimestamp(tsa.url, root('a'));
-  assert.equal(await code(verifyTsaToken(r.token, tsa.chainPem, { digest: root('b') })), 'imprint_mismatch');
+  assert.equal(await anchorCode(verifyTsaToken(r.token, tsa.chainPem, { digest: root('b') })), 'imprint_mismatch');
   tsa.mode = 'wrong-digest';
-  assert.equal(await code(requestTimestamp(tsa.url, root('c'))), 'imprint_mismatch');
+  assert.equal(await anchorCode(requestTimestamp(tsa.url, root('c'))), 'imprint_mismatch');
   tsa.mode = 'ok';
 });
 
@@ -67,37 +58,37 @@ test('a token from an untrusted TSA fails with tsa_chain_invalid', async () => {
   untrusted.mode = 'ok';
   const d = root('u');
   const r = await requestTimestamp(untrusted.url, d);
-  assert.equal(await code(verifyTsaToken(r.token, tsa.chainPem, { digest: d })), 'tsa_chain_invalid');
-  assert.equal(await code(verifyTsaToken(r.token, tsa.rootPem, { digest: d })), 'tsa_chain_invalid');
-  assert.equal(await code(requestTimestamp(untrusted.url, d, { chainPem: tsa.chainPem })), 'tsa_chain_invalid');
+  assert.equal(await anchorCode(verifyTsaToken(r.token, tsa.chainPem, { digest: d })), 'tsa_chain_invalid');
+  assert.equal(await anchorCode(verifyTsaToken(r.token, tsa.rootPem, { digest: d })), 'tsa_chain_invalid');
+  assert.equal(await anchorCode(requestTimestamp(untrusted.url, d, { chainPem: tsa.chainPem })), 'tsa_chain_invalid');
 });
 
 test('an answer with another nonce fails with nonce_mismatch; a rejection with tsa_status', async () => {
   tsa.mode = 'wrong-nonce';
-  assert.equal(await code(requestTimestamp(tsa.url, root('n'))), 'nonce_mismatch');
+  assert.equal(await anchorCode(requestTimestamp(tsa.url, root('n'))), 'nonce_mismatch');
   tsa.mode = 'ok';
   const r = await requestTimestamp(tsa.url, root('n2'));
-  assert.equal(await code(verifyTsaToken(r.token, tsa.chainPem, { nonce: r.nonce + 1n })), 'nonce_mismatch');
+  assert.equal(await anchorCode(verifyTsaToken(r.token, tsa.chainPem, { nonce: r.nonce + 1n })), 'nonce_mismatch');
   tsa.mode = 'reject';
-  assert.equal(await code(requestTimestamp(tsa.url, root('r'))), 'tsa_status');
+  assert.equal(await anchorCode(requestTimestamp(tsa.url, root('r'))), 'tsa_status');
   tsa.mode = 'garbage';
-  assert.equal(await code(requestTimestamp(tsa.url, root('g'))), 'malformed');
+  assert.equal(await anchorCode(requestTimestamp(tsa.url, root('g'))), 'malformed');
   tsa.mode = 'ok';
 });
 
 test('genTime before a lower bound fails with gentime_before', async () => {
   tsa.mode = 'ok';
   const r = await requestTimestamp(tsa.url, root('t'));
-  assert.equal(await code(verifyTsaToken(r.token, tsa.chainPem, { notBefore: new Date(Date.now() + 60_000) })), 'gentime_before');
+  assert.equal(await anchorCode(verifyTsaToken(r.token, tsa.chainPem, { notBefore: new Date(Date.now() + 60_000) })), 'gentime_before');
 });
 
 test('an HTTP error, a TSA that never answers, and a closed port are unavailable', async () => {
   tsa.mode = 'http-500';
-  assert.equal(await code(requestTimestamp(tsa.url, root('h'))), 'unavailable');
+  assert.equal(await anchorCode(requestTimestamp(tsa.url, root('h'))), 'unavailable');
   tsa.mode = 'hang';
-  assert.equal(await code(requestTimestamp(tsa.url, root('h'), { timeoutMs: 300 })), 'unavailable');
+  assert.equal(await anchorCode(requestTimestamp(tsa.url, root('h'), { timeoutMs: 300 })), 'unavailable');
   tsa.mode = 'ok';
-  assert.equal(await code(requestTimestamp('http://127.0.0.1:9/tsr', root('h'), { timeoutMs: 2000 })), 'unavailable');
+  assert.equal(await anchorCode(requestTimestamp('http://127.0.0.1:9/tsr', root('h'), { timeoutMs: 2000 })), 'unavailable');
 });
 
 test('the request is a DER TimeStampReq openssl accepts (sha256 imprint, nonce, certReq)', () => {

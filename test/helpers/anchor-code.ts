@@ -1,0 +1,12 @@
+// What an anchor check says, as one value a table of cases can compare: 'valid' or its code.
+import { AnchorError, type AnchorErrorCode } from '../../src/ledger/anchors/errors.js';
+
+export async function anchorCode(p: Promise<unknown>): Promise<AnchorErrorCode | 'valid'> {
+  try {
+    await p;
+    return 'valid';
+  } catch (e) {
+    if (e instanceof AnchorError) return e.code;
+    throw e;
+  }
+}
