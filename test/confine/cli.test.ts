@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { run } from '../../src/cli/confine.js';
 import { UsageError } from '../../src/cli/args.js';
 import { buildAliases, loadAliases, AliasError } from '../../src/confine/aliases.js';
+import { MANIFEST } from './fixtures/session.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cp-confine-cli-'));
 const IMG = 'sha256:' + 'ab'.repeat(32);
@@ -19,24 +20,7 @@ const files = {
   aliases: join(dir, 'aliases.yaml'),
   input: join(dir, 'input.json'),
 };
-writeFileSync(
-  files.manifest,
-  `version: 1
-release: confine-test@1
-labels: [public, internal, confidential, restricted]
-tools:
-  send_update:
-    effect: write
-    accepts: confidential
-    arguments:
-      message: { type: string, max_len: 1000, required: true }
-  post_public:
-    effect: write
-    accepts: public
-    arguments:
-      message: { type: string, max_len: 1000, required: true }
-`,
-);
+writeFileSync(files.manifest, MANIFEST);
 writeFileSync(files.policy, 'permit (principal, action == Action::"call_tool", resource);\n');
 writeFileSync(files.context, JSON.stringify({ task: { id: 'T-1' }, sensitivity: 'confidential' }));
 writeFileSync(files.aliases, 'notify: send_update\npublish: post_public\n');
