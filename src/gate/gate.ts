@@ -69,18 +69,23 @@ export class Gate {
     return { manifest_digest: this.parts.manifest.digest, policy_digest: this.parts.services.policy.digest };
   }
 
-  /** Record a wire-level refusal (the message was never forwarded). */
-  async refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData> {
-    let entry: number | null = null;
+  /** Record a refusal made outside decide(); the entry number is null when even that failed. */
+  private async recordRefusal(code: RefusalCode, fields: Record<string, string>): Promise<number | null> {
     try {
       const e = await this.parts.commit.run(() =>
-        this.parts.ledger.appendInTx({ kind: 'decision', outcome: 'refuse', reason: code, line_digest: digestBytes(line), ...this.digests() }),
+        this.parts.ledger.appendInTx({ kind: 'decision', outcome: 'refuse', reason: code, ...fields, ...this.digests() }),
       );
-      entry = e.seq;
+      return e.seq;
     } catch {
-      entry = null; // still refused: nothing was forwarded
+      return null; // still refused: nothing was forwarded
     }
-    log.info('wire_refusal', { reason: code, entry, line_digest: digestBytes(line) });
+  }
+
+  /** Record a wire-level refusal (the message was never forwarded). */
+  async refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData> {
+    const line_digest = digestBytes(line);
+    const entry = await this.recordRefusal(code, { line_digest });
+    log.info('wire_refusal', { reason: code, entry, line_digest });
     return { reason: code, detail, ...this.digests(), entry };
   }
 
@@ -167,12 +172,13 @@ export class Gate {
       timer.committed();
     } catch {
       // Deciding or recording failed: refuse, and try to leave a trace of the refusal.
-      const data = await this.refuseWire('fail_closed', 'the gate could not decide or record this call', Buffer.from(''))
-        .catch(() => null);
-      return {
-        kind: 'refused',
-        data: { ...(data ?? { ...this.digests(), entry: null }), reason: 'fail_closed', detail: 'the gate could not decide or record this call', ...(decision ? { fingerprint: decision.fingerprint } : {}) },
-      };
+      const fingerprint = decision?.fingerprint;
+      const entry = await this.recordRefusal('fail_closed', {
+        args_digest: digestJson(call.arguments),
+        ...(fingerprint ? { fingerprint } : {}),
+      });
+      const detail = 'the gate could not decide or record this call';
+      return { kind: 'refused', data: { reason: 'fail_closed', detail, ...this.digests(), entry, ...(fingerprint ? { fingerprint } : {}) } };
     }
     const { entry, refused, taskCall } = recorded;
     decision = recorded.decision;
