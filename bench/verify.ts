@@ -15,7 +15,7 @@ import { openDb } from '../src/store/sqlite.js';
 import { Ledger, readEntries } from '../src/ledger/ledger.js';
 import { loadGateKey } from '../src/ledger/keys.js';
 import { entryHash, GENESIS_PREV, verifyEntrySignature, type EntryFields } from '../src/ledger/entry.js';
-import { canonicalBytes } from '../src/wire/canonical.js';
+import { canonicalBytes } from '../src/core/canonical.js';
 import { BENCH_DIST, CLI, DIST, flags, isMain, loadNow, machine, num, section, table } from './lib.js';
 
 /** A decision entry as the gate writes it, for realistic message sizes. */

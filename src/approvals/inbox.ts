@@ -6,8 +6,8 @@
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseStrict } from '../wire/strict-parse.js';
-import { isJsonObject, type JsonValue } from '../wire/json.js';
-import type { Digest } from '../util/digest.js';
+import { isJsonObject, type JsonValue } from '../core/json.js';
+import type { Digest } from '../core/digest.js';
 
 export const INBOX_MAX_FILES = 1000;
 export const INBOX_MAX_BYTES = 8 * 1024;

@@ -7,9 +7,9 @@
 // Strict by design: a receipt is exactly the seven fields below, each of its exact type and
 // format; anything else is `malformed`, never "probably fine".
 import { createPublicKey, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalBytes } from '../wire/canonical.js';
-import { isJsonObject } from '../wire/json.js';
-import { digestJson, isDigest, type Digest } from '../util/digest.js';
+import { canonicalBytes } from '../core/canonical.js';
+import { isJsonObject } from '../core/json.js';
+import { digestJson, isDigest, type Digest } from '../core/digest.js';
 import { keyIdOf } from '../ledger/keys.js';
 
 export interface Receipt {

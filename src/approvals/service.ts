@@ -1,8 +1,8 @@
 // What the approval check consults: the approver keys, the inbox and the used receipts (kept
 // in the operations database, so single use holds across restarts and across gates on one home).
 import type { KeyObject } from 'node:crypto';
-import type { JsonValue } from '../wire/json.js';
-import type { Digest } from '../util/digest.js';
+import type { JsonValue } from '../core/json.js';
+import type { Digest } from '../core/digest.js';
 import type { OperationsStore, UsedReceipt } from '../operations/store.js';
 import { Inbox } from './inbox.js';
 

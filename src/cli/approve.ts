@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { parseFlags, UsageError } from './args.js';
 import { callFingerprint, readCallFile, readContextFlag } from './fingerprint.js';
 import { parseDuration } from '../util/duration.js';
-import { isDigest, type Digest } from '../util/digest.js';
+import { isDigest, type Digest } from '../core/digest.js';
 import { receiptId, signReceipt, type Receipt } from '../approvals/receipt.js';
 import { resolveHome } from '../store/home.js';
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseFlags, required, UsageError } from './args.js';
 import { parseDuration } from '../util/duration.js';
 import { parseStrict } from '../wire/strict-parse.js';
-import { isJsonObject, type JsonObject } from '../wire/json.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 import { loadManifest } from '../contract/manifest.js';
 import { readContextFile } from '../contract/context.js';
 import { Engine } from '../confine/engine.js';

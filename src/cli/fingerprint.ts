@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { parseFlags, required, UsageError } from './args.js';
 import { parseStrict } from '../wire/strict-parse.js';
-import { isJsonObject, type JsonObject } from '../wire/json.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 import { readContextFile, NO_CONTEXT, type TaskContext } from '../contract/context.js';
-import { fingerprintOf } from '../gate/call.js';
-import type { Digest } from '../util/digest.js';
+import { fingerprintOf } from '../core/call.js';
+import type { Digest } from '../core/digest.js';
 
 const HELP = `usage: cloakpipe fingerprint --call FILE [--context FILE] [--json]
 

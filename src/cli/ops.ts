@@ -12,8 +12,8 @@ import { operationDigest } from '../operations/operation-id.js';
 import { loadGateKey, KeyError } from '../ledger/keys.js';
 import { Ledger } from '../ledger/ledger.js';
 import { parseStrict } from '../wire/strict-parse.js';
-import { isJsonObject, type JsonValue } from '../wire/json.js';
-import { digestJson } from '../util/digest.js';
+import { isJsonObject, type JsonValue } from '../core/json.js';
+import { digestJson } from '../core/digest.js';
 
 const HELP = `usage: cloakpipe ops list [--state STATE] [--json] [--home DIR]
        cloakpipe ops show ID [--json] [--home DIR]

@@ -9,7 +9,7 @@ import { loadManifest, ManifestError } from '../contract/manifest.js';
 import { readContextFile, ContextError, NO_CONTEXT, type TaskContext } from '../contract/context.js';
 import type { Manifest } from '../contract/manifest-types.js';
 import { parseStrict } from '../wire/strict-parse.js';
-import { isJsonObject, type JsonObject } from '../wire/json.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 import { buildSchema } from '../policy/schema.js';
 import { formatProblem, loadPolicyFile, PolicyLoadError, type PolicyEngine, type PolicyProblem, type Windows } from '../policy/engine.js';
 

@@ -5,7 +5,7 @@
 // ESTABLISHED); 2 usage or configuration error (flags, manifest, no effects, evidence, home).
 import { parseFlags, required, UsageError } from './args.js';
 import { loadManifest, ManifestError } from '../contract/manifest.js';
-import { parseEffects } from '../scope/effects.js';
+import { parseEffects } from '../contract/effects.js';
 import { EvidenceError, loadEvidence } from '../scope/evidence.js';
 import { buildReport, renderText } from '../scope/report.js';
 import { HomeSources, readLedgerFacts, SourceError, type LedgerFacts, type StoredOutcome } from '../scope/sources.js';

@@ -4,7 +4,7 @@
 // kill + forced removal, the watchdog covers the bridge itself), a weakened container reaching
 // the payload (admission twice), and agent bytes reaching a log (fixed codes only).
 import type { Duplex } from 'node:stream';
-import type { JsonObject } from '../wire/json.js';
+import type { JsonObject } from '../core/json.js';
 import { Demuxer, Engine, type ContainerInspect } from './engine.js';
 import { admissionViolations, stateViolations } from './admission.js';
 import { hardenedProfile, type CreateBody } from './profile.js';

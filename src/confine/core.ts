@@ -2,7 +2,7 @@
 // request out, every bound enforced, control updates ordered with the calls. Requests are
 // handled one at a time in arrival order, so "calls admitted before an update finish before it
 // is acknowledged; calls queued behind it see it" is a property of the queue itself.
-import type { JsonObject, JsonValue } from '../wire/json.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
 import { BoundedLines, MAX_FRAME_BYTES, MAX_STREAM_BYTES, StopError, parseFrame, type StopReason } from './frames.js';
 import type { ConfineGate, UpstreamReply } from './gate-port.js';
 import type { ControlReply, Restrictions } from './restrictions.js';

@@ -3,7 +3,7 @@
 // tools, call ids, labels or ceilings itself; parser differentials (the project's strict parser);
 // output floods and huge lines (bounds counted on bytes, before decoding).
 import { parseStrict } from '../wire/strict-parse.js';
-import { isJsonObject, type JsonObject } from '../wire/json.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 
 export const MAX_FRAME_BYTES = 64 * 1024;
 export const MAX_STREAM_BYTES = 1024 * 1024;

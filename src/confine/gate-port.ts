@@ -1,8 +1,8 @@
 // What the bridge needs from the gate: one decision per agent request, forwarded only when
 // allowed. The real gate (src/gate) sits behind `openConfineGate`; tests may put a stand-in
 // behind the same interface. Outcomes carry refusal codes only, never argument values.
-import type { JsonObject, JsonValue } from '../wire/json.js';
-import type { UpstreamReply } from '../gate/verdict.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import type { UpstreamReply } from '../core/outcome.js';
 import { openGate } from '../gate/open.js';
 
 export type { UpstreamReply };

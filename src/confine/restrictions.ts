@@ -3,7 +3,7 @@
 // update whose meaning is unclear. Anything invalid or stale closes admission until a valid,
 // newer revision arrives. Updates carry tool names only: they cannot touch labels or ceilings.
 import { parseStrict } from '../wire/strict-parse.js';
-import { isJsonObject } from '../wire/json.js';
+import { isJsonObject } from '../core/json.js';
 
 export type ControlReply = { ok: true; revision: number } | { ok: false; closed: true };
 

@@ -4,7 +4,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonObject, JsonValue } from '../wire/json.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
 import { UpstreamGone } from '../gate/gate.js';
 import type { UpstreamReply } from './gate-port.js';
 

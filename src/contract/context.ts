@@ -1,10 +1,10 @@
 // The task context: written by the orchestrator from its system of record, never from the
 // conversation. Re-read when the file changes; every decision records the digest it used.
 import { readFileSync, statSync } from 'node:fs';
-import type { JsonObject, JsonValue } from '../wire/json.js';
-import { isJsonObject } from '../wire/json.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import { isJsonObject } from '../core/json.js';
 import { parseStrict } from '../wire/strict-parse.js';
-import { digestJson, type Digest } from '../util/digest.js';
+import { digestJson, type Digest } from '../core/digest.js';
 
 export class ContextError extends Error {}
 

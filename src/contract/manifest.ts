@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { ArgumentRule, ClassifyRule, Manifest, ToolDecl } from './manifest-types.js';
 import { compilePattern, type LinearPattern } from './pattern.js';
-import { digestJson, type Digest } from '../util/digest.js';
-import { effectsErrors } from '../scope/effects.js';
+import { digestJson, type Digest } from '../core/digest.js';
+import { effectsErrors } from './effects.js';
 
 export class ManifestError extends Error {}
 
@@ -136,7 +136,7 @@ export function buildManifest(doc: unknown): LoadedManifest {
     }
   }
   if (doc.effects !== undefined) {
-    // Execution scope (issue 9): validated strictly by src/scope/effects.ts; any problem refuses start-up.
+    // Execution scope (issue 9): validated strictly by src/contract/effects.ts; any problem refuses start-up.
     const problems = effectsErrors(doc.effects, Object.keys(tools));
     if (problems.length) throw new ManifestError(`manifest ${problems.join('; ')}`);
   }

@@ -2,10 +2,10 @@
 // the rule, never the value.
 import type { ArgumentRule } from './manifest-types.js';
 import type { LoadedManifest } from './manifest.js';
-import type { JsonValue } from '../wire/json.js';
-import { isJsonObject } from '../wire/json.js';
+import type { JsonValue } from '../core/json.js';
+import { isJsonObject } from '../core/json.js';
 import { contextPath, type TaskContext } from './context.js';
-import { canonicalize } from '../wire/canonical.js';
+import { canonicalize } from '../core/canonical.js';
 
 export type RuleFailure = { code: 'argument_invalid' | 'scope_mismatch'; detail: string };
 

@@ -1,8 +1,8 @@
 // The error responses the gate writes itself (product.md section 1).
-import { jsonRpcCode } from '../gate/refusal.js';
-import type { RefusalData } from '../gate/gate.js';
+import { jsonRpcCode } from '../core/refusal.js';
+import type { RefusalData } from '../core/outcome.js';
 import type { RpcId } from '../wire/jsonrpc.js';
-import type { JsonObject } from '../wire/json.js';
+import type { JsonObject } from '../core/json.js';
 
 export function refusalResponse(id: RpcId | null, data: RefusalData): JsonObject {
   return {

@@ -5,9 +5,9 @@
 import type { Readable, Writable } from 'node:stream';
 import { LineFramer } from '../wire/frame.js';
 import { decodeLine, encodeMessage, readableId, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../wire/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import { UpstreamGone, type Gate } from '../gate/gate.js';
-import type { UpstreamReply } from '../gate/verdict.js';
+import type { UpstreamReply } from '../core/outcome.js';
 import { Upstream } from './upstream.js';
 import { refusalResponse, unknownOutcomeResponse, upstreamGoneResponse } from './responses.js';
 

@@ -5,8 +5,8 @@
 import type { TaskContext } from '../contract/context.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
 import type { EntryFields } from '../ledger/entry.js';
-import type { UpstreamReply } from '../gate/verdict.js';
-import type { JsonValue } from '../wire/json.js';
+import type { UpstreamReply } from '../core/outcome.js';
+import type { JsonValue } from '../core/json.js';
 import type { FlowSession, LabelRaise } from './session.js';
 
 export function labelEntry(raise: LabelRaise, tool: string | null): EntryFields {

@@ -7,8 +7,8 @@ import type { LoadedManifest } from '../contract/manifest.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
 import type { TaskContext } from '../contract/context.js';
 import type { LinearPattern } from '../contract/pattern.js';
-import type { JsonValue } from '../wire/json.js';
-import { digestBytes, digestJson, type Digest } from '../util/digest.js';
+import type { JsonValue } from '../core/json.js';
+import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import { FlowError, LabelOrder } from './labels.js';
 
 export type RaiseCause = 'returns' | 'classify' | 'context';

@@ -5,7 +5,7 @@
 import type { LoadedManifest } from '../contract/manifest.js';
 import type { TaskContext } from '../contract/context.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
-import { fingerprintOf, type Call } from './call.js';
+import { fingerprintOf, type Call } from '../core/call.js';
 import { checkContract, resolveTool } from './checks/contract.js';
 import { checkFlow } from './checks/flow.js';
 import { checkPins } from './checks/pins.js';
@@ -13,7 +13,7 @@ import { checkPolicy } from './checks/policy.js';
 import type { Facts } from './facts.js';
 import type { GateServices } from './services.js';
 import { PASS, type Annotations, type Verdict } from './verdict.js';
-import type { Digest } from '../util/digest.js';
+import type { Digest } from '../core/digest.js';
 import { checkOperations } from './checks/operations.js';
 import { checkApproval } from './checks/approval.js';
 

@@ -2,8 +2,8 @@
 import type { LoadedManifest } from '../contract/manifest.js';
 import type { TaskContext } from '../contract/context.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
-import type { Call } from './call.js';
-import type { Digest } from '../util/digest.js';
+import type { Call } from '../core/call.js';
+import type { Digest } from '../core/digest.js';
 import type { Annotations } from './verdict.js';
 import type { GateServices } from './services.js';
 

@@ -7,32 +7,16 @@ import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Entry, EntryFields } from '../ledger/entry.js';
 import type { GroupCommit } from '../store/group-commit.js';
-import type { JsonObject, JsonValue } from '../wire/json.js';
-import { digestBytes, digestJson, type Digest } from '../util/digest.js';
-import type { DecisionRefusal, RefusalCode } from './refusal.js';
-import type { Call } from './call.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import { digestBytes, digestJson, type Digest } from '../core/digest.js';
+import type { DecisionRefusal, RefusalCode } from '../core/refusal.js';
+import type { Call } from '../core/call.js';
 import { decide, type Decision } from './decide.js';
 import type { GateServices } from './services.js';
-import type { UpstreamReply } from './verdict.js';
+import type { CallOutcome, Mode, RefusalData, UpstreamReply } from '../core/outcome.js';
+export type { CallOutcome, Mode, RefusalData };
 import { DecisionTimer, reportDecision } from '../telemetry/decision.js';
 import { log } from '../telemetry/log.js';
-
-export type Mode = 'enforce' | 'shadow';
-
-export interface RefusalData {
-  reason: RefusalCode;
-  detail: string;
-  manifest_digest: Digest;
-  policy_digest: Digest;
-  entry: number | null;
-  fingerprint?: Digest;
-}
-
-export type CallOutcome =
-  | { kind: 'refused'; data: RefusalData }
-  | { kind: 'replayed'; result: JsonValue; entry: number }
-  | { kind: 'forwarded'; reply: UpstreamReply; entry: number }
-  | { kind: 'unknown'; why: 'timeout' | 'upstream_exit' | 'error'; entry: number; fingerprint: Digest };
 
 /** A door's way to reach the tool: resolves with the upstream's reply, rejects when it died. */
 export type Forward = () => Promise<UpstreamReply>;

@@ -1,8 +1,9 @@
 // The stateful services the checks consult. Each is owned by its folder (policy/, operations/,
 // approvals/, flow/); the gate wires them in and decide() only reads through these interfaces.
-import type { JsonValue } from '../wire/json.js';
+import type { JsonValue } from '../core/json.js';
 import type { EntryFields } from '../ledger/entry.js';
-import type { Digest } from '../util/digest.js';
+import type { Digest } from '../core/digest.js';
+import type { Mode } from '../core/outcome.js';
 import type { FlowSession } from '../flow/session.js';
 import type { OperationsStore } from '../operations/store.js';
 import type { ApprovalService } from '../approvals/service.js';
@@ -31,7 +32,7 @@ export interface PinService {
 
 export interface GateServices {
   agent: string;
-  mode: 'enforce' | 'shadow';
+  mode: Mode;
   policy: PolicyService;
   rates: RateService;
   /** The session label and fixed ceilings of this gate's session (flow/); the gate must wire it. */

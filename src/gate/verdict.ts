@@ -1,7 +1,8 @@
 // What a check says about a call. A refusal carries its code and a one-line detail that never
 // holds an argument value; checks may annotate the decision (policy ids, receipt, operation).
-import type { DecisionRefusal } from './refusal.js';
-import type { JsonValue } from '../wire/json.js';
+import type { DecisionRefusal } from '../core/refusal.js';
+import type { JsonValue } from '../core/json.js';
+import type { UpstreamReply } from '../core/outcome.js';
 
 export interface Refused {
   ok: false;
@@ -33,10 +34,4 @@ export interface Annotations {
   afterReply: ((reply: UpstreamReply) => void)[];
   /** Run in a transaction when the outcome is unknown: timeout, upstream died, gate error. */
   afterFailure: ((why: 'timeout' | 'upstream_exit' | 'error') => void)[];
-}
-
-/** The upstream's answer to a forwarded tools/call: exactly one of result / error. */
-export interface UpstreamReply {
-  result?: JsonValue;
-  error?: JsonValue;
 }

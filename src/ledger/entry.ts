@@ -2,9 +2,9 @@
 // decision fields (digests only) and `sig`, Ed25519 by the gate key over the entry without sig.
 // The entry hash covers the signature too, so the chain pins each entry's exact bytes.
 import { sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalBytes } from '../wire/canonical.js';
-import { sha256Hex } from '../util/digest.js';
-import type { JsonObject, JsonValue } from '../wire/json.js';
+import { canonicalBytes } from '../core/canonical.js';
+import { sha256Hex } from '../core/digest.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
 
 export const GENESIS_PREV = 'sha256:' + '0'.repeat(64);
 

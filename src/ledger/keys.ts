@@ -1,7 +1,7 @@
 // The gate's Ed25519 signing key: PKCS#8 PEM, mode 0600, never overwritten.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { sha256Hex } from '../util/digest.js';
+import { sha256Hex } from '../core/digest.js';
 
 export class KeyError extends Error {}
 

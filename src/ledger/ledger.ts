@@ -2,7 +2,7 @@
 // its state changes and its entry commit together; the chain head is read inside that
 // transaction, so two gates sharing one home still produce one contiguous chain.
 import type { Db } from '../store/sqlite.js';
-import { canonicalize } from '../wire/canonical.js';
+import { canonicalize } from '../core/canonical.js';
 import type { GateKey } from './keys.js';
 import { GENESIS_PREV, entryHash, signEntry, type Entry, type EntryFields } from './entry.js';
 

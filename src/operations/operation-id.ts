@@ -2,9 +2,9 @@
 // argument, else params._meta["cloakpipe/operation_id"], else the call's fingerprint. Bounded,
 // because the id is stored and used as a key. Ids can be argument values, so outside the
 // operations database (ledger, logs, refusals) an operation appears only as its digest.
-import type { Call } from '../gate/call.js';
+import type { Call } from '../core/call.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
-import { digestBytes, type Digest } from '../util/digest.js';
+import { digestBytes, type Digest } from '../core/digest.js';
 
 export const META_OPERATION_ID = 'cloakpipe/operation_id';
 export const MAX_OPERATION_ID = 256;

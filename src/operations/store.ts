@@ -17,9 +17,9 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../store/sqlite.js';
 import { StoreError } from '../store/sqlite.js';
-import { canonicalize } from '../wire/canonical.js';
-import { isJsonObject, type JsonValue } from '../wire/json.js';
-import type { UpstreamReply } from '../gate/verdict.js';
+import { canonicalize } from '../core/canonical.js';
+import { isJsonObject, type JsonValue } from '../core/json.js';
+import type { UpstreamReply } from '../core/outcome.js';
 
 export const OPERATION_STATES = ['pending', 'succeeded', 'failed', 'unknown'] as const;
 export type OperationState = (typeof OPERATION_STATES)[number];

@@ -1,7 +1,7 @@
 // What this gate's session has seen of the server's tool definitions, and what it makes of a
 // `tools/list` answer: pin a declared tool seen for the first time, record a change.
-import { digestJson } from '../util/digest.js';
-import { isJsonObject, type JsonValue } from '../wire/json.js';
+import { digestJson } from '../core/digest.js';
+import { isJsonObject, type JsonValue } from '../core/json.js';
 import type { EntryFields } from '../ledger/entry.js';
 import type { PinStore } from './store.js';
 

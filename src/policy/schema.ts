@@ -4,7 +4,7 @@
 // Cedar's own message instead of a forbid rule that quietly evaluates to nothing.
 // Design and its limits: docs/decisions/005-cedar-schema.md.
 import type { ArgumentRule, Manifest, ToolDecl } from '../contract/manifest-types.js';
-import type { JsonObject, JsonValue } from '../wire/json.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
 
 export const ACTION_ID = 'call_tool';
 export const WINDOWS = ['minute', 'hour', 'day'] as const;

@@ -6,7 +6,7 @@
 // so this runs once per reload), the policy is validated again against the new shape
 // (`engine.adoptTask`). On drift every call fails closed, naming the policies, until the task
 // context has a shape the policy validates against again.
-import type { JsonObject } from '../wire/json.js';
+import type { JsonObject } from '../core/json.js';
 import { formatProblem, PolicyEvalError, type PolicyDecision, type PolicyEngine, type PolicyProblem, type PolicyRequest } from './engine.js';
 
 export class TaskBoundPolicy {

@@ -8,7 +8,7 @@
 // integers Long, other numbers decimal (Cedar's only fractional type: four fractional digits);
 // a value Cedar cannot hold exactly, or of another kind than declared, throws.
 // Messages name the path, never the value.
-import type { JsonObject, JsonValue } from '../wire/json.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
 import { isReservedKey, type CedarType } from './schema.js';
 
 export type CedarValue = boolean | number | string | CedarValue[] | { [key: string]: CedarValue };

@@ -4,8 +4,8 @@
 // named piece of evidence; a canary probe is an analogue, never an effect; complete mediation is
 // ESTABLISHED only when every declared path (deployment paths included) has mediation evidence
 // AND someone assessed the path set complete. Declaring paths never establishes anything.
-import type { CompletenessStatement, EffectDecl, EffectPath, Protection } from './effects.js';
-import { describeMediator, describeRoute } from './effects.js';
+import type { CompletenessStatement, EffectDecl, EffectPath, Protection } from '../contract/effects.js';
+import { describeMediator, describeRoute } from '../contract/effects.js';
 import type { ConfinementRecord, EvidenceFile, MediationRecord, ReceiptRecord } from './evidence.js';
 import type { DecisionFact, LedgerFacts, StoredOutcome } from './sources.js';
 

@@ -9,8 +9,8 @@
 // or a payload: records carry digests and counts only.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { PROTECTIONS, type Protection } from './effects.js';
-import { digestBytes, isDigest } from '../util/digest.js';
+import { PROTECTIONS, type Protection } from '../contract/effects.js';
+import { digestBytes, isDigest } from '../core/digest.js';
 
 export class EvidenceError extends Error {}
 

@@ -13,7 +13,7 @@ import { OperationsStore } from '../operations/store.js';
 import { operationDigest } from '../operations/operation-id.js';
 import { resolveHome } from '../store/home.js';
 import { openDb, type Db } from '../store/sqlite.js';
-import { digestJson } from '../util/digest.js';
+import { digestJson } from '../core/digest.js';
 
 export class SourceError extends Error {}
 

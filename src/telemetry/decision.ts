@@ -2,7 +2,7 @@
 // committed, upstream answered), and one report at the end that becomes the decision span and
 // the `decision` log line. It reads only what the ledger entry holds in the clear.
 import type { Decision } from '../gate/decide.js';
-import type { CallOutcome, Mode } from '../gate/gate.js';
+import type { CallOutcome, Mode } from '../core/outcome.js';
 import { decisionFields, spanDecision, type DecisionOutcome, type DecisionTelemetry } from './spans.js';
 import { log } from './log.js';
 

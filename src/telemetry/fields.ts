@@ -1,8 +1,8 @@
 // What telemetry may carry: codes, digests, ids, counts and declared names, never argument
 // values, results or model-chosen text. Every field name is on an allow-list with a kind, and
 // every value is checked against its kind; what fails is dropped (and counted), never written.
-import { DECISION_REFUSALS, WIRE_REFUSALS } from '../gate/refusal.js';
-import { digestJson, isDigest } from '../util/digest.js';
+import { DECISION_REFUSALS, WIRE_REFUSALS } from '../core/refusal.js';
+import { digestJson, isDigest } from '../core/digest.js';
 
 export type FieldValue = string | number | boolean | null;
 export type Fields = { [name: string]: FieldValue | undefined };

@@ -6,8 +6,9 @@
 // the API is guarded, a failure is counted, and OpenTelemetry's own diagnostics (which print
 // exporter exception text) are routed to a counter (guardOtelDiagnostics).
 import { diag, DiagLogLevel, SpanKind, SpanStatusCode, trace, type Attributes, type DiagLogger } from '@opentelemetry/api';
-import type { RefusalCode } from '../gate/refusal.js';
-import type { Digest } from '../util/digest.js';
+import type { RefusalCode } from '../core/refusal.js';
+import type { Mode } from '../core/outcome.js';
+import type { Digest } from '../core/digest.js';
 import { sanitize, toolField, type Fields } from './fields.js';
 import { log } from './log.js';
 
@@ -23,7 +24,7 @@ export interface DecisionTelemetry {
   sessionLabel?: string;
   /** Ledger seq of the decision entry. */
   entry?: number | null;
-  mode?: 'enforce' | 'shadow';
+  mode?: Mode;
   /** When the call arrived (ms since the epoch); the span starts there. */
   startTime?: number;
   timings?: { decideMs?: number; commitMs?: number; upstreamMs?: number };

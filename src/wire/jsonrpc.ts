@@ -2,8 +2,8 @@
 // the gate and the server would classify differently: batches (one line, many calls), a request
 // that is also a response, ids that are not string or integer, extra top-level members that a
 // server might act on but the gate would not look at.
-import type { JsonObject, JsonValue } from './json.js';
-import { isJsonObject } from './json.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import { isJsonObject } from '../core/json.js';
 import { WireError } from './strict-parse.js';
 
 export type RpcId = string | number;

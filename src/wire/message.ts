@@ -1,9 +1,9 @@
 // One line in, one classified message out; one message in, the bytes the gate forwards out.
 // The gate never forwards the raw line: what reaches a server is the RFC 8785 form of the value
 // the gate checked, so the server cannot read anything the gate did not.
-import { canonicalize } from './canonical.js';
-import type { JsonObject } from './json.js';
-import { isJsonObject } from './json.js';
+import { canonicalize } from '../core/canonical.js';
+import type { JsonObject } from '../core/json.js';
+import { isJsonObject } from '../core/json.js';
 import { classifyRpc, isRpcId, type RpcId, type RpcMessage } from './jsonrpc.js';
 import { parseStrict, WireError } from './strict-parse.js';
 import { decodeUtf8 } from './utf8.js';

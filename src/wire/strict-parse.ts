@@ -5,8 +5,8 @@
 // (1e400, 9007199254740993, 1.0000000000000000001), and inputs built to exhaust the gate
 // (1,000,000 `[`). Iterative, so nesting costs heap in a bounded stack, never call-stack depth.
 // Why hand-written: docs/decisions/001-hand-written-strict-parser.md.
-import type { JsonValue, JsonObject } from './json.js';
-import type { WireRefusal } from '../gate/refusal.js';
+import type { JsonValue, JsonObject } from '../core/json.js';
+import type { WireRefusal } from '../core/refusal.js';
 
 export class WireError extends Error {
   constructor(

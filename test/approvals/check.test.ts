@@ -10,7 +10,7 @@ import { keyIdOf } from '../../src/ledger/keys.js';
 import { OperationsStore } from '../../src/operations/store.js';
 import { gateLikeDb } from '../operations/helpers.js';
 import { applyAllow, factsFor, READ } from '../operations/facts.js';
-import type { Digest } from '../../src/util/digest.js';
+import type { Digest } from '../../src/core/digest.js';
 
 const key = generateKeyPairSync('ed25519');
 const stranger = generateKeyPairSync('ed25519');

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
 import { CLI, cloakpipe, tempDir } from '../helpers/cli.js';
-import { fingerprintOf } from '../../src/gate/call.js';
+import { fingerprintOf } from '../../src/core/call.js';
 import { keyIdOf, loadPublicKey } from '../../src/ledger/keys.js';
 import { verifyReceipt } from '../../src/approvals/receipt.js';
 

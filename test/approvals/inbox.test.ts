@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { Inbox } from '../../src/approvals/inbox.js';
 import { signReceipt } from '../../src/approvals/receipt.js';
-import { fingerprintOf } from '../../src/gate/call.js';
+import { fingerprintOf } from '../../src/core/call.js';
 
 const key = generateKeyPairSync('ed25519');
 const fp = fingerprintOf('t', {}, null);

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { generateKeyPairSync } from 'node:crypto';
 import { RECEIPT_FIELDS, signReceipt, verifyReceipt, type Receipt } from '../../src/approvals/receipt.js';
 import { keyIdOf } from '../../src/ledger/keys.js';
-import { fingerprintOf } from '../../src/gate/call.js';
+import { fingerprintOf } from '../../src/core/call.js';
 
 const key = generateKeyPairSync('ed25519');
 const approvers = new Map([[keyIdOf(key.publicKey), key.publicKey]]);

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { parseReceipt, receiptId, signReceipt, signedPart, verifyReceipt, type Receipt } from '../../src/approvals/receipt.js';
 import { keyIdOf } from '../../src/ledger/keys.js';
-import { canonicalBytes } from '../../src/wire/canonical.js';
-import { fingerprintOf } from '../../src/gate/call.js';
+import { canonicalBytes } from '../../src/core/canonical.js';
+import { fingerprintOf } from '../../src/core/call.js';
 
 const approver = generateKeyPairSync('ed25519');
 const stranger = generateKeyPairSync('ed25519');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { BridgeCore } from '../../src/confine/core.js';
 import { Restrictions } from '../../src/confine/restrictions.js';
 import type { StopReason } from '../../src/confine/frames.js';
-import type { JsonObject } from '../../src/wire/json.js';
+import type { JsonObject } from '../../src/core/json.js';
 import { StandInGate } from './fixtures/stand-in-gate.js';
 
 const LABELS = ['public', 'internal', 'confidential', 'restricted'];

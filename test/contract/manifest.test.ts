@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { buildManifest, ManifestError } from '../../src/contract/manifest.js';
 import { buildContext } from '../../src/contract/context.js';
 import { checkContract } from '../../src/gate/checks/contract.js';
-import type { JsonObject } from '../../src/wire/json.js';
+import type { JsonObject } from '../../src/core/json.js';
 
 const base = (tools: object, extra: object = {}) => ({ version: 1, release: 'r@1', tools, ...extra });
 

@@ -16,7 +16,7 @@ import { call } from '../helpers/recording-gate.js';
 import { ledgerOf } from '../helpers/support-desk.js';
 import { flowSetup, records, spansOf, startFlowGate, type FlowSetup } from '../helpers/flow-gate.js';
 import { canary } from '../helpers/capture.js';
-import { digestJson } from '../../src/util/digest.js';
+import { digestJson } from '../../src/core/digest.js';
 
 function storeBytes(s: FlowSetup): Record<string, string> {
   const out: Record<string, string> = {};

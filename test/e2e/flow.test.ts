@@ -11,7 +11,7 @@ import { ledgerOf, summary } from '../helpers/support-desk.js';
 import { flowSetup, records, rewriteContext, startFlowGate } from '../helpers/flow-gate.js';
 import { gateArgs } from '../helpers/gate-client.js';
 import { helperScript } from '../helpers/cli.js';
-import { digestJson } from '../../src/util/digest.js';
+import { digestJson } from '../../src/core/digest.js';
 
 const arrivedTexts = (s: ReturnType<typeof flowSetup>, tool: string) => records(s).filter((r) => r.tool === tool).map((r) => r.arguments.text);
 

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
-import { digestJson } from '../../src/util/digest.js';
+import { digestJson } from '../../src/core/digest.js';
 
 const MANIFEST = `version: 1
 release: pins@1

@@ -6,7 +6,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
-import { canonicalize } from '../../src/wire/canonical.js';
+import { canonicalize } from '../../src/core/canonical.js';
 
 const MANIFEST = `version: 1
 release: wire-test@1

@@ -8,8 +8,8 @@ import { buildContext, NO_CONTEXT } from '../../src/contract/context.js';
 import { FlowSession, UNDIGESTIBLE } from '../../src/flow/session.js';
 import { FlowError } from '../../src/flow/labels.js';
 import { flowAfterReply, flowBeforeDecide, flowServerOutput, labelEntry } from '../../src/flow/evidence.js';
-import { digestJson } from '../../src/util/digest.js';
-import type { JsonValue } from '../../src/wire/json.js';
+import { digestJson } from '../../src/core/digest.js';
+import type { JsonValue } from '../../src/core/json.js';
 
 export const MANIFEST = {
   version: 1,

@@ -6,7 +6,7 @@
 // same code as the public fixtures. `misbehave` corrupts answers for negative tests.
 import { createHash, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { canonicalize } from '../../src/wire/canonical.js';
+import { canonicalize } from '../../src/core/canonical.js';
 import { MerkleTreeBuilder, inclusionProof, leafHash } from '../../src/ledger/merkle.js';
 import { formatCheckpoint } from '../../src/ledger/anchors/rekor/checkpoint.js';
 import { ed25519PublicRaw, verifyEd25519phDigest } from '../../src/ledger/anchors/rekor/ed25519ph.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { keyIdOf, type GateKey } from '../../src/ledger/keys.js';
 import { signEntry, entryHash, type Entry } from '../../src/ledger/entry.js';
-import { canonicalize } from '../../src/wire/canonical.js';
+import { canonicalize } from '../../src/core/canonical.js';
 import { openDb, type Db } from '../../src/store/sqlite.js';
 import { tempDir } from '../helpers/cli.js';
 

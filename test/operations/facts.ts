@@ -2,9 +2,9 @@
 import type { Facts } from '../../src/gate/facts.js';
 import type { ToolDecl } from '../../src/contract/manifest-types.js';
 import type { GateServices } from '../../src/gate/services.js';
-import { fingerprintOf } from '../../src/gate/call.js';
+import { fingerprintOf } from '../../src/core/call.js';
 import { newAnnotations } from '../../src/gate/decide.js';
-import type { JsonObject } from '../../src/wire/json.js';
+import type { JsonObject } from '../../src/core/json.js';
 
 export const SEND: ToolDecl = {
   effect: 'write',

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { loadPolicy, loadPolicyFile, PolicyEvalError, PolicyLoadError } from '../../src/policy/engine.js';
-import { digestBytes } from '../../src/util/digest.js';
+import { digestBytes } from '../../src/core/digest.js';
 import { EXAMPLE, SMALL, ZERO, exampleManifest, exampleTask, request } from './fixtures.js';
 
 function loadError(fn: () => unknown): PolicyLoadError {

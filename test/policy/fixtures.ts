@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Manifest } from '../../src/contract/manifest-types.js';
 import { loadManifest } from '../../src/contract/manifest.js';
 import type { PolicyRequest } from '../../src/policy/engine.js';
-import type { JsonObject } from '../../src/wire/json.js';
+import type { JsonObject } from '../../src/core/json.js';
 
 // dist/test/policy → repository root
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

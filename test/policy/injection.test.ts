@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { loadPolicy, PolicyEvalError, PolicyLoadError } from '../../src/policy/engine.js';
 import { toCedar, recordToCedar, ValueConversionError, decimalText } from '../../src/policy/values.js';
-import type { JsonObject, JsonValue } from '../../src/wire/json.js';
+import type { JsonObject, JsonValue } from '../../src/core/json.js';
 import { SMALL, request } from './fixtures.js';
 import { toolArgTypes } from '../../src/policy/schema.js';
 

@@ -10,7 +10,7 @@ import { checkPolicy } from '../../src/gate/checks/policy.js';
 import { newAnnotations } from '../../src/gate/decide.js';
 import type { Facts } from '../../src/gate/facts.js';
 import type { GateServices } from '../../src/gate/services.js';
-import type { JsonObject } from '../../src/wire/json.js';
+import type { JsonObject } from '../../src/core/json.js';
 import { request, SMALL } from './fixtures.js';
 
 const POLICY = `@id("reads")

@@ -5,11 +5,11 @@ import { loadGateKey } from '../../src/ledger/keys.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { OperationsStore } from '../../src/operations/store.js';
 import { operationDigest } from '../../src/operations/operation-id.js';
-import { fingerprintOf } from '../../src/gate/call.js';
+import { fingerprintOf } from '../../src/core/call.js';
 import { resolveHome } from '../../src/store/home.js';
 import { openDb, type Db } from '../../src/store/sqlite.js';
-import { digestJson } from '../../src/util/digest.js';
-import type { JsonObject, JsonValue } from '../../src/wire/json.js';
+import { digestJson } from '../../src/core/digest.js';
+import type { JsonObject, JsonValue } from '../../src/core/json.js';
 
 export const POLICY_DIGEST = digestJson('fabricated policy');
 export const CONTEXT_DIGEST = digestJson('fabricated context');

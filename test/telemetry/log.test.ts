@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { log, logFailures, setLogSink, setLogLevel } from '../../src/telemetry/log.js';
 import { sanitize, setDeclaredTools } from '../../src/telemetry/fields.js';
-import { digestJson } from '../../src/util/digest.js';
+import { digestJson } from '../../src/core/digest.js';
 import { canary, captureOutput } from '../helpers/capture.js';
 
 function collect(): string[] {

@@ -7,7 +7,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { guardOtelDiagnostics, spanDecision, telemetryFailures, SPAN_NAME, decisionFields } from '../../src/telemetry/spans.js';
 import { setDeclaredTools } from '../../src/telemetry/fields.js';
 import { setLogSink } from '../../src/telemetry/log.js';
-import { digestJson } from '../../src/util/digest.js';
+import { digestJson } from '../../src/core/digest.js';
 import { canary, captureOutput } from '../helpers/capture.js';
 
 function install(...processors: SpanProcessor[]): BasicTracerProvider {

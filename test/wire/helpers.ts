@@ -1,7 +1,7 @@
 // Shared assertions for the wire tests.
 import assert from 'node:assert/strict';
 import { WireError } from '../../src/wire/strict-parse.js';
-import type { WireRefusal } from '../../src/gate/refusal.js';
+import type { WireRefusal } from '../../src/core/refusal.js';
 
 export function assertRefuses(fn: () => unknown, code: WireRefusal, label = ''): WireError {
   let caught: unknown;

@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseStrict, WireError, foldKey } from '../../src/wire/strict-parse.js';
-import { canonicalize } from '../../src/wire/canonical.js';
+import { canonicalize } from '../../src/core/canonical.js';
 import { decodeLine, encodeMessage, readableId } from '../../src/wire/message.js';
-import type { JsonValue } from '../../src/wire/json.js';
+import type { JsonValue } from '../../src/core/json.js';
 
 const RUNS = 1000;
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeLine, encodeMessage, readableId } from '../../src/wire/message.js';
-import { jsonRpcCode, type WireRefusal } from '../../src/gate/refusal.js';
+import { jsonRpcCode, type WireRefusal } from '../../src/core/refusal.js';
 import { assertRefuses } from './helpers.js';
 
 const call = (args: string): string =>

@@ -11,8 +11,8 @@
 import type { Facts } from '../facts.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 import { alreadyUsed, verifyReceipt, type ReceiptVerdict } from '../../approvals/receipt.js';
-import type { JsonValue } from '../../wire/json.js';
-import { canonicalize } from '../../wire/canonical.js';
+import type { JsonValue } from '../../core/json.js';
+import { canonicalize } from '../../core/canonical.js';
 
 export const META_APPROVAL = 'cloakpipe/approval';
 

@@ -4,7 +4,7 @@ import type { LoadedManifest } from '../../contract/manifest.js';
 import type { TaskContext } from '../../contract/context.js';
 import type { ToolDecl } from '../../contract/manifest-types.js';
 import { checkRule } from '../../contract/rules.js';
-import type { Call } from '../call.js';
+import type { Call } from '../../core/call.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 
 export function resolveTool(call: Call, m: LoadedManifest): ToolDecl | undefined {

@@ -2,7 +2,7 @@
 // one entry, recompute its hash and check its Ed25519 signature. What depends on order (seq,
 // prev, time, epochs) is checked afterwards, in order, by chain.ts.
 import { createHash, verify, type KeyObject } from 'node:crypto';
-import { canonicalize } from '../../wire/canonical.js';
+import { canonicalize } from '../../core/canonical.js';
 import { leafHash } from '../merkle.js';
 import type { Entry } from '../entry.js';
 

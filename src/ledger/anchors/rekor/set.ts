@@ -2,7 +2,7 @@
 // Guards against an entry whose body, time, index or log id was edited after the log signed it.
 // The signed bytes are the RFC 8785 form of {body, integratedTime, logID, logIndex}.
 import type { KeyObject } from 'node:crypto';
-import { canonicalize } from '../../../wire/canonical.js';
+import { canonicalize } from '../../../core/canonical.js';
 import { fail } from '../errors.js';
 import type { RekorEntry } from './entry.js';
 import { verifyLogSignature } from './log-key.js';

@@ -1,7 +1,7 @@
 // A Call is what a door hands the gate: one tools/call, already strictly parsed.
 // Its fingerprint (product.md section 5) binds approvals and operations to this exact call.
-import type { JsonObject } from '../wire/json.js';
-import { digestJson, type Digest } from '../util/digest.js';
+import type { JsonObject } from './json.js';
+import { digestJson, type Digest } from './digest.js';
 
 export interface Call {
   tool: string;

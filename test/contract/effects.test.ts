@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { buildManifest, loadManifest, ManifestError } from '../../src/contract/manifest.js';
-import { effectsErrors, parseEffects } from '../../src/scope/effects.js';
+import { effectsErrors, parseEffects } from '../../src/contract/effects.js';
 import { ROOT, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
 
 const TOOLS = ['create_order', 'lookup_customer'];

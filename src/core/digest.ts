@@ -1,6 +1,6 @@
 // Digests are how payloads appear anywhere outside the call path: `sha256:<hex>`.
 import { createHash } from 'node:crypto';
-import { canonicalBytes } from '../wire/canonical.js';
+import { canonicalBytes } from './canonical.js';
 
 export type Digest = `sha256:${string}`;
 

@@ -1,0 +1,31 @@
+// What a gated call comes to, as every door, the telemetry and the CLI see it.
+import type { Digest } from './digest.js';
+import type { JsonValue } from './json.js';
+import type { RefusalCode } from './refusal.js';
+
+export type Mode = 'enforce' | 'shadow';
+
+/** The upstream's answer to a forwarded tools/call: exactly one of result / error. */
+export interface UpstreamReply {
+  result?: JsonValue;
+  error?: JsonValue;
+}
+
+/** The `data` of a refusal's JSON-RPC error (product.md section 1). */
+export interface RefusalData {
+  reason: RefusalCode;
+  detail: string;
+  manifest_digest: Digest;
+  policy_digest: Digest;
+  entry: number | null;
+  fingerprint?: Digest;
+}
+
+/** Why the outcome of a forwarded call cannot be known. */
+export type UnknownWhy = 'timeout' | 'upstream_exit' | 'error';
+
+export type CallOutcome =
+  | { kind: 'refused'; data: RefusalData }
+  | { kind: 'replayed'; result: JsonValue; entry: number }
+  | { kind: 'forwarded'; reply: UpstreamReply; entry: number }
+  | { kind: 'unknown'; why: UnknownWhy; entry: number; fingerprint: Digest };
