@@ -118,7 +118,14 @@ export async function run(argv: string[]): Promise<number> {
 
   // The gate and the upstream start side by side; either failing refuses start.
   const [g, u] = await Promise.allSettled([
-    openConfineGate({ home: values.home as string | undefined, manifestPath, policyPath, contextPath, callTimeoutMs: timeoutMs }),
+    openConfineGate({
+      home: values.home as string | undefined,
+      manifestPath,
+      policyPath,
+      contextPath,
+      callTimeoutMs: timeoutMs,
+      approvedTools: aliases.values(),
+    }),
     McpUpstream.connect(upstreamCmd[0], upstreamCmd.slice(1), { callTimeoutMs: timeoutMs }),
   ]);
   if (g.status === 'rejected' || u.status === 'rejected') {
