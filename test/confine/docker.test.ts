@@ -15,7 +15,7 @@ import { hardenedProfile } from '../../src/confine/profile.js';
 import type { Summary } from '../../src/confine/bridge.js';
 import { sendControl } from '../../src/confine/control.js';
 import { TcpObserver, UdpObserver, bridgeAddress, observeContainer, observeRecord, sha, type Observation } from './fixtures/observers.js';
-import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, type TestSessionConfig } from './fixtures/session.js';
+import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, APPROVAL_MANIFEST, type TestSessionConfig } from './fixtures/session.js';
 
 process.env.CONFINE_GATE_DIR_ID = `${process.pid}`; // child-process bridges share this run's gate home
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -541,6 +541,47 @@ test('live restriction through the binaries: a stale revision (0) is refused and
   const updates = entries.filter((e) => e.kind === 'operator' && e.action === 'restrict').map((e) => [e.accepted, e.admission, e.revision]);
   assert.deepEqual(updates, [[false, 'closed', 0], [true, 'open', 1]]);
   evidence.cases.push({ name: 'live-restriction-stale', exit: r.status, allowed: summary.allowed, denied: summary.denied, record: observeRecord(record, canary) });
+});
+
+test('approval through the binary: with --approver-key a receipt in the inbox lets the approved call through; without it the call is refused', opts, async () => {
+  const home = join(work, 'home-approval');
+  assert.equal((await cli(['init', '--home', home])).status, 0);
+  const f = await gateFiles();
+  const manifest = join(work, 'manifest-approval.yaml');
+  writeFileSync(manifest, APPROVAL_MANIFEST);
+  const context = f.context('confidential');
+  const keys = join(work, 'approver');
+  assert.equal((await cli(['keygen', '--out', keys])).status, 0);
+  const aliases = join(work, 'aliases-approval.yaml');
+  writeFileSync(aliases, 'notify: send_update\n');
+  for (const withKey of [false, true]) {
+    const canary = newCanary();
+    const call = join(work, `approval-call-${withKey}.json`);
+    writeFileSync(call, JSON.stringify({ tool: 'send_update', arguments: { message: canary } }));
+    const approved = await cli(['approve', '--key', `${keys}.key`, '--call', call, '--context', context, '--home', home, '--yes']);
+    assert.equal(approved.status, 0, approved.stderr);
+    const record = join(work, `cli-approval-${withKey}.jsonl`);
+    const input = join(work, `cli-input-approval-${withKey}.json`);
+    writeFileSync(input, JSON.stringify({ canary, mode: 'polite', targets: targets() }));
+    const r = await cli(
+      ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', manifest, '--policy', f.policy, '--context', context,
+        '--input', input, '--timeout', '30s', ...(withKey ? ['--approver-key', `${keys}.pub`] : []), '--', process.execPath, RECORDING_SERVER],
+      { ...process.env, RECORD_FILE: record },
+    );
+    assert.equal(r.status, 0, `the polite agent finishes either way (stderr: ${r.stderr})`);
+    assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
+    const summary = JSON.parse(r.stdout);
+    assert.deepEqual([summary.allowed, summary.denied], withKey ? [1, 0] : [0, 1]);
+    assert.equal(observeRecord(record, canary).send_update ?? 0, withKey ? 1 : 0);
+    evidence.cases.push({ name: `cli-approval-${withKey ? 'key' : 'no-key'}`, exit: r.status, allowed: summary.allowed, denied: summary.denied, record: observeRecord(record, canary) });
+  }
+  const v = await cli(['verify', '--home', home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+  const decisions = (await ledgerEntries(home)).filter((e) => e.kind === 'decision');
+  assert.deepEqual(decisions.map((e) => [e.reason ?? e.outcome, e.approval ?? null]), [
+    ['approval_invalid', 'inbox'],
+    ['allow', 'inbox'],
+  ]);
 });
 
 test('end to end through the cloakpipe confine command and the real gate: exit codes, summary, no canary in any output', opts, async () => {
