@@ -1,20 +1,22 @@
 // The bridge's decision loop without Docker, over the real gate: frames, bounds, replies, stops,
 // the ordering of live restrictions with calls, and every refusal a ledger entry.
 import { test, type TestContext } from 'node:test';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { BridgeCore } from '../../src/confine/core.js';
 import type { StopReason } from '../../src/confine/frames.js';
 import type { JsonObject } from '../../src/core/json.js';
-import { ALIASES, freshConfineGate } from './fixtures/session.js';
-import { cloakpipe } from '../helpers/cli.js';
+import { ALIASES, APPROVAL_MANIFEST, freshConfineGate } from './fixtures/session.js';
+import { cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
+import { keygen } from '../helpers/recording-gate.js';
 
 const CANARY = 'CANARY-core-' + Math.random().toString(36).slice(2);
 
-async function setup(t: TestContext, opts: { maxCalls?: number; slowMs?: number; failing?: boolean } = {}) {
+async function setup(t: TestContext, opts: { maxCalls?: number; slowMs?: number; failing?: boolean; manifest?: string; approverKeys?: string[] } = {}) {
   const out: any[] = [];
   const forwarded: Array<{ tool: string; args: JsonObject; t: number }> = [];
   const stops: StopReason[] = [];
-  const { gate, home } = await freshConfineGate();
+  const { gate, home, files } = await freshConfineGate({ manifest: opts.manifest, approverKeys: opts.approverKeys });
   let closed = false;
   const close = async () => {
     if (!closed) await gate.close('test');
@@ -44,7 +46,7 @@ async function setup(t: TestContext, opts: { maxCalls?: number; slowMs?: number;
     assert.ok(!show.stdout.includes(CANARY), 'no argument value in the ledger');
     return show.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
   };
-  return { core, out, forwarded, stops, ledger };
+  return { core, out, forwarded, stops, ledger, home, context: files['context.json'] };
 }
 
 const refusals = (entries: any[]) => entries.filter((e) => e.kind === 'decision' && e.outcome === 'refuse').map((e) => e.reason);
@@ -91,38 +93,43 @@ test('an operation the alias file does not declare is the gate\'s undeclared_too
   }
 });
 
-const violations: Array<[string, Buffer, StopReason]> = [
-  ['not JSON', Buffer.from(`hello ${CANARY}\n`), 'malformed_frame'],
-  ['an array', line([1]), 'malformed_frame'],
-  ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0x7d, 0x0a]), 'malformed_frame'],
-  ['a duplicate key', Buffer.from('{"operation":"notify","operation":"publish","arguments":{}}\n'), 'malformed_frame'],
-  ['a tool name', line({ operation: 'notify', arguments: {}, tool: 'post_public' }), 'frame_keys'],
-  ['a label', line({ operation: 'notify', arguments: {}, label: 'public' }), 'frame_keys'],
-  ['a ceiling', line({ operation: 'notify', arguments: {}, ceiling: 'restricted' }), 'frame_keys'],
-  ['a call id', line({ operation: 'notify', arguments: {}, id: 1 }), 'frame_keys'],
-  ['missing arguments', line({ operation: 'notify' }), 'frame_keys'],
-  ['arguments not an object', line({ operation: 'notify', arguments: [] }), 'frame_keys'],
-  ['operation not a string', line({ operation: 1, arguments: {} }), 'frame_keys'],
-  ['an empty line', Buffer.from('\n'), 'malformed_frame'],
+const violations: Array<[string, Buffer, StopReason, string]> = [
+  ['not JSON', Buffer.from(`hello ${CANARY}\n`), 'malformed_frame', 'malformed_json'],
+  ['an array', line([1]), 'malformed_frame', 'invalid_request'],
+  ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0x7d, 0x0a]), 'malformed_frame', 'malformed_json'],
+  ['a duplicate key', Buffer.from('{"operation":"notify","operation":"publish","arguments":{}}\n'), 'malformed_frame', 'duplicate_key'],
+  ['a tool name', line({ operation: 'notify', arguments: {}, tool: 'post_public' }), 'frame_keys', 'invalid_request'],
+  ['a label', line({ operation: 'notify', arguments: {}, label: 'public' }), 'frame_keys', 'invalid_request'],
+  ['a ceiling', line({ operation: 'notify', arguments: {}, ceiling: 'restricted' }), 'frame_keys', 'invalid_request'],
+  ['a call id', line({ operation: 'notify', arguments: {}, id: 1 }), 'frame_keys', 'invalid_request'],
+  ['missing arguments', line({ operation: 'notify' }), 'frame_keys', 'invalid_request'],
+  ['arguments not an object', line({ operation: 'notify', arguments: [] }), 'frame_keys', 'invalid_request'],
+  ['operation not a string', line({ operation: 1, arguments: {} }), 'frame_keys', 'invalid_request'],
+  ['an empty line', Buffer.from('\n'), 'malformed_frame', 'malformed_json'],
 ];
-for (const [name, bytes, reason] of violations) {
-  test(`a frame with ${name} stops the session, nothing forwarded`, async (t) => {
-    const { core, out, forwarded, stops } = await setup(t);
+for (const [name, bytes, reason, code] of violations) {
+  test(`a frame with ${name} stops the session, nothing forwarded, the gate records it ${code}`, async (t) => {
+    const { core, out, forwarded, stops, ledger } = await setup(t);
     core.pushStdout(bytes);
     core.pushStdout(line({ operation: 'notify', arguments: { message: CANARY } }));
     await core.idle();
     assert.deepEqual(stops, [reason]);
     assert.equal(forwarded.length, 0);
     assert.equal(out.length, 0);
+    const decisions = (await ledger()).filter((e) => e.kind === 'decision');
+    assert.deepEqual(decisions.map((e) => [e.outcome, e.reason]), [['refuse', code]]);
+    assert.match(decisions[0].line_digest, /^sha256:[0-9a-f]{64}$/);
   });
 }
 
-test('a frame above 64 KiB stops the session, even before its newline', async (t) => {
-  const { core, stops } = await setup(t);
+test('a frame above 64 KiB stops the session, even before its newline, and is recorded frame_too_large', async (t) => {
+  const { core, stops, ledger } = await setup(t);
   core.pushStdout(Buffer.alloc(64 * 1024, 0x20));
   assert.deepEqual(stops, []);
   core.pushStdout(Buffer.from(' '));
   assert.deepEqual(stops, ['frame_too_large']);
+  await core.idle();
+  assert.deepEqual(refusals(await ledger()), ['frame_too_large']);
 });
 
 test('stdout above 1 MiB stops the session', async (t) => {
@@ -237,4 +244,46 @@ test('live restriction: invalid and stale updates close admission until a newer 
     [true, 'open', 4],
   ]);
   for (const u of updates) assert.match(u.line_digest, /^sha256:[0-9a-f]{64}$/);
+});
+
+test('approval inside confinement: refused without a receipt; a receipt from an --approver-key in the inbox lets that one call through, once', async (t) => {
+  const keys = join(tempDir('cp-confine-approver-'), 'approver');
+  keygen(keys);
+  const { core, out, forwarded, home, context, ledger } = await setup(t, { manifest: APPROVAL_MANIFEST, approverKeys: [`${keys}.pub`] });
+  const notify = (message: string) => core.pushStdout(line({ operation: 'notify', arguments: { message } }));
+  const approve = (message: string) => {
+    const call = writeFiles({ 'call.json': { tool: 'send_update', arguments: { message } } })['call.json'];
+    const r = cloakpipe(['approve', '--key', `${keys}.key`, '--call', call, '--context', context, '--home', home, '--yes']);
+    assert.equal(r.status, 0, r.stderr);
+  };
+  notify(CANARY);
+  await core.idle();
+  assert.deepEqual(out.at(-1), { allowed: false, result: { reason: 'approval_required' } });
+  approve(CANARY);
+  notify(CANARY);
+  await core.idle();
+  assert.equal(out.at(-1).allowed, true);
+  // The receipt is spent: another call (a different message) needs its own approval.
+  notify(`${CANARY}-2`);
+  await core.idle();
+  assert.deepEqual(out.at(-1), { allowed: false, result: { reason: 'approval_required' } });
+  assert.deepEqual(forwarded.map((f) => f.args.message), [CANARY]);
+  const decisions = (await ledger()).filter((e) => e.kind === 'decision');
+  assert.deepEqual(decisions.map((e) => [e.reason ?? e.outcome, e.approval ?? null]), [
+    ['approval_required', null],
+    ['allow', 'inbox'],
+    ['approval_required', null],
+  ]);
+});
+
+test('approval inside confinement without --approver-key: a receipt in the inbox is from an unknown approver', async (t) => {
+  const keys = join(tempDir('cp-confine-approver-'), 'approver');
+  keygen(keys);
+  const { core, out, forwarded, home, context } = await setup(t, { manifest: APPROVAL_MANIFEST });
+  const call = writeFiles({ 'call.json': { tool: 'send_update', arguments: { message: CANARY } } })['call.json'];
+  assert.equal(cloakpipe(['approve', '--key', `${keys}.key`, '--call', call, '--context', context, '--home', home, '--yes']).status, 0);
+  core.pushStdout(line({ operation: 'notify', arguments: { message: CANARY } }));
+  await core.idle();
+  assert.deepEqual(out.at(-1), { allowed: false, result: { reason: 'approval_invalid' } });
+  assert.equal(forwarded.length, 0);
 });

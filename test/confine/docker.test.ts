@@ -15,7 +15,7 @@ import { hardenedProfile } from '../../src/confine/profile.js';
 import type { Summary } from '../../src/confine/bridge.js';
 import { sendControl } from '../../src/confine/control.js';
 import { TcpObserver, UdpObserver, bridgeAddress, observeContainer, observeRecord, sha, type Observation } from './fixtures/observers.js';
-import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, type TestSessionConfig } from './fixtures/session.js';
+import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, APPROVAL_MANIFEST, type TestSessionConfig } from './fixtures/session.js';
 
 process.env.CONFINE_GATE_DIR_ID = `${process.pid}`; // child-process bridges share this run's gate home
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -543,6 +543,47 @@ test('live restriction through the binaries: a stale revision (0) is refused and
   evidence.cases.push({ name: 'live-restriction-stale', exit: r.status, allowed: summary.allowed, denied: summary.denied, record: observeRecord(record, canary) });
 });
 
+test('approval through the binary: with --approver-key a receipt in the inbox lets the approved call through; without it the call is refused', opts, async () => {
+  const home = join(work, 'home-approval');
+  assert.equal((await cli(['init', '--home', home])).status, 0);
+  const f = await gateFiles();
+  const manifest = join(work, 'manifest-approval.yaml');
+  writeFileSync(manifest, APPROVAL_MANIFEST);
+  const context = f.context('confidential');
+  const keys = join(work, 'approver');
+  assert.equal((await cli(['keygen', '--out', keys])).status, 0);
+  const aliases = join(work, 'aliases-approval.yaml');
+  writeFileSync(aliases, 'notify: send_update\n');
+  for (const withKey of [false, true]) {
+    const canary = newCanary();
+    const call = join(work, `approval-call-${withKey}.json`);
+    writeFileSync(call, JSON.stringify({ tool: 'send_update', arguments: { message: canary } }));
+    const approved = await cli(['approve', '--key', `${keys}.key`, '--call', call, '--context', context, '--home', home, '--yes']);
+    assert.equal(approved.status, 0, approved.stderr);
+    const record = join(work, `cli-approval-${withKey}.jsonl`);
+    const input = join(work, `cli-input-approval-${withKey}.json`);
+    writeFileSync(input, JSON.stringify({ canary, mode: 'polite', targets: targets() }));
+    const r = await cli(
+      ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', manifest, '--policy', f.policy, '--context', context,
+        '--input', input, '--timeout', '30s', ...(withKey ? ['--approver-key', `${keys}.pub`] : []), '--', process.execPath, RECORDING_SERVER],
+      { ...process.env, RECORD_FILE: record },
+    );
+    assert.equal(r.status, 0, `the polite agent finishes either way (stderr: ${r.stderr})`);
+    assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
+    const summary = JSON.parse(r.stdout);
+    assert.deepEqual([summary.allowed, summary.denied], withKey ? [1, 0] : [0, 1]);
+    assert.equal(observeRecord(record, canary).send_update ?? 0, withKey ? 1 : 0);
+    evidence.cases.push({ name: `cli-approval-${withKey ? 'key' : 'no-key'}`, exit: r.status, allowed: summary.allowed, denied: summary.denied, record: observeRecord(record, canary) });
+  }
+  const v = await cli(['verify', '--home', home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+  const decisions = (await ledgerEntries(home)).filter((e) => e.kind === 'decision');
+  assert.deepEqual(decisions.map((e) => [e.reason ?? e.outcome, e.approval ?? null]), [
+    ['approval_invalid', 'inbox'],
+    ['allow', 'inbox'],
+  ]);
+});
+
 test('end to end through the cloakpipe confine command and the real gate: exit codes, summary, no canary in any output', opts, async () => {
   const f = await gateFiles();
   const aliases = join(work, 'aliases.yaml');
@@ -554,6 +595,7 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
     writeFileSync(input, JSON.stringify({ canary, mode, targets: targets() }));
     const args = ['confine', '--json', '--home', f.home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy,
       '--context', f.context('confidential'), '--input', input, '--timeout', '20s', '--', process.execPath, RECORDING_SERVER];
+    const seqBefore = (await ledgerEntries(f.home)).at(-1)?.seq ?? -1;
     const r = await cli(args, { ...process.env, RECORD_FILE: record });
     assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
     assert.equal(r.status, status, `exit status (stderr: ${r.stderr})`);
@@ -564,7 +606,14 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
     if (mode !== 'crash') assert.equal(rec.send_update, 1);
     assert.equal(rec.post_public ?? 0, 0, 'the real gate held the low ceiling (sink_ceiling_exceeded)');
     if (mode === 'polite') assert.equal(summary.ended, 'finished');
-    if (mode === 'baseline') assert.deepEqual([summary.ended, summary.reason, summary.allowed, summary.denied], ['stopped', 'frame_keys', 1, 1]);
+    if (mode === 'baseline') {
+      assert.deepEqual([summary.ended, summary.reason, summary.allowed, summary.denied], ['stopped', 'frame_keys', 1, 1]);
+      // Every frame is in the record: the allowed call, the refused one, and the frame carrying
+      // policy fields as the wire refusal that stopped the session.
+      const run = (await ledgerEntries(f.home)).filter((e) => e.seq > seqBefore && e.kind === 'decision');
+      assert.deepEqual(run.map((e) => e.reason ?? e.outcome), ['allow', 'sink_ceiling_exceeded', 'invalid_request']);
+      assert.equal((await cli(['verify', '--home', f.home])).status, 0);
+    }
     if (mode === 'crash') assert.equal(summary.ended, 'agent_crashed');
     evidence.cases.push({ name: `cli-${mode}`, exit: r.status, ended: summary.ended, reason: summary.reason, record: rec });
   }
