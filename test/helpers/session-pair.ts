@@ -11,7 +11,7 @@ export type Outcome = { ok: true; value: unknown; progress: number } | { ok: fal
 
 export interface Step {
   label: string;
-  /** The request; `onprogress` counts progress notifications (pass it where the call takes one). */
+  /** The request; pass `onprogress` where the call should ask for progress notifications. */
   run: (c: Client, onprogress: () => void) => Promise<unknown>;
   /** The manifest refuses this call with this reason; it is not sent straight to the server. */
   refusedBy?: string;
@@ -24,15 +24,24 @@ export interface Step {
 }
 
 export async function runSession(client: Client, steps: Step[], throughGate: boolean): Promise<(Outcome | null)[]> {
+  // Progress is counted as it arrives on the transport, in order with the answer: the SDK's own
+  // onprogress callback can lose a notification that shares a read with the answer.
+  let progress = 0;
+  const transport = client.transport!;
+  const deliver = transport.onmessage!;
+  transport.onmessage = (m, extra) => {
+    if ('method' in m && m.method === 'notifications/progress') progress++;
+    deliver.call(transport, m, extra);
+  };
   const out: (Outcome | null)[] = [];
   for (const s of steps) {
     if (s.refusedBy !== undefined && !throughGate) {
       out.push(null);
       continue;
     }
-    let progress = 0;
+    progress = 0;
     try {
-      const value = await s.run(client, () => progress++);
+      const value = await s.run(client, () => undefined);
       out.push({ ok: true, value, progress });
     } catch (e) {
       if (!(e instanceof McpError)) throw e;
