@@ -66,7 +66,7 @@ export async function rawVerifyRate(threads: number, seconds: number): Promise<R
 export function ledgerHome(n: number, log: (s: string) => void = () => undefined): { home: string; generatedSeconds: number | null } {
   // Keyed by the ledger code too: a change in how entries are written makes a new ledger.
   const code = createHash('sha256');
-  for (const f of ['src/ledger/entry.js', 'src/ledger/ledger.js', 'src/wire/canonical.js']) code.update(readFileSync(join(DIST, f)));
+  for (const f of ['src/ledger/entry.js', 'src/ledger/ledger.js', 'src/core/canonical.js']) code.update(readFileSync(join(DIST, f)));
   const dir = join(tmpdir(), `cloakpipe-bench-ledger-${n}-${code.digest('hex').slice(0, 12)}`);
   const home = join(dir, 'home');
   const done = join(dir, 'complete');

@@ -10,7 +10,7 @@ import { loadPolicyFile } from '../policy/engine.js';
 import { TaskBoundPolicy } from '../policy/task-guard.js';
 import { openPins } from '../pins/open.js';
 import { Gate, type Mode } from './gate.js';
-import type { GateServices } from './services.js';
+import type { AdmissionService, GateServices } from './services.js';
 import { openOperationsServices } from '../operations/open.js';
 import { FlowSession } from '../flow/session.js';
 import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
@@ -30,6 +30,8 @@ export interface GateConfig {
   /** Epochs and anchors (issue 3): seal every interval and at shutdown when any is set. */
   anchorIntervalMs?: number;
   anchors?: AnchorTargets;
+  /** A confined session's live restriction (confine/): read by the admission check. */
+  admission?: AdmissionService;
 }
 
 export class StartupError extends Error {}
@@ -68,6 +70,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     operations: ops.operations,
     approvals: ops.approvals,
     pins: openPins(store.pins, manifest),
+    ...(cfg.admission ? { admission: cfg.admission } : {}),
   };
   // One flow session per gate process (= one MCP session); an undeclared sensitivity stops start-up.
   const flow = new FlowSession(manifest, context.get());

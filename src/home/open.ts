@@ -11,8 +11,7 @@ import { resolveHome, type HomePaths } from '../store/home.js';
 import type { Store } from '../store/ports.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import { loadGateKey, type GateKey } from '../ledger/keys.js';
-import { Ledger } from '../ledger/ledger.js';
-import { verifyEntrySignature, type Entry } from '../ledger/entry.js';
+import { Ledger, LedgerError } from '../ledger/ledger.js';
 
 export class HomeError extends Error {}
 
@@ -39,34 +38,20 @@ export function checkHomeDir(paths: HomePaths): void {
     throw new HomeError(`home ${paths.dir} is readable by others (mode ${(mode & 0o777).toString(8).padStart(4, '0')}; it must be 0700: chmod 700 it)`);
 }
 
-/** The newest entry must carry this key's signature. */
-export function checkLedgerKey(store: Store, key: GateKey, paths: HomePaths): void {
-  const head = store.ledger.head();
-  if (!head) return;
-  let entry: Entry | null = null;
-  try {
-    entry = JSON.parse(head.body) as Entry;
-  } catch {
-    entry = null;
-  }
-  if (!entry || !verifyEntrySignature(entry, key.publicKey))
-    throw new HomeError(
-      `the newest ledger entry (seq ${head.seq}) in ${paths.ledger} is not signed by the home's gate key ${paths.key}: ` +
-        'the key was replaced or the ledger is another home\'s; restore the key that signed it',
-    );
-}
-
 export function openHome(opts: { home?: string; clock?: () => number } = {}): OpenedHome {
   const paths = resolveHome(opts.home);
   checkHomeDir(paths);
   const key = loadGateKey(paths.key);
   const store = openSqliteStore(paths);
+  const ledger = new Ledger(store.ledger, key, opts.clock);
   try {
-    checkLedgerKey(store, key, paths);
+    ledger.head(); // verifies the newest entry with this key
   } catch (e) {
     store.close();
-    throw e;
+    if (!(e instanceof LedgerError)) throw e;
+    throw new HomeError(
+      `${e.message} (${paths.key}): the key was replaced, or the ledger ${paths.ledger} is another home's; restore the key that signed it`,
+    );
   }
-  const ledger = new Ledger(store.ledger, key, opts.clock);
   return { paths, key, store, ledger, close: () => store.close() };
 }

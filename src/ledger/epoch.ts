@@ -6,7 +6,7 @@
 // of `prev` hashes). The epoch is read and appended in one transaction: two gates sharing a home
 // cannot seal overlapping epochs.
 import type { LedgerPort } from '../store/ports.js';
-import type { Entry } from './entry.js';
+import { parseStoredEntry, storedHash, type Entry } from './entry.js';
 import type { Ledger } from './ledger.js';
 import { MerkleTreeBuilder } from './merkle.js';
 
@@ -51,7 +51,11 @@ export class EpochRoot {
 /** The newest epoch entry, or null. */
 export function lastEpoch(port: LedgerPort): EpochEntry | null {
   const row = port.lastOfKind('epoch');
-  return row ? (JSON.parse(row.body) as EpochEntry) : null;
+  if (!row) return null;
+  // The kind column only finds the row; what counts is the signed body.
+  const e = parseStoredEntry(row.body);
+  if (e.kind !== 'epoch') throw new Error(`ledger: the row indexed as the newest epoch (seq ${e.seq}) is not an epoch entry`);
+  return e as EpochEntry;
 }
 
 /**
@@ -65,10 +69,11 @@ export function sealEpochInTx(ledger: Ledger): EpochEntry | null {
   const first = prev ? prev.seq : 0;
   if (prev && head.seq === prev.seq) return null;
   const acc = new EpochRoot(first);
+  // Leaves are the hashes of the stored bytes, not of the unsigned hash column.
   let expect = first;
-  for (const row of ledger.port.hashes(first, head.seq)) {
+  for (const row of ledger.port.between(first, head.seq)) {
     if (row.seq !== expect) throw new Error(`ledger: seq ${expect} missing while sealing an epoch`);
-    acc.add(row.hash);
+    acc.add(storedHash(row.body));
     expect++;
   }
   if (expect !== head.seq + 1) throw new Error('ledger: entries missing while sealing an epoch');

@@ -1,11 +1,13 @@
 // The append-only ledger over the store's ledger port. Appends happen inside a caller's
 // `store.transact`, so a decision, its state changes and its entry commit together; the chain
 // head is read inside that transaction, so two gates sharing one home still produce one
-// contiguous chain.
+// contiguous chain. The head is read from the newest entry's signed body (never from the
+// unsigned index columns beside it), and that entry must verify with this gate's key before the
+// chain is continued.
 import { canonicalize } from '../core/canonical.js';
 import type { LedgerPort } from '../store/ports.js';
 import type { GateKey } from './keys.js';
-import { GENESIS_PREV, entryHash, signEntry, type Entry, type EntryFields } from './entry.js';
+import { GENESIS_PREV, entryHash, parseStoredEntry, signEntry, storedHash, verifyEntrySignature, type Entry, type EntryFields } from './entry.js';
 
 export interface ChainHead {
   seq: number;
@@ -13,16 +15,39 @@ export interface ChainHead {
   ts: string;
 }
 
+export class LedgerError extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'LedgerError';
+  }
+}
+
 export class Ledger {
+  /** The head this process last read or wrote, by its exact bytes (saves re-verifying it). */
+  private known: { body: string; head: ChainHead } | null = null;
+
   constructor(
     readonly port: LedgerPort,
     private readonly key: GateKey,
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /** The chain head, from the newest entry's signed body; throws when it is not this key's. */
   head(): ChainHead | null {
-    const h = this.port.head();
-    return h ? { seq: h.seq, hash: h.hash, ts: h.ts } : null;
+    const row = this.port.head();
+    if (!row) return null;
+    if (this.known?.body === row.body) return this.known.head;
+    let e: Entry;
+    try {
+      e = parseStoredEntry(row.body);
+    } catch (err) {
+      throw new LedgerError(`the newest ledger entry is unreadable: ${(err as Error).message}`);
+    }
+    if (!Number.isSafeInteger(e.seq) || typeof e.ts !== 'string' || !verifyEntrySignature(e, this.key.publicKey))
+      throw new LedgerError(`the newest ledger entry (seq ${Number(e.seq)}) is not signed by this home's gate key`);
+    const head = { seq: e.seq, ts: e.ts, hash: storedHash(row.body) };
+    this.known = { body: row.body, head };
+    return head;
   }
 
   /** Append one entry. Call inside `store.transact` to commit it with its effects. */
@@ -36,12 +61,16 @@ export class Ledger {
       { ...rest, v: 1, seq: head ? head.seq + 1 : 0, ts: now, prev: head ? head.hash : GENESIS_PREV, kind },
       this.key.privateKey,
     );
-    this.port.insert({ seq: entry.seq, ts: entry.ts, kind: entry.kind, hash: entryHash(entry), body: canonicalize(entry) });
+    const body = canonicalize(entry);
+    const hash = entryHash(entry);
+    this.port.insert({ seq: entry.seq, ts: entry.ts, kind: entry.kind, hash, body });
+    // Only after the insert succeeded; a rolled-back transaction re-reads and re-verifies.
+    this.known = { body, head: { seq: entry.seq, ts: entry.ts, hash } };
     return entry;
   }
 }
 
-/** Entries in seq order from `fromSeq`, at most `limit`, as stored (not verified: see verify/). */
+/** Entries in seq order from `fromSeq`, at most `limit`, parsed strictly (not verified: see verify/). */
 export function* readEntries(port: LedgerPort, fromSeq = 0, limit = Number.MAX_SAFE_INTEGER): Generator<Entry> {
-  for (const body of port.bodies(fromSeq, limit)) yield JSON.parse(body) as Entry;
+  for (const body of port.bodies(fromSeq, limit)) yield parseStoredEntry(body);
 }

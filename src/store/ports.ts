@@ -149,8 +149,8 @@ export interface LedgerPort {
   count(): number;
   /** Bodies in seq order from `fromSeq`, at most `limit`. */
   bodies(fromSeq: number, limit: number): Iterable<string>;
-  /** (seq, hash) in seq order for first ≤ seq ≤ last. */
-  hashes(first: number, last: number): Iterable<{ seq: number; hash: string }>;
+  /** (seq, body) in seq order for first ≤ seq ≤ last. */
+  between(first: number, last: number): Iterable<{ seq: number; body: string }>;
   /** The newest entry of a kind (e.g. the last epoch), or null. */
   lastOfKind(kind: string): LedgerRow | null;
   /** How many entries after `seq` are of another kind than `kind`. */

@@ -13,7 +13,7 @@ export class SqliteLedger implements LedgerPort {
       insert: db.prepare(`INSERT INTO ${s}.entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)`),
       count: db.prepare(`SELECT COUNT(*) AS n FROM ${s}.entries`),
       bodies: db.prepare(`SELECT body FROM ${s}.entries WHERE seq >= ? ORDER BY seq LIMIT ?`),
-      hashes: db.prepare(`SELECT seq, hash FROM ${s}.entries WHERE seq >= ? AND seq <= ? ORDER BY seq`),
+      between: db.prepare(`SELECT seq, body FROM ${s}.entries WHERE seq >= ? AND seq <= ? ORDER BY seq`),
       lastOfKind: db.prepare(`SELECT seq, ts, kind, hash, body FROM ${s}.entries WHERE kind = ? ORDER BY seq DESC LIMIT 1`),
       countAfterExcept: db.prepare(`SELECT COUNT(*) AS n FROM ${s}.entries WHERE seq > ? AND kind <> ?`),
     };
@@ -35,8 +35,8 @@ export class SqliteLedger implements LedgerPort {
     for (const row of this.stmts.bodies.iterate(fromSeq, limit) as Iterable<{ body: string }>) yield row.body;
   }
 
-  hashes(first: number, last: number): Iterable<{ seq: number; hash: string }> {
-    return this.stmts.hashes.iterate(first, last) as Iterable<{ seq: number; hash: string }>;
+  between(first: number, last: number): Iterable<{ seq: number; body: string }> {
+    return this.stmts.between.iterate(first, last) as Iterable<{ seq: number; body: string }>;
   }
 
   lastOfKind(kind: string): LedgerRow | null {
