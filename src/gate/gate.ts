@@ -5,7 +5,7 @@
 import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Entry, EntryFields } from '../ledger/entry.js';
-import type { GroupCommit } from '../store/group-commit.js';
+import type { Transact } from '../store/ports.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import type { DecisionRefusal, RefusalCode } from '../core/refusal.js';
@@ -29,7 +29,8 @@ export interface GateParts {
   rules: RulesSource;
   context: ContextSource;
   ledger: Ledger;
-  commit: GroupCommit;
+  /** The store's write transaction (group commit): durable when it resolves. */
+  commit: { run: Transact };
   services: GateServices;
   callTimeoutMs: number;
   /** A new session (flow label, pins view); the gate opens its default one at construction. */

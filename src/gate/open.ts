@@ -1,21 +1,15 @@
 // Opening a gate from its configuration. Everything that can fail does so here, before the
 // upstream is spawned: a manifest, policy, context, key or store that does not load stops
 // start-up with a clear message (fail closed).
-import { existsSync } from 'node:fs';
 import { ContextSource } from '../contract/context.js';
-import { loadGateKey } from '../ledger/keys.js';
-import { Ledger } from '../ledger/ledger.js';
-import { GroupCommit } from '../store/group-commit.js';
-import { openDb, StoreError } from '../store/sqlite.js';
-import { resolveHome, type HomePaths } from '../store/home.js';
-import { RateCounter } from '../store/rate-counter.js';
-import { openPinStore } from '../pins/open.js';
+import { openHome } from '../home/open.js';
+import type { HomePaths } from '../store/home.js';
+import type { Store } from '../store/ports.js';
 import { PinSession } from '../pins/session.js';
 import { GateSession } from './session.js';
 import { fileRules, RulesSource } from './rules.js';
 import { Gate, type Mode } from './gate.js';
 import type { AdmissionService, GateServices } from './services.js';
-import { attachOperations } from '../operations/store.js';
 import { openOperationsServices } from '../operations/open.js';
 import { FlowSession } from '../flow/session.js';
 import { setDeclaredTools } from '../telemetry/fields.js';
@@ -43,29 +37,32 @@ export class StartupError extends Error {}
 export interface OpenedGate {
   gate: Gate;
   home: HomePaths;
+  store: Store;
   close(reason: string): Promise<void>;
 }
 
 export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
-  const home = resolveHome(cfg.home);
   const context = new ContextSource(cfg.contextPath);
   const say = (m: string) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`);
   const files = { manifest: cfg.manifestPath, policy: cfg.policyPath };
   const load = fileRules(files, say);
   const initial = load(context.get().task);
   const { manifest, policy } = initial;
-  const key = loadGateKey(home.key);
-  if (!existsSync(home.operations)) throw new StoreError(`operations database missing: ${home.operations} (run cloakpipe init)`);
-  const db = openDb(home.ledger);
-  attachOperations(db, home.operations, 'ops'); // WAL, fsync on commit, operations tables
-  const ops = openOperationsServices(db, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals });
-  const ledger = new Ledger(db, key);
-  const commit = new GroupCommit(db);
+  const opened = openHome({ home: cfg.home });
+  const { store, ledger, key, paths: home } = opened;
+  const commit = { run: store.transact };
+  let ops;
+  try {
+    ops = await openOperationsServices(store, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals });
+  } catch (e) {
+    opened.close();
+    throw e;
+  }
   const agentFromTask = context.get().task.agent;
   const services: GateServices = {
     agent: cfg.agent ?? (typeof agentFromTask === 'string' ? agentFromTask : 'agent'),
     mode: cfg.mode,
-    rates: new RateCounter(db),
+    rates: store.rates,
     operations: ops.operations,
     approvals: ops.approvals,
     ...(cfg.admission ? { admission: cfg.admission } : {}),
@@ -75,7 +72,6 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   guardOtelDiagnostics();
   // The manifest and policy files are re-read when they change (rules.ts).
   const rules = new RulesSource(files, load, initial, { log: say, onLoaded: (r) => declare(r.manifest) });
-  const pinStore = openPinStore(db);
   const gate = new Gate({
     rules,
     context,
@@ -86,7 +82,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     // A session's ceilings are those of the manifest when it starts (product.md section 6); an
     // undeclared sensitivity stops start-up (the default session is opened here).
     openSession: () =>
-      new GateSession(new FlowSession(rules.lastLoaded.manifest, context.get()), new PinSession(pinStore, () => rules.lastLoaded.manifest.manifest)),
+      new GateSession(new FlowSession(rules.lastLoaded.manifest, context.get()), new PinSession(store.pins, () => rules.lastLoaded.manifest.manifest)),
   });
   await gate.record({
     kind: 'startup',
@@ -102,10 +98,10 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   // Epochs: sealed every --anchor-interval and at shutdown (after the shutdown entry, so it is
   // covered), anchored outside the transaction; a failed anchor is an entry, never a stop.
   const anchoring = new Anchoring({
-    db,
+    anchors: store.anchors,
     ledger,
     key,
-    transact: (fn) => commit.run(fn),
+    transact: store.transact,
     targets: cfg.anchors ?? {},
     log: (m) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`),
   });
@@ -115,6 +111,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   return {
     gate,
     home,
+    store,
     async close(reason: string) {
       if (closed) return;
       closed = true;
@@ -123,7 +120,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
         await gate.record({ kind: 'shutdown', reason });
         if (sealing) await anchoring.tick().catch((e) => process.stderr.write(`cloakpipe mcp-proxy: shutdown epoch not sealed: ${(e as Error).message}\n`));
       } finally {
-        db.close();
+        opened.close();
       }
     },
   };

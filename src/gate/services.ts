@@ -4,7 +4,7 @@
 // session.ts; the policy in force comes from rules.ts.
 import type { Digest } from '../core/digest.js';
 import type { Mode } from '../core/outcome.js';
-import type { OperationsStore } from '../operations/store.js';
+import type { Operations } from '../operations/operations.js';
 import type { ApprovalService } from '../approvals/service.js';
 
 // The request shape is the policy engine's own (one definition).
@@ -33,7 +33,7 @@ export interface GateServices {
   mode: Mode;
   rates: RateService;
   /** Operations of write tools (operations/): absent → write calls refuse fail_closed. */
-  operations?: OperationsStore;
+  operations?: Operations;
   /** Approver keys, inbox, used receipts (approvals/): absent → approval-required calls refuse fail_closed. */
   approvals?: ApprovalService;
   /** Live restriction of a confined session (confine/): absent → every declared tool is admitted. */

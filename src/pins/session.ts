@@ -3,7 +3,7 @@
 import { digestJson } from '../core/digest.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
 import type { EntryFields } from '../ledger/entry.js';
-import type { PinStore } from './store.js';
+import type { PinsPort } from '../store/ports.js';
 import type { Manifest } from '../contract/manifest-types.js';
 
 export class PinSession {
@@ -11,7 +11,7 @@ export class PinSession {
   private readonly current = new Map<string, string>();
 
   constructor(
-    readonly store: PinStore,
+    readonly store: PinsPort,
     /** The manifest in force (it may be reloaded while the session runs). */
     private readonly manifest: () => Manifest,
   ) {}
@@ -49,7 +49,7 @@ export class PinSession {
       const manifestPin = this.manifestPins[tool];
       const row = this.store.get(this.release, tool);
       if (!row) {
-        this.store.pin(this.release, tool, manifestPin ?? digest, now);
+        this.store.insert(this.release, tool, manifestPin ?? digest, now);
         facts.push({ kind: 'pins', action: 'pinned', tool, digest: manifestPin ?? digest, source: manifestPin ? 'manifest' : 'tools/list' });
         if (manifestPin && manifestPin !== digest) {
           this.store.setObserved(this.release, tool, digest);
