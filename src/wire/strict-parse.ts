@@ -12,6 +12,8 @@ export class WireError extends Error {
   constructor(
     readonly code: WireRefusal,
     readonly detail: string,
+    /** Where in the text it was found (UTF-16 offset), when a parse found it. */
+    public at?: number,
   ) {
     super(detail);
     this.name = 'WireError';
@@ -130,7 +132,7 @@ function numberValue(token: string, intPart: string, fracPart: string, expNegati
 // ---------------------------------------------------------------------------------------------
 // The parser.
 
-const malformed = (what: string, at: number): WireError => new WireError('malformed_json', `${what} at offset ${at}`);
+const malformed = (what: string, at: number): WireError => new WireError('malformed_json', `${what} at offset ${at}`, at);
 
 interface ArrayFrame {
   kind: 0;
@@ -261,6 +263,7 @@ class Parser {
   /** Reads `"key"` `:` and leaves the cursor on the member's value. */
   private readKey(frame: ObjectFrame): string {
     if (this.s.charCodeAt(this.i) !== 0x22) throw malformed('expected a string key', this.i);
+    const at = this.i;
     const key = this.readString();
     const folded = foldKey(key);
     const seen = frame.folded.get(folded);
@@ -268,6 +271,7 @@ class Parser {
       throw new WireError(
         'duplicate_key',
         seen === key ? 'the same key appears twice in one object' : 'two keys in one object are equal under case folding',
+        at,
       );
     }
     frame.folded.set(folded, key);
@@ -339,7 +343,12 @@ class Parser {
     // A digit right after a leading 0 ("01") is no JSON number.
     if (isDigit(s.charCodeAt(i))) throw malformed('leading zero in a number', i);
     this.i = i;
-    return numberValue(s.slice(start, i), intPart, fracPart, expNegative, expDigits);
+    try {
+      return numberValue(s.slice(start, i), intPart, fracPart, expNegative, expDigits);
+    } catch (e) {
+      if (e instanceof WireError) e.at = start;
+      throw e;
+    }
   }
 
   private readString(): string {
