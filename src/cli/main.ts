@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
   ledger: { file: './ledger.js', summary: 'show, export or anchor the ledger' },
   verify: { file: './verify.js', summary: 'verify a ledger offline' },
   anchor: { file: './anchor.js', summary: 'verify one Rekor entry or RFC 3161 token offline' },
+  manifest: { file: './manifest-draft.js', summary: "draft a manifest and policy from a server's tools/list" },
   policy: { file: './policy.js', summary: 'check or explain a Cedar policy' },
   pins: { file: './pins.js', summary: 'review and accept changed tool definitions' },
   scope: { file: './scope.js', summary: 'report what the evidence establishes per protected effect' },
