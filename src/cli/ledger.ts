@@ -8,16 +8,19 @@ import type { Entry } from '../ledger/entry.js';
 const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--home DIR]
        cloakpipe ledger export --out FILE [--home DIR]
        cloakpipe ledger anchor [--home DIR] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
+       cloakpipe ledger checkpoint [--home DIR] [--out FILE]
 
 show    the entries as a table (or one JSON object a line with --json)
 export  a self-contained JSONL file of entries, epochs and anchors, for verify --ledger
-anchor  seal an epoch of the entries since the last one and anchor it now
+anchor      seal an epoch of the entries since the last one and anchor it now
+checkpoint  a signed note of the ledger's size and root, for an auditor to keep (verify --checkpoint)
 `;
 
 const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   show,
   export: (argv) => delegate('./ledger-export.js', argv),
   anchor: (argv) => delegate('./ledger-anchor.js', argv),
+  checkpoint: (argv) => delegate('./ledger-checkpoint.js', argv),
 };
 
 export async function run(argv: string[]): Promise<number> {

@@ -10,11 +10,12 @@ import type { ApprovalService } from '../approvals/service.js';
 
 // The request shape is the policy engine's own (one definition).
 export type { PolicyRequest, Windows as Window } from '../policy/engine.js';
-import type { PolicyRequest, Windows as Window } from '../policy/engine.js';
+import type { PolicyDecision, PolicyRequest, Windows as Window } from '../policy/engine.js';
 
 export interface PolicyService {
   digest: Digest;
-  evaluate(req: PolicyRequest): { allow: boolean; policyIds: string[]; errors: string[] };
+  /** Throws PolicyEvalError when it cannot decide. */
+  evaluate(req: PolicyRequest): PolicyDecision;
 }
 
 export interface RateService {
@@ -30,6 +31,12 @@ export interface PinService {
   recordList(seen: Map<string, string>, now: number): EntryFields[];
 }
 
+/** Admission of a confined session (confinement.md, live restriction): the operator's state. */
+export interface AdmissionService {
+  /** Whether a call to `tool` is admitted now, and the control revision in force. */
+  admits(tool: string): { state: 'open' | 'revoked' | 'closed'; revision: number };
+}
+
 export interface GateServices {
   agent: string;
   mode: Mode;
@@ -43,4 +50,6 @@ export interface GateServices {
   approvals?: ApprovalService;
   /** Tool-definition pins (pins/): absent → no pin check. */
   pins?: PinService;
+  /** Live restriction of a confined session (confine/): absent → every declared tool is admitted. */
+  admission?: AdmissionService;
 }
