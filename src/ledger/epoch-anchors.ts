@@ -4,6 +4,7 @@
 // chain also means obtaining it never appends an entry that would itself need anchoring.
 import type { Db } from '../store/sqlite.js';
 import type { RekorEntryFile } from './anchors/rekor/entry.js';
+import { readEvidenceJson } from './anchors/evidence-json.js';
 
 export type AnchorKind = 'rfc3161' | 'rekor';
 export const ANCHOR_KINDS: readonly AnchorKind[] = ['rfc3161', 'rekor'];
@@ -44,7 +45,7 @@ export function* readAnchors(db: Db): Generator<StoredAnchor | { epoch: number; 
   for (const row of stmt.iterate() as Iterable<{ epoch_seq: number; kind: string; data: string }>) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(row.data);
+      parsed = readEvidenceJson(row.data, 'stored anchor'); // strict: a duplicate key is unreadable, not last-wins
     } catch {
       parsed = null;
     }
