@@ -12,6 +12,7 @@ import { verifyLedger } from '../../src/ledger/verify/index.js';
 import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
 import { startFakeRekor, type FakeRekor } from '../helpers/fake-rekor.js';
 import { tempDir } from '../helpers/cli.js';
+import { withSnapshot } from '../store/helpers.js';
 import { fixture, type Fixture } from './epoch-fixture.js';
 
 let tsa: TestTsa;
@@ -23,13 +24,13 @@ before(async () => {
   f = fixture();
   f.add(5);
   const a = new Anchoring({
-    db: f.db, ledger: f.ledger, key: f.key, transact: async (fn) => f.db.transaction(fn).immediate(),
+    anchors: f.anchors, ledger: f.ledger, key: f.key, transact: async (fn) => f.db.transaction(fn).immediate(),
     targets: { tsa: { url: tsa.url, chainPem: tsa.chainPem }, rekor: { url: rekor.url, keyPem: rekor.publicKeyPem } },
   });
   const r = await a.tick();
   assert.deepEqual(r.outcomes.map((o) => o.ok), [true, true]);
   const out = join(tempDir(), 'ledger.jsonl');
-  exportLedger(f.db, f.key.publicKey, out);
+  withSnapshot(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
   lines = readFileSync(out, 'utf8').trimEnd().split('\n');
 });
 after(() => Promise.all([tsa?.close(), rekor?.close()]));
