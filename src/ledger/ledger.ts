@@ -94,3 +94,14 @@ export function* readEntries(db: Db, fromSeq = 0, limit = Number.MAX_SAFE_INTEGE
   const stmt = db.prepare('SELECT body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?');
   for (const row of stmt.iterate(fromSeq, limit) as Iterable<{ body: string }>) yield parseStoredEntry(row.body);
 }
+
+/** The stored bytes of entry `seq`, or null. */
+export function readEntryBody(db: Db, seq: number): string | null {
+  const row = db.prepare('SELECT body FROM entries WHERE seq = ?').get(seq) as { body: string } | undefined;
+  return row ? row.body : null;
+}
+
+/** The stored bytes of entries from..to (inclusive), in seq order, with their seq. */
+export function* readEntryBodies(db: Db, from: number, to: number): Generator<{ seq: number; body: string }> {
+  yield* db.prepare('SELECT seq, body FROM entries WHERE seq >= ? AND seq <= ? ORDER BY seq').iterate(from, to) as Iterable<{ seq: number; body: string }>;
+}
