@@ -1,8 +1,7 @@
 // cloakpipe ledger show | export | anchor
 import { parseFlags, UsageError } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { openDb } from '../store/sqlite.js';
-import { readEntries } from '../ledger/ledger.js';
+import { openLedgerSnapshot } from '../store/sqlite/store.js';
 import type { Entry } from '../ledger/entry.js';
 
 const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--home DIR]
@@ -80,16 +79,16 @@ async function show(argv: string[]): Promise<number> {
   const from = nonNegInt(values.from, '--from', 0);
   const limit = nonNegInt(values.limit, '--limit', Number.MAX_SAFE_INTEGER);
   const home = resolveHome(values.home);
-  const db = openDb(home.ledger, { create: false });
+  const snap = openLedgerSnapshot(home.ledger);
   try {
-    db.pragma('query_only = ON');
     if (!values.json) process.stdout.write(`${'SEQ'.padStart(6)}  ${'TIME'.padEnd(24)}  ${'KIND'.padEnd(9)}  DETAIL\n`);
-    for (const e of readEntries(db, from, limit)) {
+    for (const body of snap.bodies(from, limit)) {
+      const e = JSON.parse(body) as Entry;
       if (values.json) process.stdout.write(JSON.stringify(e) + '\n');
       else process.stdout.write(`${String(e.seq).padStart(6)}  ${e.ts.padEnd(24)}  ${e.kind.padEnd(9)}  ${describeEntry(e)}\n`);
     }
   } finally {
-    db.close();
+    snap.close();
   }
   return 0;
 }
