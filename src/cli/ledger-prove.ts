@@ -5,7 +5,7 @@ import { createPublicKey } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseFlags, required, UsageError } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { openDb } from '../store/sqlite.js';
+import { openLedgerSnapshot } from '../store/sqlite/store.js';
 import { canonicalize } from '../core/canonical.js';
 import { buildProof, ProveError } from '../ledger/prove.js';
 import { verifyProof } from '../ledger/verify/proof.js';
@@ -32,17 +32,16 @@ export async function run(argv: string[]): Promise<number> {
   } catch {
     throw new UsageError(`cannot read the home public key ${home.pub}`);
   }
-  const db = openDb(home.ledger);
+  const snap = openLedgerSnapshot(home.ledger);
   let proof;
   try {
-    db.pragma('query_only = ON');
-    proof = buildProof(db, seq);
+    proof = buildProof(snap, seq);
   } catch (e) {
     if (!(e instanceof ProveError)) throw e;
     process.stdout.write(`no proof: ${e.message}\n`);
     return 1;
   } finally {
-    db.close();
+    snap.close();
   }
   const text = canonicalize(proof) + '\n';
   const check = await verifyProof(text, { publicKey });

@@ -58,15 +58,6 @@ export function lastEpoch(port: LedgerPort): EpochEntry | null {
   return e as EpochEntry;
 }
 
-/** The epoch entry whose range holds entry `seq` (the first epoch entry after it), or null. */
-export function epochCovering(db: Db, seq: number): { epoch: EpochEntry; body: string } | null {
-  const row = db.prepare("SELECT body FROM entries WHERE kind = 'epoch' AND seq > ? ORDER BY seq LIMIT 1").get(seq) as { body: string } | undefined;
-  if (!row) return null;
-  const e = parseStoredEntry(row.body);
-  if (e.kind !== 'epoch') throw new Error(`ledger: the row indexed as an epoch (seq ${e.seq}) is not an epoch entry`);
-  return { epoch: e as EpochEntry, body: row.body };
-}
-
 /**
  * Seals the entries since the last epoch; call inside `store.transact`. Returns the new epoch
  * entry, or null when nothing was appended since the last epoch (or the ledger is empty).

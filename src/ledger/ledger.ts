@@ -75,13 +75,3 @@ export function* readEntries(port: LedgerPort, fromSeq = 0, limit = Number.MAX_S
   for (const body of port.bodies(fromSeq, limit)) yield parseStoredEntry(body);
 }
 
-/** The stored bytes of entry `seq`, or null. */
-export function readEntryBody(db: Db, seq: number): string | null {
-  const row = db.prepare('SELECT body FROM entries WHERE seq = ?').get(seq) as { body: string } | undefined;
-  return row ? row.body : null;
-}
-
-/** The stored bytes of entries from..to (inclusive), in seq order, with their seq. */
-export function* readEntryBodies(db: Db, from: number, to: number): Generator<{ seq: number; body: string }> {
-  yield* db.prepare('SELECT seq, body FROM entries WHERE seq >= ? AND seq <= ? ORDER BY seq').iterate(from, to) as Iterable<{ seq: number; body: string }>;
-}

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { CLI, cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
 import { REKOR_ENTRIES, fixtureText } from '../helpers/public-log.js';
 import { startFakeRekor, type FakeRekor } from '../helpers/fake-rekor.js';
-import { openDb } from '../../src/store/sqlite.js';
+import { openDb } from '../../src/store/sqlite/db.js';
 import { loadGateKey } from '../../src/ledger/keys.js';
 import { signCheckpoint } from '../../src/ledger/checkpoint.js';
 import { verifyRekorEntry } from '../../src/ledger/anchors/rekor/verify.js';
