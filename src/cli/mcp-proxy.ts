@@ -1,7 +1,9 @@
 // cloakpipe mcp-proxy: the gate in front of a stdio MCP server.
 import { parseFlags, required, UsageError } from './args.js';
 import { openGate } from '../gate/open.js';
-import { runStdioProxy } from '../doors/stdio-proxy.js';
+import { Relay } from '../doors/relay.js';
+import { StdioHostTransport } from '../doors/stdio.js';
+import { ProcessTransport } from '../doors/upstream/process.js';
 import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
@@ -80,14 +82,13 @@ export async function run(argv: string[]): Promise<number> {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   process.stdout.on('error', () => process.stdin.destroy()); // host went away
-  const code = await runStdioProxy({
+  const relay = new Relay({
     gate: opened.gate,
-    command: upstream[0],
-    args: upstream.slice(1),
+    host: new StdioHostTransport(process.stdin, process.stdout, maxLineBytes),
+    upstream: new ProcessTransport(upstream[0], upstream.slice(1)),
     maxLineBytes,
-    input: process.stdin,
-    output: process.stdout,
   });
+  const code = await relay.run();
   await opened.close(code === 0 ? 'ended' : 'upstream_exit');
   process.stdin.destroy(); // the upstream's exit ends the gate even while the host keeps stdin open
   return code;
