@@ -165,6 +165,16 @@ async function main() {
         await nextReply(60000);
       }
       process.exit(0);
+    case 'until_allowed':
+      // A first call, then one call repeated until the gate allows it (live restriction cases).
+      frame('notify', { message: p.first });
+      await nextReply(60000);
+      for (let i = 0; i < (p.count ?? 80); i++) {
+        frame('notify', { message: p.canary });
+        if ((await nextReply(60000))?.allowed) process.exit(0);
+        await sleep(250);
+      }
+      process.exit(4);
     case 'notify_hold':
       frame('notify', { message: p.canary });
       await nextReply();

@@ -12,7 +12,9 @@ const HELP = `usage: cloakpipe anchor verify (--rekor-entry FILE --rekor-key PEM
 
 Checks one anchor offline.
   --rekor-entry FILE  a Rekor entry (canonicalizedBody, integratedTime, logIndex, logID,
-                      signedEntryTimestamp, inclusionProof with its signed checkpoint)
+                      signedEntryTimestamp, inclusionProof with its signed checkpoint); a Rekor
+                      v2 (tlog-tiles) entry has integratedTime null and no signedEntryTimestamp:
+                      its signed checkpoint is the proof
   --rekor-key PEM     the log's public key
   --tsa-token FILE    an RFC 3161 TimeStampToken or TimeStampResp (DER)
   --tsa-root PEM      the TSA chain: signing certificate first, self-signed root last
@@ -34,13 +36,15 @@ function readFile(path: string, what: string): Buffer {
 
 function rekorLines(s: RekorSummary): string[] {
   return [
-    'rekor entry: valid',
+    `rekor entry: valid (${s.logVersion === 2 ? 'Rekor v2, tlog-tiles' : 'Rekor v1'})`,
     `  log id          ${s.logID}`,
     `  log index       ${s.logIndex} (tree index ${s.treeIndex} of ${s.treeSize})`,
-    `  integrated      ${new Date(s.integratedTime * 1000).toISOString()} (${s.integratedTime})`,
+    s.integratedTime === null
+      ? '  integrated      (none: a v2 entry states no time; it comes from the RFC 3161 token)'
+      : `  integrated      ${new Date(s.integratedTime * 1000).toISOString()} (${s.integratedTime})`,
     `  checkpoint      ${s.checkpointOrigin}, root ${s.rootHash}`,
     `  body            ${s.kind} ${s.apiVersion}${s.recordedDigests.length ? ', ' + s.recordedDigests.join(', ') : ''}`,
-    `  checked         log id, signed entry timestamp, inclusion proof, checkpoint signature` +
+    `  checked         log id, ${s.logVersion === 2 ? '' : 'signed entry timestamp, '}inclusion proof, checkpoint signature` +
       (s.bodySignature === 'verified' ? ', body signature (Ed25519ph)' : '') +
       (s.digest ? `, digest ${s.digest} (${s.digestMatched})` : ''),
   ];

@@ -20,7 +20,7 @@ import { MAX_FRAME_BYTES, STOP_TEXT, type StopReason } from '../confine/frames.j
 
 const HELP = `usage: cloakpipe confine --image sha256:<64 hex> --aliases FILE --manifest FILE --policy FILE
     --context FILE --input FILE [--timeout 15s] [--max-calls 16] [--control SOCKET]
-    [--home DIR] [--json] -- UPSTREAM_COMMAND [ARGS...]
+    [--approver-key PEM]... [--home DIR] [--json] -- UPSTREAM_COMMAND [ARGS...]
 
 Runs one agent session inside a Docker container with no network, a read-only root, no mounts,
 no capabilities and no log driver. The agent's only channel is its stdin/stdout: each line
@@ -28,6 +28,9 @@ no capabilities and no log driver. The agent's only channel is its stdin/stdout:
 the gate, and forwarded to the upstream MCP server; the answer {"allowed": ..., "result": ...}
 comes back on stdin. --input is the first line the agent reads (a JSON object, at most 64 KiB).
 --control SOCKET accepts live restrictions (see cloakpipe confine-control).
+--approver-key PEM (repeatable): a call to an \`approval: required\` tool passes only with a
+receipt from one of these keys in the home's inbox (cloakpipe approve --home); without any,
+such calls are always refused.
 Exit 0 finished, 1 stopped or the agent failed, 2 refused (usage, preflight, admission).
 Experimental adapter. Out of scope: the bridge and its watchdog lost at once, a dead Docker
 daemon, a host crash.
@@ -66,6 +69,7 @@ export async function run(argv: string[]): Promise<number> {
     timeout: { type: 'string', default: '15s' },
     'max-calls': { type: 'string', default: '16' },
     control: { type: 'string' },
+    'approver-key': { type: 'string', multiple: true },
     home: { type: 'string' },
     json: { type: 'boolean' },
   });
@@ -118,7 +122,15 @@ export async function run(argv: string[]): Promise<number> {
 
   // The gate and the upstream start side by side; either failing refuses start.
   const [g, u] = await Promise.allSettled([
-    openConfineGate({ home: values.home as string | undefined, manifestPath, policyPath, contextPath, callTimeoutMs: timeoutMs }),
+    openConfineGate({
+      home: values.home as string | undefined,
+      manifestPath,
+      policyPath,
+      contextPath,
+      callTimeoutMs: timeoutMs,
+      approvedTools: aliases.values(),
+      approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
+    }),
     McpUpstream.connect(upstreamCmd[0], upstreamCmd.slice(1), { callTimeoutMs: timeoutMs }),
   ]);
   if (g.status === 'rejected' || u.status === 'rejected') {

@@ -22,6 +22,15 @@ export function buildAliases(doc: unknown, manifestTools: ReadonlySet<string>): 
   return out;
 }
 
+/**
+ * The tool an agent's operation names: its alias's target, or, for an operation the file does
+ * not declare, a name no manifest can declare (tool names hold no space), so the gate's contract
+ * check refuses it `undeclared_tool` and the ledger keeps its digest, never the agent's text.
+ */
+export function toolOf(aliases: ReadonlyMap<string, string>, operation: string): string {
+  return aliases.get(operation) ?? `unaliased ${operation}`;
+}
+
 export function loadAliases(path: string, manifestTools: ReadonlySet<string>): Map<string, string> {
   let text: string;
   try {

@@ -11,7 +11,6 @@ import { hardenedProfile, type CreateBody } from './profile.js';
 import { BridgeCore } from './core.js';
 import { MAX_FRAME_BYTES, MAX_STREAM_BYTES, type StopReason } from './frames.js';
 import type { ConfineGate, UpstreamReply } from './gate-port.js';
-import { Restrictions } from './restrictions.js';
 import { ControlServer } from './control.js';
 import { WatchdogLink, killAndRemove } from './watchdog.js';
 
@@ -129,7 +128,6 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
   s.container = id;
   s.removed = false;
 
-  const restrictions = new Restrictions(new Set(o.aliases.values()));
   const stopped = deferred<StopReason>();
   let exited = false;
   const kill = () => void o.engine.kill(id).catch(() => undefined);
@@ -138,7 +136,6 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
     gate: o.gate,
     forward: o.forward,
     maxCalls: o.maxCalls,
-    restrictions,
     writeToAgent: (line) => {
       if (attach && !attach.destroyed) attach.write(line);
     },

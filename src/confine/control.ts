@@ -1,7 +1,8 @@
 // The live-restriction control socket: a unix socket created with mode 0600 (owner only; the
 // agent, in its container with no mounts, cannot reach it). One JSON line per update, one
 // reply line each. Lines are bounded; a connection that sends an oversized line is closed and
-// the update counts as invalid (admission closes).
+// the update counts as invalid (admission closes), and so does a last line the connection ends
+// without its newline: a truncated update is not one the operator can be said to have sent.
 import net from 'node:net';
 import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import type { ControlReply } from './restrictions.js';
@@ -26,7 +27,8 @@ export class ControlServer {
       /* absent: good */
     }
     if (exists) throw new Error(`control socket path already exists: ${this.path}`);
-    const server = net.createServer((s) => this.serve(s));
+    // Half-open: a client that ends its side after its line still gets its reply.
+    const server = net.createServer({ allowHalfOpen: true }, (s) => this.serve(s));
     // umask so the socket is never connectable by others, not even between bind and chmod.
     const old = process.umask(0o177);
     try {
@@ -47,11 +49,14 @@ export class ControlServer {
     s.on('error', () => undefined);
     let buf = '';
     let chain = Promise.resolve();
+    let over = false; // an oversized line ended this connection: nothing after it counts
     s.setEncoding('utf8');
     s.on('data', (d: string) => {
+      if (over) return;
       buf += d;
       if (buf.length > MAX_LINE && !buf.includes('\n')) {
         buf = '';
+        over = true;
         chain = chain.then(async () => {
           await this.onUpdate('');
           s.end(JSON.stringify({ ok: false, closed: true }) + '\n');
@@ -68,6 +73,15 @@ export class ControlServer {
         });
       }
     });
+    s.on('end', () => {
+      if (over) return;
+      const truncated = buf !== '';
+      buf = '';
+      chain = chain.then(async () => {
+        if (truncated) await this.onUpdate('');
+        if (!s.destroyed) s.end(truncated ? JSON.stringify({ ok: false, closed: true }) + '\n' : '');
+      });
+    });
   }
 
   async close(): Promise<void> {
@@ -83,7 +97,7 @@ export class ControlServer {
 }
 
 /** Client side: send one update, wait for its reply. */
-export function sendControl(path: string, revision: number, tools: string[], timeoutMs = 30_000): Promise<ControlReply> {
+export function sendControl(path: string, revision: number | string, tools: string[], timeoutMs = 30_000): Promise<ControlReply> {
   return new Promise((resolve, reject) => {
     const s = net.createConnection(path);
     let buf = '';
@@ -101,7 +115,7 @@ export function sendControl(path: string, revision: number, tools: string[], tim
       s.end();
       try {
         const r = JSON.parse(buf.slice(0, nl));
-        resolve(r.ok === true && r.revision === revision ? { ok: true, revision } : { ok: false, closed: true });
+        resolve(r.ok === true && typeof revision === 'number' && r.revision === revision ? { ok: true, revision } : { ok: false, closed: true });
       } catch {
         resolve({ ok: false, closed: true });
       }

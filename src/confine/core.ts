@@ -1,11 +1,13 @@
 // The bridge's decision loop, independent of Docker: agent stdout bytes in, one reply line per
 // request out, every bound enforced, control updates ordered with the calls. Requests are
 // handled one at a time in arrival order, so "calls admitted before an update finish before it
-// is acknowledged; calls queued behind it see it" is a property of the queue itself.
+// is acknowledged; calls queued behind it see it" is a property of the queue itself. Every
+// request, whatever it names, goes to the gate's decision: the bridge refuses nothing itself.
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { BoundedLines, MAX_FRAME_BYTES, MAX_STREAM_BYTES, StopError, parseFrame, type StopReason } from './frames.js';
 import type { ConfineGate, UpstreamReply } from './gate-port.js';
-import type { ControlReply, Restrictions } from './restrictions.js';
+import type { ControlReply } from './restrictions.js';
+import { toolOf } from './aliases.js';
 
 export interface CoreOptions {
   /** operation name → manifest tool */
@@ -13,7 +15,6 @@ export interface CoreOptions {
   gate: ConfineGate;
   forward: (tool: string, args: JsonObject) => Promise<UpstreamReply>;
   maxCalls: number;
-  restrictions: Restrictions;
   writeToAgent: (line: string) => void;
   onStop: (reason: StopReason) => void;
   maxFrame?: number;
@@ -74,7 +75,14 @@ export class BridgeCore {
   /** A control update, ordered with the calls. */
   control(line: string): Promise<ControlReply> {
     return new Promise((resolve) => {
-      this.enqueue(async () => resolve(this.o.restrictions.apply(line)), true);
+      this.enqueue(async () => {
+        let reply: ControlReply = { ok: false, closed: true };
+        try {
+          reply = await this.o.gate.control(line);
+        } finally {
+          resolve(reply);
+        }
+      }, true);
     });
   }
 
@@ -95,9 +103,7 @@ export class BridgeCore {
   }
 
   private async handle(operation: string, args: JsonObject): Promise<void> {
-    const tool = this.o.aliases.get(operation);
-    if (tool === undefined) return this.reply(false, { reason: 'undeclared_tool' });
-    if (!this.o.restrictions.permits(tool)) return this.reply(false, { reason: this.o.restrictions.closed ? 'admission_closed' : 'revoked' });
+    const tool = toolOf(this.o.aliases, operation);
     let out;
     try {
       out = await this.o.gate.decide(tool, args, () => this.o.forward(tool, args));

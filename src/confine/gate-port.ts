@@ -1,20 +1,27 @@
 // What the bridge needs from the gate: one decision per agent request, forwarded only when
-// allowed. The real gate (src/gate) sits behind `openConfineGate`; tests may put a stand-in
-// behind the same interface. Outcomes carry refusal codes only, never argument values.
+// allowed, and the session's live restriction. Both go through the real gate (src/gate): a
+// call is decided by the same checks as under mcp-proxy, admission included (the restriction
+// state is a service the admission check reads), so every refusal is a ledger entry with its
+// RefusalCode; a control update is an operator entry. Outcomes carry codes, never values.
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { UpstreamReply } from '../core/outcome.js';
+import type { RefusalCode } from '../core/refusal.js';
+import { digestBytes } from '../core/digest.js';
 import { openGate } from '../gate/open.js';
+import { Restrictions, type ControlReply } from './restrictions.js';
 
 export type { UpstreamReply };
 
 export type BridgeOutcome =
   | { kind: 'allowed'; result: JsonValue }
-  | { kind: 'refused'; reason: string }
+  | { kind: 'refused'; reason: RefusalCode }
   /** The gate or the upstream could not give an answer: the session stops. */
   | { kind: 'gateway_error' };
 
 export interface ConfineGate {
   decide(tool: string, args: JsonObject, forward: () => Promise<UpstreamReply>): Promise<BridgeOutcome>;
+  /** Apply one control-socket line to the session's restriction, and record it. */
+  control(line: string): Promise<ControlReply>;
   close(reason: string): Promise<void>;
 }
 
@@ -25,11 +32,26 @@ export interface ConfineGateConfig {
   contextPath: string;
   agent?: string;
   callTimeoutMs: number;
+  /** The tools the operator approved at start (the alias file's targets). */
+  approvedTools: Iterable<string>;
+  /** Public keys whose receipts approve `approval: required` calls (the home's inbox). */
+  approverKeys?: string[];
 }
 
 /** A fresh gate session (enforce mode: confinement has no shadow mode) over the real gate. */
 export async function openConfineGate(cfg: ConfineGateConfig): Promise<ConfineGate> {
-  const opened = await openGate({ ...cfg, mode: 'enforce', approverKeys: [] });
+  const restrictions = new Restrictions(cfg.approvedTools);
+  const opened = await openGate({
+    home: cfg.home,
+    manifestPath: cfg.manifestPath,
+    policyPath: cfg.policyPath,
+    contextPath: cfg.contextPath,
+    agent: cfg.agent,
+    callTimeoutMs: cfg.callTimeoutMs,
+    mode: 'enforce',
+    approverKeys: cfg.approverKeys ?? [],
+    admission: restrictions,
+  });
   return {
     async decide(tool, args, forward) {
       const out = await opened.gate.handleCall({ tool, arguments: args, meta: {} }, forward);
@@ -43,6 +65,26 @@ export async function openConfineGate(cfg: ConfineGateConfig): Promise<ConfineGa
         default:
           return { kind: 'gateway_error' };
       }
+    },
+    async control(line) {
+      let reply = restrictions.apply(line);
+      try {
+        // The line is the operator's text: only its digest is kept; the state in force is ours.
+        await opened.gate.record({
+          kind: 'operator',
+          action: 'restrict',
+          accepted: reply.ok,
+          admission: restrictions.closed ? 'closed' : 'open',
+          revision: restrictions.revision,
+          tools: restrictions.tools(),
+          line_digest: digestBytes(Buffer.from(line, 'utf8')),
+        });
+      } catch {
+        // An update the ledger does not show must not change what passes unseen: fail closed.
+        restrictions.close();
+        reply = { ok: false, closed: true };
+      }
+      return reply;
     },
     close: (reason) => opened.close(reason),
   };

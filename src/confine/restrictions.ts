@@ -2,14 +2,17 @@
 // what was approved at start, a replayed (stale) update undoing a newer revocation, and an
 // update whose meaning is unclear. Anything invalid or stale closes admission until a valid,
 // newer revision arrives. Updates carry tool names only: they cannot touch labels or ceilings.
+// The gate's admission check reads this state (gate/checks/admission.ts): every refusal it
+// causes is a decision of the gate and a ledger entry.
 import { parseStrict } from '../wire/strict-parse.js';
 import { isJsonObject } from '../core/json.js';
+import type { AdmissionService } from '../gate/services.js';
 
 export type ControlReply = { ok: true; revision: number } | { ok: false; closed: true };
 
 const MAX_REVISION = Number.MAX_SAFE_INTEGER;
 
-export class Restrictions {
+export class Restrictions implements AdmissionService {
   revision = 0;
   closed = false;
   private allowed: Set<string>;
@@ -20,8 +23,19 @@ export class Restrictions {
     this.allowed = new Set(this.approved);
   }
 
-  permits(tool: string): boolean {
-    return !this.closed && this.allowed.has(tool);
+  admits(tool: string): { state: 'open' | 'revoked' | 'closed'; revision: number } {
+    const state = this.closed ? 'closed' : this.allowed.has(tool) ? 'open' : 'revoked';
+    return { state, revision: this.revision };
+  }
+
+  /** The tools allowed at the revision in force, sorted. */
+  tools(): string[] {
+    return [...this.allowed].sort();
+  }
+
+  /** Close admission without an update (an update that could not be recorded). */
+  close(): void {
+    this.closed = true;
   }
 
   /** Apply one update line (raw text from the socket). */

@@ -13,6 +13,8 @@ export const DECISION_REFUSALS = [
   'operation_conflict',
   'sink_ceiling_exceeded',
   'tool_definition_changed',
+  'revoked',
+  'admission_closed',
   'fail_closed',
 ] as const;
 

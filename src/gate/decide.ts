@@ -1,5 +1,5 @@
 // decide(): the pure composition of checks, in the order of architecture.md:
-// contract → pins → flow → policy → operations → approval. The first refusal wins.
+// contract → admission → pins → flow → policy → operations → approval. The first refusal wins.
 // Checks only read; their effects (consume a receipt, begin an operation, count a call) are
 // queued in notes.onAllow and applied by the gate in the decision's transaction.
 import type { LoadedManifest } from '../contract/manifest.js';
@@ -16,11 +16,13 @@ import { PASS, type Annotations, type Verdict } from './verdict.js';
 import type { Digest } from '../core/digest.js';
 import { checkOperations } from './checks/operations.js';
 import { checkApproval } from './checks/approval.js';
+import { checkAdmission } from './checks/admission.js';
 
 export type Check = (f: Facts) => Verdict;
 
 /** Checks after the contract, in order. Each file under checks/ guards one thing. */
 export const CHECKS: { name: string; check: Check }[] = [
+  { name: 'admission', check: checkAdmission },
   { name: 'pins', check: checkPins },
   { name: 'flow', check: checkFlow },
   { name: 'policy', check: checkPolicy },

@@ -14,7 +14,7 @@ import { TaskBoundPolicy } from '../policy/task-guard.js';
 import { RateCounter } from '../store/rate-counter.js';
 import { openPins } from '../pins/open.js';
 import { Gate, type Mode } from './gate.js';
-import type { GateServices } from './services.js';
+import type { AdmissionService, GateServices } from './services.js';
 import { attachOperations } from '../operations/store.js';
 import { openOperationsServices } from '../operations/open.js';
 import { FlowSession } from '../flow/session.js';
@@ -35,6 +35,8 @@ export interface GateConfig {
   /** Epochs and anchors (issue 3): seal every interval and at shutdown when any is set. */
   anchorIntervalMs?: number;
   anchors?: AnchorTargets;
+  /** A confined session's live restriction (confine/): read by the admission check. */
+  admission?: AdmissionService;
 }
 
 export class StartupError extends Error {}
@@ -70,6 +72,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     operations: ops.operations,
     approvals: ops.approvals,
     pins: openPins(db, manifest),
+    ...(cfg.admission ? { admission: cfg.admission } : {}),
   };
   // One flow session per gate process (= one MCP session); an undeclared sensitivity stops start-up.
   const flow = new FlowSession(manifest, context.get());

@@ -30,6 +30,12 @@ export interface PinService {
   recordList(seen: Map<string, string>, now: number): EntryFields[];
 }
 
+/** Admission of a confined session (confinement.md, live restriction): the operator's state. */
+export interface AdmissionService {
+  /** Whether a call to `tool` is admitted now, and the control revision in force. */
+  admits(tool: string): { state: 'open' | 'revoked' | 'closed'; revision: number };
+}
+
 export interface GateServices {
   agent: string;
   mode: Mode;
@@ -43,4 +49,6 @@ export interface GateServices {
   approvals?: ApprovalService;
   /** Tool-definition pins (pins/): absent → no pin check. */
   pins?: PinService;
+  /** Live restriction of a confined session (confine/): absent → every declared tool is admitted. */
+  admission?: AdmissionService;
 }

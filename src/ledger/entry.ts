@@ -2,9 +2,10 @@
 // decision fields (digests only) and `sig`, Ed25519 by the gate key over the entry without sig.
 // The entry hash covers the signature too, so the chain pins each entry's exact bytes.
 import { sign, verify, type KeyObject } from 'node:crypto';
-import { canonicalBytes } from '../core/canonical.js';
+import { canonicalBytes, canonicalize } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
-import type { JsonObject, JsonValue } from '../core/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
+import { parseStrict, WireError } from '../wire/strict-parse.js';
 
 export const GENESIS_PREV = 'sha256:' + '0'.repeat(64);
 
@@ -51,4 +52,35 @@ export function verifyEntrySignature(entry: Entry, key: KeyObject): boolean {
   } catch {
     return false;
   }
+}
+
+/** A stored entry that is not the exact RFC 8785 bytes of a JSON object. */
+export class EntryFormatError extends Error {
+  constructor(detail: string) {
+    super(detail);
+    this.name = 'EntryFormatError';
+  }
+}
+
+/**
+ * Reads one stored entry. Lenient readers disagree on a duplicate key (JSON.parse keeps the
+ * last, SQLite's json_extract the first), so a body is read strictly and must be byte-identical
+ * to the RFC 8785 form of what it parses to: then every reader sees the one value the signature
+ * covers, and the entry's hash is the hash of the stored bytes.
+ */
+export function parseStoredEntry(body: string): Entry {
+  let v: JsonValue;
+  try {
+    v = parseStrict(body);
+  } catch (e) {
+    throw new EntryFormatError(e instanceof WireError ? `entry is not strict JSON (${e.code})` : 'entry is not strict JSON');
+  }
+  if (!isJsonObject(v)) throw new EntryFormatError('entry is not an object');
+  if (canonicalize(v) !== body) throw new EntryFormatError('entry is not in its RFC 8785 form');
+  return v as unknown as Entry;
+}
+
+/** The hash of a stored body already known to be canonical (parseStoredEntry). */
+export function storedHash(body: string): string {
+  return 'sha256:' + sha256Hex(body);
 }

@@ -6,7 +6,7 @@
 // of `prev` hashes). The epoch is read and appended in one transaction: two gates sharing a home
 // cannot seal overlapping epochs.
 import type { Db } from '../store/sqlite.js';
-import type { Entry } from './entry.js';
+import { parseStoredEntry, storedHash, type Entry } from './entry.js';
 import type { Ledger } from './ledger.js';
 import { MerkleTreeBuilder } from './merkle.js';
 
@@ -51,12 +51,11 @@ export class EpochRoot {
 /** The newest epoch entry, or null. */
 export function lastEpoch(db: Db): EpochEntry | null {
   const row = db.prepare("SELECT body FROM entries WHERE kind = 'epoch' ORDER BY seq DESC LIMIT 1").get() as { body: string } | undefined;
-  return row ? (JSON.parse(row.body) as EpochEntry) : null;
-}
-
-export function epochAt(db: Db, seq: number): EpochEntry | null {
-  const row = db.prepare("SELECT body FROM entries WHERE kind = 'epoch' AND seq = ?").get(seq) as { body: string } | undefined;
-  return row ? (JSON.parse(row.body) as EpochEntry) : null;
+  if (!row) return null;
+  // The kind column only finds the row; what counts is the signed body.
+  const e = parseStoredEntry(row.body);
+  if (e.kind !== 'epoch') throw new Error(`ledger: the row indexed as the newest epoch (seq ${e.seq}) is not an epoch entry`);
+  return e as EpochEntry;
 }
 
 /**
@@ -70,11 +69,12 @@ export function sealEpochInTx(db: Db, ledger: Ledger): EpochEntry | null {
   const first = prev ? prev.seq : 0;
   if (prev && head.seq === prev.seq) return null;
   const acc = new EpochRoot(first);
-  const stmt = db.prepare('SELECT seq, hash FROM entries WHERE seq >= ? AND seq <= ? ORDER BY seq');
+  // Leaves are the hashes of the stored bytes, not of the unsigned hash column.
+  const stmt = db.prepare('SELECT seq, body FROM entries WHERE seq >= ? AND seq <= ? ORDER BY seq');
   let expect = first;
-  for (const row of stmt.iterate(first, head.seq) as Iterable<{ seq: number; hash: string }>) {
+  for (const row of stmt.iterate(first, head.seq) as Iterable<{ seq: number; body: string }>) {
     if (row.seq !== expect) throw new Error(`ledger: seq ${expect} missing while sealing an epoch`);
-    acc.add(row.hash);
+    acc.add(storedHash(row.body));
     expect++;
   }
   if (expect !== head.seq + 1) throw new Error('ledger: entries missing while sealing an epoch');

@@ -166,6 +166,13 @@ function hexValue(c: number): number {
 
 class Parser {
   private i = 0;
+  /**
+   * The first duplicate_key or number_out_of_range met, held until the whole text has been read:
+   * a text that is not JSON at all is malformed_json whatever it also contains (JSONTestSuite's
+   * `[1.8011670033376514H-308]` is not a number out of range), so the code does not depend on
+   * where in the line the syntax breaks. docs/decisions/010-jsontestsuite-conformance.md.
+   */
+  private deferred: WireError | null = null;
   constructor(
     private readonly s: string,
     private readonly maxDepth: number,
@@ -216,6 +223,7 @@ class Parser {
         const top = stack[stack.length - 1];
         if (top === undefined) {
           if (this.i !== s.length) throw malformed('trailing data after the value', this.i);
+          if (this.deferred !== null) throw this.deferred;
           return value;
         }
         const d = s.charCodeAt(this.i);
@@ -265,12 +273,13 @@ class Parser {
     const folded = foldKey(key);
     const seen = frame.folded.get(folded);
     if (seen !== undefined) {
-      throw new WireError(
+      this.deferred ??= new WireError(
         'duplicate_key',
         seen === key ? 'the same key appears twice in one object' : 'two keys in one object are equal under case folding',
       );
+    } else {
+      frame.folded.set(folded, key);
     }
-    frame.folded.set(folded, key);
     this.skipWs();
     if (this.s.charCodeAt(this.i) !== 0x3a) throw malformed("expected ':'", this.i);
     this.i++;
@@ -339,7 +348,13 @@ class Parser {
     // A digit right after a leading 0 ("01") is no JSON number.
     if (isDigit(s.charCodeAt(i))) throw malformed('leading zero in a number', i);
     this.i = i;
-    return numberValue(s.slice(start, i), intPart, fracPart, expNegative, expDigits);
+    try {
+      return numberValue(s.slice(start, i), intPart, fracPart, expNegative, expDigits);
+    } catch (e) {
+      if (!(e instanceof WireError)) throw e;
+      this.deferred ??= e;
+      return 0; // never seen: the deferred refusal is thrown once the text is read
+    }
   }
 
   private readString(): string {

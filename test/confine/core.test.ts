@@ -1,45 +1,60 @@
-// The bridge's decision loop without Docker: frames, bounds, replies, stops, and the ordering of
-// live restrictions with calls.
-import { test } from 'node:test';
+// The bridge's decision loop without Docker, over the real gate: frames, bounds, replies, stops,
+// the ordering of live restrictions with calls, and every refusal a ledger entry.
+import { test, type TestContext } from 'node:test';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { BridgeCore } from '../../src/confine/core.js';
-import { Restrictions } from '../../src/confine/restrictions.js';
 import type { StopReason } from '../../src/confine/frames.js';
 import type { JsonObject } from '../../src/core/json.js';
-import { StandInGate } from './fixtures/stand-in-gate.js';
+import { ALIASES, APPROVAL_MANIFEST, freshConfineGate } from './fixtures/session.js';
+import { cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
+import { keygen } from '../helpers/recording-gate.js';
 
-const LABELS = ['public', 'internal', 'confidential', 'restricted'];
 const CANARY = 'CANARY-core-' + Math.random().toString(36).slice(2);
 
-function setup(opts: { maxCalls?: number; slowMs?: number; failing?: boolean } = {}) {
+async function setup(t: TestContext, opts: { maxCalls?: number; slowMs?: number; failing?: boolean; manifest?: string; approverKeys?: string[] } = {}) {
   const out: any[] = [];
   const forwarded: Array<{ tool: string; args: JsonObject; t: number }> = [];
   const stops: StopReason[] = [];
-  const gate = new StandInGate(LABELS, { send_update: { accepts: 'confidential' }, post_public: { accepts: 'public' } }, 'confidential', opts.failing);
-  const restrictions = new Restrictions(['send_update', 'post_public']);
+  const { gate, home, files } = await freshConfineGate({ manifest: opts.manifest, approverKeys: opts.approverKeys });
+  let closed = false;
+  const close = async () => {
+    if (!closed) await gate.close('test');
+    closed = true;
+  };
+  t.after(close);
   const core = new BridgeCore({
-    aliases: new Map([
-      ['notify', 'send_update'],
-      ['publish', 'post_public'],
-    ]),
+    aliases: ALIASES,
     gate,
     forward: async (tool, args) => {
+      if (opts.failing) throw new Error('the upstream is gone');
       forwarded.push({ tool, args, t: Date.now() });
       if (opts.slowMs) await new Promise((r) => setTimeout(r, opts.slowMs));
       return { result: { content: [{ type: 'text', text: 'ok' }] } };
     },
     maxCalls: opts.maxCalls ?? 16,
-    restrictions,
     writeToAgent: (l) => out.push(JSON.parse(l)),
     onStop: (r) => stops.push(r),
   });
-  return { core, out, forwarded, stops, restrictions };
+  /** Close the gate, check the whole ledger with `cloakpipe verify`, return its entries. */
+  const ledger = async (): Promise<any[]> => {
+    await close();
+    const v = cloakpipe(['verify', '--home', home]);
+    assert.equal(v.status, 0, `verify: ${v.stdout}${v.stderr}`);
+    const show = cloakpipe(['ledger', 'show', '--json', '--home', home]);
+    assert.equal(show.status, 0, show.stderr);
+    assert.ok(!show.stdout.includes(CANARY), 'no argument value in the ledger');
+    return show.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  };
+  return { core, out, forwarded, stops, ledger, home, context: files['context.json'] };
 }
+
+const refusals = (entries: any[]) => entries.filter((e) => e.kind === 'decision' && e.outcome === 'refuse').map((e) => e.reason);
 
 const line = (o: unknown) => Buffer.from(JSON.stringify(o) + '\n');
 
-test('a permitted call is forwarded and answered; a low ceiling is refused as an answer', async () => {
-  const { core, out, forwarded, stops } = setup();
+test('a permitted call is forwarded and answered; a low ceiling is refused as an answer and recorded', async (t) => {
+  const { core, out, forwarded, stops, ledger } = await setup(t);
   core.pushStdout(line({ operation: 'notify', arguments: { message: CANARY } }));
   core.pushStdout(line({ operation: 'publish', arguments: { message: CANARY } }));
   await core.idle();
@@ -51,14 +66,31 @@ test('a permitted call is forwarded and answered; a low ceiling is refused as an
   assert.deepEqual(stops, []);
   assert.equal(core.allowed, 1);
   assert.equal(core.denied, 1);
+  const entries = await ledger();
+  const decisions = entries.filter((e) => e.kind === 'decision');
+  assert.deepEqual(decisions.map((e) => [e.outcome, e.tool, e.reason ?? null]), [
+    ['allow', 'send_update', null],
+    ['refuse', 'post_public', 'sink_ceiling_exceeded'],
+  ]);
 });
 
-test('an unknown operation is refused as an answer', async () => {
-  const { core, out, stops } = setup();
-  core.pushStdout(line({ operation: 'send_update', arguments: {} }));
+test('an operation the alias file does not declare is the gate\'s undeclared_tool, even when it is a tool name', async (t) => {
+  const { core, out, stops, forwarded, ledger } = await setup(t);
+  core.pushStdout(line({ operation: 'send_update', arguments: { message: CANARY } }));
+  core.pushStdout(line({ operation: CANARY, arguments: {} }));
   await core.idle();
-  assert.deepEqual(out, [{ allowed: false, result: { reason: 'undeclared_tool' } }]);
+  assert.deepEqual(out, [
+    { allowed: false, result: { reason: 'undeclared_tool' } },
+    { allowed: false, result: { reason: 'undeclared_tool' } },
+  ]);
   assert.deepEqual(stops, []);
+  assert.equal(forwarded.length, 0);
+  const decisions = (await ledger()).filter((e) => e.kind === 'decision');
+  assert.deepEqual(refusals(decisions), ['undeclared_tool', 'undeclared_tool']);
+  for (const d of decisions) {
+    assert.equal(d.tool, undefined, 'the agent\'s text is never recorded as a tool name');
+    assert.match(d.tool_digest, /^sha256:[0-9a-f]{64}$/);
+  }
 });
 
 const violations: Array<[string, Buffer, StopReason]> = [
@@ -76,8 +108,8 @@ const violations: Array<[string, Buffer, StopReason]> = [
   ['an empty line', Buffer.from('\n'), 'malformed_frame'],
 ];
 for (const [name, bytes, reason] of violations) {
-  test(`a frame with ${name} stops the session, nothing forwarded`, async () => {
-    const { core, out, forwarded, stops } = setup();
+  test(`a frame with ${name} stops the session, nothing forwarded`, async (t) => {
+    const { core, out, forwarded, stops } = await setup(t);
     core.pushStdout(bytes);
     core.pushStdout(line({ operation: 'notify', arguments: { message: CANARY } }));
     await core.idle();
@@ -87,23 +119,23 @@ for (const [name, bytes, reason] of violations) {
   });
 }
 
-test('a frame above 64 KiB stops the session, even before its newline', () => {
-  const { core, stops } = setup();
+test('a frame above 64 KiB stops the session, even before its newline', async (t) => {
+  const { core, stops } = await setup(t);
   core.pushStdout(Buffer.alloc(64 * 1024, 0x20));
   assert.deepEqual(stops, []);
   core.pushStdout(Buffer.from(' '));
   assert.deepEqual(stops, ['frame_too_large']);
 });
 
-test('stdout above 1 MiB stops the session', () => {
+test('stdout above 1 MiB stops the session', async (t) => {
   const ok = Buffer.from(' '.repeat(1023) + '\n');
-  const b = setup();
+  const b = await setup(t);
   b.core.pushStdout(Buffer.concat(Array.from({ length: 1025 }, () => ok)));
   assert.deepEqual(b.stops, ['stdout_limit']);
 });
 
-test('stderr is counted, never kept, and bounded at 1 MiB', () => {
-  const { core, stops } = setup();
+test('stderr is counted, never kept, and bounded at 1 MiB', async (t) => {
+  const { core, stops } = await setup(t);
   core.pushStderr(Buffer.alloc(1024 * 1024));
   assert.deepEqual(stops, []);
   core.pushStderr(Buffer.from(CANARY));
@@ -112,31 +144,31 @@ test('stderr is counted, never kept, and bounded at 1 MiB', () => {
   assert.ok(!JSON.stringify(core).includes(CANARY));
 });
 
-test('one call more than --max-calls stops the session', async () => {
-  const { core, forwarded, stops } = setup({ maxCalls: 2 });
+test('one call more than --max-calls stops the session', async (t) => {
+  const { core, forwarded, stops } = await setup(t, { maxCalls: 2 });
   for (let i = 0; i < 3; i++) core.pushStdout(line({ operation: 'notify', arguments: { message: `m${i}` } }));
   await core.idle();
   assert.deepEqual(stops, ['max_calls']);
   assert.ok(forwarded.length <= 2);
 });
 
-test('a gateway error stops the session', async () => {
-  const { core, out, stops } = setup({ failing: true });
+test('a gateway error stops the session', async (t) => {
+  const { core, out, stops } = await setup(t, { failing: true });
   core.pushStdout(line({ operation: 'notify', arguments: { message: CANARY } }));
   await core.idle();
   assert.deepEqual(stops, ['gateway_error']);
   assert.equal(out.length, 0);
 });
 
-test('a partial last line at EOF is a malformed frame', () => {
-  const { core, stops } = setup();
+test('a partial last line at EOF is a malformed frame', async (t) => {
+  const { core, stops } = await setup(t);
   core.pushStdout(Buffer.from('{"operation":'));
   core.endStdout();
   assert.deepEqual(stops, ['malformed_frame']);
 });
 
-test('live restriction: the in-flight call finishes before the ack; the queued call sees the revocation; restore works', async () => {
-  const { core, out, forwarded } = setup({ slowMs: 150 });
+test('live restriction: the in-flight call finishes before the ack; the queued call sees the revocation; restore works', async (t) => {
+  const { core, out, forwarded, ledger } = await setup(t, { slowMs: 150 });
   core.pushStdout(line({ operation: 'notify', arguments: { message: 'first' } }));
   core.pushStdout(line({ operation: 'notify', arguments: { message: 'queued-before' } }));
   const ack = core.control(JSON.stringify({ revision: 1, tools: ['post_public'] }));
@@ -153,10 +185,23 @@ test('live restriction: the in-flight call finishes before the ack; the queued c
   core.pushStdout(line({ operation: 'notify', arguments: { message: 'restored' } }));
   await core.idle();
   assert.equal(out[3].allowed, true);
+  const entries = await ledger();
+  const decisions = entries.filter((e) => e.kind === 'decision');
+  assert.deepEqual(decisions.map((e) => [e.outcome, e.reason ?? null, e.admission_revision]), [
+    ['allow', null, 0],
+    ['allow', null, 0],
+    ['refuse', 'revoked', 1],
+    ['allow', null, 2],
+  ]);
+  const updates = entries.filter((e) => e.kind === 'operator' && e.action === 'restrict');
+  assert.deepEqual(updates.map((e) => [e.accepted, e.admission, e.revision, e.tools]), [
+    [true, 'open', 1, ['post_public']],
+    [true, 'open', 2, ['post_public', 'send_update']],
+  ]);
 });
 
-test('live restriction: invalid and stale updates close admission until a newer valid one', async () => {
-  const { core, out } = setup();
+test('live restriction: invalid and stale updates close admission until a newer valid one', async (t) => {
+  const { core, out, ledger } = await setup(t);
   const bad = [
     '{"revision": 0, "tools": []}',
     '{"revision": 1, "tools": ["delete_everything"]}',
@@ -183,4 +228,57 @@ test('live restriction: invalid and stale updates close admission until a newer 
   await core.idle();
   assert.deepEqual(out.at(-1), { allowed: false, result: { reason: 'admission_closed' } });
   assert.deepEqual(await core.control('{"revision": 4, "tools": ["send_update"]}'), { ok: true, revision: 4 });
+  const entries = await ledger();
+  assert.deepEqual(refusals(entries), Array(bad.length + 1).fill('admission_closed'));
+  const updates = entries.filter((e) => e.kind === 'operator' && e.action === 'restrict');
+  assert.deepEqual(updates.map((e) => [e.accepted, e.admission, e.revision]), [
+    ...bad.map(() => [false, 'closed', 0]),
+    [true, 'open', 3],
+    [false, 'closed', 3],
+    [false, 'closed', 3],
+    [true, 'open', 4],
+  ]);
+  for (const u of updates) assert.match(u.line_digest, /^sha256:[0-9a-f]{64}$/);
+});
+
+test('approval inside confinement: refused without a receipt; a receipt from an --approver-key in the inbox lets that one call through, once', async (t) => {
+  const keys = join(tempDir('cp-confine-approver-'), 'approver');
+  keygen(keys);
+  const { core, out, forwarded, home, context, ledger } = await setup(t, { manifest: APPROVAL_MANIFEST, approverKeys: [`${keys}.pub`] });
+  const notify = (message: string) => core.pushStdout(line({ operation: 'notify', arguments: { message } }));
+  const approve = (message: string) => {
+    const call = writeFiles({ 'call.json': { tool: 'send_update', arguments: { message } } })['call.json'];
+    const r = cloakpipe(['approve', '--key', `${keys}.key`, '--call', call, '--context', context, '--home', home, '--yes']);
+    assert.equal(r.status, 0, r.stderr);
+  };
+  notify(CANARY);
+  await core.idle();
+  assert.deepEqual(out.at(-1), { allowed: false, result: { reason: 'approval_required' } });
+  approve(CANARY);
+  notify(CANARY);
+  await core.idle();
+  assert.equal(out.at(-1).allowed, true);
+  // The receipt is spent: another call (a different message) needs its own approval.
+  notify(`${CANARY}-2`);
+  await core.idle();
+  assert.deepEqual(out.at(-1), { allowed: false, result: { reason: 'approval_required' } });
+  assert.deepEqual(forwarded.map((f) => f.args.message), [CANARY]);
+  const decisions = (await ledger()).filter((e) => e.kind === 'decision');
+  assert.deepEqual(decisions.map((e) => [e.reason ?? e.outcome, e.approval ?? null]), [
+    ['approval_required', null],
+    ['allow', 'inbox'],
+    ['approval_required', null],
+  ]);
+});
+
+test('approval inside confinement without --approver-key: a receipt in the inbox is from an unknown approver', async (t) => {
+  const keys = join(tempDir('cp-confine-approver-'), 'approver');
+  keygen(keys);
+  const { core, out, forwarded, home, context } = await setup(t, { manifest: APPROVAL_MANIFEST });
+  const call = writeFiles({ 'call.json': { tool: 'send_update', arguments: { message: CANARY } } })['call.json'];
+  assert.equal(cloakpipe(['approve', '--key', `${keys}.key`, '--call', call, '--context', context, '--home', home, '--yes']).status, 0);
+  core.pushStdout(line({ operation: 'notify', arguments: { message: CANARY } }));
+  await core.idle();
+  assert.deepEqual(out.at(-1), { allowed: false, result: { reason: 'approval_invalid' } });
+  assert.equal(forwarded.length, 0);
 });

@@ -15,7 +15,7 @@ import { hardenedProfile } from '../../src/confine/profile.js';
 import type { Summary } from '../../src/confine/bridge.js';
 import { sendControl } from '../../src/confine/control.js';
 import { TcpObserver, UdpObserver, bridgeAddress, observeContainer, observeRecord, sha, type Observation } from './fixtures/observers.js';
-import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, type TestSessionConfig } from './fixtures/session.js';
+import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, APPROVAL_MANIFEST, type TestSessionConfig } from './fixtures/session.js';
 
 process.env.CONFINE_GATE_DIR_ID = `${process.pid}`; // child-process bridges share this run's gate home
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -467,8 +467,124 @@ test('live restriction over the control socket: the in-flight call finishes firs
 });
 
 // ---------------------------------------------------------------------------------------------
+// Through the real binary.
+const MAIN = join(ROOT, 'dist/src/cli/main.js');
+
+/** `cloakpipe ARGS` as a child process (the tests talk to it while it runs). */
+function cli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const c = spawn(process.execPath, [MAIN, ...args], { env });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('exit', (status) => res({ status, stdout, stderr }));
+  });
+}
+
+async function ledgerEntries(home: string): Promise<any[]> {
+  const r = await cli(['ledger', 'show', '--json', '--home', home]);
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+test('live restriction through the binaries: a stale revision (0) is refused and closes admission; calls are refused, recorded, until a valid newer revision', opts, async () => {
+  const home = join(work, 'home-stale');
+  assert.equal((await cli(['init', '--home', home])).status, 0);
+  const f = await gateFiles();
+  const aliases = join(work, 'aliases-stale.yaml');
+  writeFileSync(aliases, 'notify: send_update\npublish: post_public\n');
+  const canary = newCanary();
+  const record = join(work, 'cli-stale.jsonl');
+  const input = join(work, 'cli-input-stale.json');
+  const controlPath = join(work, `control-stale-${Date.now()}.sock`);
+  writeFileSync(input, JSON.stringify({ canary, first: `first-${randomBytes(4).toString('hex')}`, mode: 'until_allowed', targets: targets() }));
+  const session = cli(
+    ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy, '--context', f.context('confidential'),
+      '--input', input, '--timeout', '90s', '--max-calls', '100', '--control', controlPath, '--', process.execPath, RECORDING_SERVER],
+    { ...process.env, RECORD_FILE: record, SLOW_MS: '2000' },
+  );
+  // The first call is at the upstream: the update queues behind it, the retries behind the update.
+  const t0 = Date.now();
+  while (!(existsSync(record) && readFileSync(record, 'utf8').includes('received')) && Date.now() - t0 < 30_000) await sleep(50);
+  const stale = await cli(['confine-control', '--control', controlPath, '--revision', '0', '--tools', 'send_update']);
+  assert.equal(stale.status, 1, `a stale revision is refused: ${stale.stdout}${stale.stderr}`);
+  // Wait until the ledger shows a call refused because admission is closed.
+  let closedRefusals = 0;
+  while (closedRefusals === 0 && Date.now() - t0 < 60_000) {
+    closedRefusals = (await ledgerEntries(home)).filter((e) => e.kind === 'decision' && e.reason === 'admission_closed').length;
+    if (closedRefusals === 0) await sleep(200);
+  }
+  assert.ok(closedRefusals > 0, 'the calls after the stale revision were refused admission_closed');
+  assert.equal(observeRecord(record, canary).send_update ?? 0, 0, 'no call went through while admission was closed');
+  const valid = await cli(['confine-control', '--control', controlPath, '--revision', '1', '--tools', 'send_update']);
+  assert.equal(valid.status, 0, valid.stderr);
+  const r = await session;
+  assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
+  assert.equal(r.status, 0, `the agent finished once admitted again (stderr: ${r.stderr})`);
+  const summary = JSON.parse(r.stdout);
+  assert.equal(summary.ended, 'finished');
+  assert.equal(summary.allowed, 2);
+  assert.ok(summary.denied >= 1);
+  assert.equal(observeRecord(record, canary).send_update, 1, 'the call admitted after the valid revision reached the upstream once');
+
+  const v = await cli(['verify', '--home', home]);
+  assert.equal(v.status, 0, `verify accepts every entry: ${v.stdout}${v.stderr}`);
+  const entries = await ledgerEntries(home);
+  assert.ok(!JSON.stringify(entries).includes(canary), 'no canary in the ledger');
+  const decisions = entries.filter((e) => e.kind === 'decision');
+  assert.deepEqual(
+    decisions.map((e) => e.reason ?? e.outcome),
+    ['allow', ...Array(summary.denied).fill('admission_closed'), 'allow'],
+    'every answer the agent got is a decision entry, each refusal with its code',
+  );
+  const updates = entries.filter((e) => e.kind === 'operator' && e.action === 'restrict').map((e) => [e.accepted, e.admission, e.revision]);
+  assert.deepEqual(updates, [[false, 'closed', 0], [true, 'open', 1]]);
+  evidence.cases.push({ name: 'live-restriction-stale', exit: r.status, allowed: summary.allowed, denied: summary.denied, record: observeRecord(record, canary) });
+});
+
+test('approval through the binary: with --approver-key a receipt in the inbox lets the approved call through; without it the call is refused', opts, async () => {
+  const home = join(work, 'home-approval');
+  assert.equal((await cli(['init', '--home', home])).status, 0);
+  const f = await gateFiles();
+  const manifest = join(work, 'manifest-approval.yaml');
+  writeFileSync(manifest, APPROVAL_MANIFEST);
+  const context = f.context('confidential');
+  const keys = join(work, 'approver');
+  assert.equal((await cli(['keygen', '--out', keys])).status, 0);
+  const aliases = join(work, 'aliases-approval.yaml');
+  writeFileSync(aliases, 'notify: send_update\n');
+  for (const withKey of [false, true]) {
+    const canary = newCanary();
+    const call = join(work, `approval-call-${withKey}.json`);
+    writeFileSync(call, JSON.stringify({ tool: 'send_update', arguments: { message: canary } }));
+    const approved = await cli(['approve', '--key', `${keys}.key`, '--call', call, '--context', context, '--home', home, '--yes']);
+    assert.equal(approved.status, 0, approved.stderr);
+    const record = join(work, `cli-approval-${withKey}.jsonl`);
+    const input = join(work, `cli-input-approval-${withKey}.json`);
+    writeFileSync(input, JSON.stringify({ canary, mode: 'polite', targets: targets() }));
+    const r = await cli(
+      ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', manifest, '--policy', f.policy, '--context', context,
+        '--input', input, '--timeout', '30s', ...(withKey ? ['--approver-key', `${keys}.pub`] : []), '--', process.execPath, RECORDING_SERVER],
+      { ...process.env, RECORD_FILE: record },
+    );
+    assert.equal(r.status, 0, `the polite agent finishes either way (stderr: ${r.stderr})`);
+    assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
+    const summary = JSON.parse(r.stdout);
+    assert.deepEqual([summary.allowed, summary.denied], withKey ? [1, 0] : [0, 1]);
+    assert.equal(observeRecord(record, canary).send_update ?? 0, withKey ? 1 : 0);
+    evidence.cases.push({ name: `cli-approval-${withKey ? 'key' : 'no-key'}`, exit: r.status, allowed: summary.allowed, denied: summary.denied, record: observeRecord(record, canary) });
+  }
+  const v = await cli(['verify', '--home', home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+  const decisions = (await ledgerEntries(home)).filter((e) => e.kind === 'decision');
+  assert.deepEqual(decisions.map((e) => [e.reason ?? e.outcome, e.approval ?? null]), [
+    ['approval_invalid', 'inbox'],
+    ['allow', 'inbox'],
+  ]);
+});
+
 test('end to end through the cloakpipe confine command and the real gate: exit codes, summary, no canary in any output', opts, async () => {
-  const MAIN = join(ROOT, 'dist/src/cli/main.js');
   const f = await gateFiles();
   const aliases = join(work, 'aliases.yaml');
   writeFileSync(aliases, 'notify: send_update\npublish: post_public\n');
@@ -479,14 +595,7 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
     writeFileSync(input, JSON.stringify({ canary, mode, targets: targets() }));
     const args = ['confine', '--json', '--home', f.home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy,
       '--context', f.context('confidential'), '--input', input, '--timeout', '20s', '--', process.execPath, RECORDING_SERVER];
-    const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((res) => {
-      const c = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, RECORD_FILE: record } });
-      let stdout = '';
-      let stderr = '';
-      c.stdout.on('data', (d) => (stdout += d));
-      c.stderr.on('data', (d) => (stderr += d));
-      c.on('exit', (status) => res({ status, stdout, stderr }));
-    });
+    const r = await cli(args, { ...process.env, RECORD_FILE: record });
     assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
     assert.equal(r.status, status, `exit status (stderr: ${r.stderr})`);
     const summary = JSON.parse(r.stdout);

@@ -1,7 +1,8 @@
 // A real RFC 3161 TSA for tests: `openssl ts -reply` behind a small HTTP server on 127.0.0.1.
 // Each instance has its own root CA and an ECDSA P-256 signing certificate with a critical
 // timeStamping EKU; ESSCertIDv2 with SHA-256. Start two for an untrusted-TSA test.
-// `mode` makes it misbehave for negative tests.
+// `mode` makes it misbehave for negative tests. `emptySubject` gives the signing certificate an
+// empty subject (legal: RFC 5280 section 4.1.2.6, the name then sits in a critical subjectAltName).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -32,7 +33,7 @@ async function openssl(dir: string, ...args: string[]): Promise<void> {
   await run('openssl', args, { cwd: dir });
 }
 
-export async function startOpensslTsa(name = 'Test TSA'): Promise<TestTsa> {
+export async function startOpensslTsa(name = 'Test TSA', opts: { emptySubject?: boolean } = {}): Promise<TestTsa> {
   const dir = mkdtempSync(join(tmpdir(), 'cp-tsa-'));
   writeFileSync(
     join(dir, 'ext.cnf'),
@@ -43,6 +44,7 @@ export async function startOpensslTsa(name = 'Test TSA'): Promise<TestTsa> {
       'extendedKeyUsage=critical,timeStamping',
       'subjectKeyIdentifier=hash',
       'authorityKeyIdentifier=keyid',
+      ...(opts.emptySubject ? ['subjectAltName=critical,DNS:tsa.cloakpipe.test'] : []),
       '',
     ].join('\n'),
   );
@@ -50,7 +52,7 @@ export async function startOpensslTsa(name = 'Test TSA'): Promise<TestTsa> {
   await openssl(dir, 'req', '-x509', '-new', '-key', 'root.key', '-subj', `/O=cloakpipe tests/CN=${name} Root`, '-days', '3650', '-out', 'root.pem',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
   await openssl(dir, 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'tsa.key');
-  await openssl(dir, 'req', '-new', '-key', 'tsa.key', '-subj', `/O=cloakpipe tests/CN=${name}`, '-out', 'tsa.csr');
+  await openssl(dir, 'req', '-new', '-key', 'tsa.key', '-subj', opts.emptySubject ? '/' : `/O=cloakpipe tests/CN=${name}`, '-out', 'tsa.csr');
   await openssl(dir, 'x509', '-req', '-in', 'tsa.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-CAcreateserial', '-days', '365', '-sha256',
     '-extfile', 'ext.cnf', '-extensions', 'tsa_ext', '-out', 'tsa.pem');
   writeFileSync(join(dir, 'serial'), '01\n');

@@ -14,6 +14,9 @@ export const fixtureText = (name: string): string => readFileSync(fixturePath(na
 export const fixtureBytes = (name: string): Buffer => readFileSync(fixturePath(name));
 
 export const REKOR_ENTRIES = [1, 2, 3, 4].map((i) => `rekor-entry-${i}.json`);
+/** Rekor v2 (tlog-tiles) entries of Sigstore's staging log2025-alpha1, and that log's Ed25519 key. */
+export const REKOR_V2_ENTRIES = ['rekor-v2-entry-1.json'];
+export const REKOR_V2_KEY = 'rekor-v2-log2025-alpha1-sigstage.pem';
 export const TSA_TOKENS = [1, 2, 3].map((i) => ({
   token: `tsa-token-${i}.der`,
   chain: `tsa-chain-${i}.pem`,

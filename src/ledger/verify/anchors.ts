@@ -2,7 +2,8 @@
 // root. TSA token: imprint = root, CMS signature, chain to --tsa-root at genTime, timeStamping
 // EKU, genTime not before the epoch's last entry. Rekor entry: body = hashedrekord over the root
 // signed (Ed25519ph) by the gate key, signed entry timestamp, inclusion proof, signed
-// checkpoint, integratedTime not before the epoch's last entry. Offline: only verification
+// checkpoint, integratedTime not before the epoch's last entry. A Rekor v2 entry has neither SET
+// nor integratedTime: its checkpoint is the proof and the epoch's time is the TSA token's. Offline: only verification
 // modules are imported here, never a client.
 import type { KeyObject } from 'node:crypto';
 import { AnchorError } from '../anchors/errors.js';
@@ -45,7 +46,7 @@ export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo
     } else {
       if (trust.rekorKey === undefined) return 'unchecked';
       const s = verifyRekorEntry(a.entry, trust.rekorKey, { signer: trust.gateKey, digest: root });
-      if (s.integratedTime * 1000 < notBefore.getTime())
+      if (s.integratedTime !== null && s.integratedTime * 1000 < notBefore.getTime())
         throw new AnchorError('gentime_before', `integratedTime ${new Date(s.integratedTime * 1000).toISOString()} is before the epoch's last entry`);
     }
   } catch (e) {

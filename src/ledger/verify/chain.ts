@@ -27,7 +27,7 @@ export class ChainChecker {
 
   push(c: CheckedEntry): void {
     const at = this.count;
-    if (!c.ok) fail('entry_malformed', c.seq ?? at, c.detail);
+    if (!c.ok) fail(c.notCanonical ? 'entry_not_canonical' : 'entry_malformed', c.seq ?? at, c.detail);
     if (c.seq !== at) fail('seq_not_contiguous', c.seq, `expected seq ${at}, found ${c.seq}`);
     if (!c.sigOk) fail('signature_invalid', c.seq, 'signature does not verify with the gate key');
     if (c.prev !== this.prevHash) fail('chain_broken', c.seq, `prev is not the hash of entry ${at - 1}`);

@@ -6,7 +6,8 @@ import type { AnchorKind } from '../epoch-anchors.js';
 export type VerifyCode =
   | 'source_invalid' // the export's header or framing is unreadable (not an entry problem)
   | 'key_mismatch' // the export names another gate key than the one given
-  | 'entry_malformed' // an entry that does not parse or lacks v/seq/ts/prev/kind/sig
+  | 'entry_malformed' // an entry that lacks v/seq/ts/prev/kind/sig
+  | 'entry_not_canonical' // stored bytes that are not the RFC 8785 form of the entry (duplicate or reordered key, not strict JSON)
   | 'seq_not_contiguous' // a sequence number missing, repeated or out of order (deletion, swap)
   | 'signature_invalid' // the Ed25519 signature does not verify with the gate key (edit, forgery)
   | 'chain_broken' // prev is not the hash of the entry before (deletion, insertion, edit before)

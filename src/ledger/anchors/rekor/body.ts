@@ -5,6 +5,7 @@
 import { createHash, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { fail } from '../errors.js';
 import { strictBase64, type DigestSpec } from '../encoding.js';
+import { readEvidenceJson } from '../evidence-json.js';
 import { ed25519PublicRaw, verifyEd25519ph, verifyEd25519phDigest } from './ed25519ph.js';
 
 export type RekorBody = {
@@ -30,15 +31,66 @@ function keyFromPem(pem: string): KeyObject {
   return createPublicKey(pem);
 }
 
-export function parseRekorBody(bytes: Buffer): RekorBody {
-  let b: { kind?: unknown; apiVersion?: unknown; spec?: Record<string, any> };
+// Rekor v2 (protobuf-specs HashAlgorithm) names for the digests it records.
+const V2_ALGS: Record<string, DigestSpec['algorithm']> = { SHA2_256: 'sha256', SHA2_384: 'sha384', SHA2_512: 'sha512' };
+
+function v2Hash(v: unknown, what: string): DigestSpec {
+  const { algorithm, digest } = (v ?? {}) as { algorithm?: unknown; digest?: unknown };
+  const alg = typeof algorithm === 'string' ? V2_ALGS[algorithm] : undefined;
+  if (!alg) fail('malformed', `${what}: unsupported hash algorithm`);
+  const value = strictBase64(digest, `${what} digest`);
+  if (value.length !== ALGS[alg]) fail('malformed', `${what}: digest has the wrong length`);
+  return { algorithm: alg, value };
+}
+
+// hashedrekord 0.0.2 verifier: {keyDetails, publicKey: {rawBytes: DER SPKI}} or
+// {keyDetails, x509Certificate: {rawBytes: DER}}.
+function v2Key(verifier: any): { key: KeyObject; keyDetails: string } {
+  if (typeof verifier?.keyDetails !== 'string') fail('malformed', 'hashedrekord 0.0.2: verifier has no keyDetails');
+  const pk = verifier.publicKey?.rawBytes;
+  const cert = verifier.x509Certificate?.rawBytes;
+  if ((pk === undefined) === (cert === undefined)) fail('malformed', 'hashedrekord 0.0.2: verifier needs exactly one of publicKey, x509Certificate');
   try {
-    b = JSON.parse(bytes.toString('utf8'));
+    const der = strictBase64(pk ?? cert, 'hashedrekord 0.0.2 verifier');
+    const key = pk !== undefined ? createPublicKey({ key: der, format: 'der', type: 'spki' }) : new X509Certificate(der).publicKey;
+    return { key, keyDetails: verifier.keyDetails };
   } catch {
-    fail('malformed', 'entry body: not JSON');
+    fail('malformed', 'hashedrekord 0.0.2: unreadable verifier key');
   }
-  if (typeof b.kind !== 'string' || typeof b.apiVersion !== 'string' || typeof b.spec !== 'object' || b.spec === null) {
+}
+
+function parseV2Body(b: { kind: string; apiVersion: string; spec: Record<string, any> }): RekorBody {
+  const out: RekorBody = { kind: b.kind, apiVersion: b.apiVersion, digests: [] };
+  if (b.kind === 'hashedrekord') {
+    const s = b.spec.hashedRekordV002;
+    if (!s || typeof s !== 'object') fail('malformed', 'hashedrekord 0.0.2: no hashedRekordV002');
+    const hash = v2Hash(s.data, 'hashedrekord 0.0.2 data');
+    const signature = strictBase64(s.signature?.content, 'hashedrekord 0.0.2 signature');
+    const { key, keyDetails } = v2Key(s.signature?.verifier);
+    // Rekor v2 verifies an Ed25519 hashedrekord as Ed25519ph over a SHA-512 digest only.
+    if (key.asymmetricKeyType === 'ed25519' && keyDetails !== 'PKIX_ED25519_PH') fail('malformed', 'hashedrekord 0.0.2: an Ed25519 key must be PKIX_ED25519_PH');
+    out.hashedrekord = { hash, signature, key };
+    out.digests.push(hash);
+  } else if (b.kind === 'dsse') {
+    const s = b.spec.dsseV002;
+    if (!s || typeof s !== 'object') fail('malformed', 'dsse 0.0.2: no dsseV002');
+    out.digests.push(v2Hash(s.payloadHash, 'dsse 0.0.2 payloadHash'));
+  } else {
+    fail('malformed', `entry body: ${b.kind} is not a Rekor v2 kind`);
+  }
+  return out;
+}
+
+/** The body of a v1 entry (any kind), or of a v2 entry (hashedrekord or dsse 0.0.2 only). */
+export function parseRekorBody(bytes: Buffer, version: 1 | 2 = 1): RekorBody {
+  const b = readEvidenceJson(bytes, 'entry body') as { kind?: unknown; apiVersion?: unknown; spec?: Record<string, any> };
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) fail('malformed', 'entry body: not an object');
+  if (typeof b.kind !== 'string' || typeof b.apiVersion !== 'string' || typeof b.spec !== 'object' || b.spec === null || Array.isArray(b.spec)) {
     fail('malformed', 'entry body: missing kind, apiVersion or spec');
+  }
+  if (version === 2) {
+    if (b.apiVersion !== '0.0.2') fail('malformed', 'entry body: a v2 entry records apiVersion 0.0.2');
+    return parseV2Body({ kind: b.kind, apiVersion: b.apiVersion, spec: b.spec });
   }
   const spec = b.spec;
   const out: RekorBody = { kind: b.kind, apiVersion: b.apiVersion, digests: [] };

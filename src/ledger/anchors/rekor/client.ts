@@ -126,7 +126,7 @@ export async function submitToRekor(
       signer,
       digest: { algorithm: 'sha512', value: createHash('sha512').update(artifact).digest() },
     });
-  } else if (!(found.entry.canonicalizedBody && found.entry.signedEntryTimestamp)) {
+  } else if (!(found.entry.canonicalizedBody && 'signedEntryTimestamp' in found.entry && found.entry.signedEntryTimestamp)) {
     throw new AnchorError('malformed', 'Rekor answer: incomplete entry');
   }
   return { entry: found.entry, uuid: found.uuid, summary };

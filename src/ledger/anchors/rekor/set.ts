@@ -7,7 +7,7 @@ import { fail } from '../errors.js';
 import type { RekorEntry } from './entry.js';
 import { verifyLogSignature } from './log-key.js';
 
-export function setPayload(e: Pick<RekorEntry, 'bodyBase64' | 'integratedTime' | 'logID' | 'logIndex'>): Buffer {
+export function setPayload(e: { bodyBase64: string; integratedTime: number; logID: Uint8Array; logIndex: number }): Buffer {
   return Buffer.from(
     canonicalize({ body: e.bodyBase64, integratedTime: e.integratedTime, logID: Buffer.from(e.logID).toString('hex'), logIndex: e.logIndex }),
     'utf8',
@@ -15,7 +15,8 @@ export function setPayload(e: Pick<RekorEntry, 'bodyBase64' | 'integratedTime' |
 }
 
 export function verifySet(e: RekorEntry, key: KeyObject): void {
-  if (!verifyLogSignature(key, setPayload(e), e.signedEntryTimestamp)) {
+  if (e.signedEntryTimestamp === null || e.integratedTime === null) fail('set_invalid', 'entry has no signed entry timestamp');
+  if (!verifyLogSignature(key, setPayload({ ...e, integratedTime: e.integratedTime }), e.signedEntryTimestamp)) {
     fail('set_invalid', 'signed entry timestamp does not verify with the log key');
   }
 }

@@ -11,6 +11,7 @@ export type Extension = { oid: string; critical: boolean; value: Buffer };
 
 export type Cert = {
   der: Buffer;
+  digest: string; // SHA-256 of the DER (base64): the identity used for de-duplication
   tbs: Buffer;
   issuer: Buffer; // DER of the issuer Name
   serial: Buffer; // INTEGER content octets
@@ -57,6 +58,7 @@ export function cert(der: Buffer): Cert {
   let p: pkijs.Certificate | undefined;
   const c: Cert = {
     der,
+    digest: k,
     tbs: tbs.bytes,
     issuer,
     serial,
@@ -67,4 +69,17 @@ export function cert(der: Buffer): Cert {
   if (cache.size >= MAX) cache.delete(cache.keys().next().value!);
   cache.set(k, c);
   return c;
+}
+
+/**
+ * A certificate's subject for reports. An empty subject is legal (RFC 5280 section 4.1.2.6: the
+ * name is then in a critical subjectAltName), and node:crypto gives `undefined` for it; such a
+ * certificate is named by its subjectAltName, else by its SHA-256 fingerprint.
+ */
+export function subjectOf(c: Cert): string {
+  const s = c.x509.subject;
+  if (s) return s.replace(/\n/g, ', ');
+  const alt = c.x509.subjectAltName;
+  if (alt) return `(empty subject; ${alt})`;
+  return `(empty subject; sha256 ${Buffer.from(c.digest, 'base64').toString('hex')})`;
 }

@@ -2,6 +2,23 @@
 // DER reader. Guards against tokens that only look like the signed one: every unsigned field that
 // could change meaning (versions, content types, the digest algorithm set, algorithm parameters,
 // certificates moved into other fields) must have its one expected form.
+//
+// Unsigned variations that ARE tolerated, each because a real TSA emits it and nothing read from
+// it can change a verdict:
+//  - TimeStampResp status granted (0) or grantedWithMods (1), with or without a statusString
+//    (RFC 3161 section 2.4.2: both carry a token; the free text is never read). A failInfo is
+//    refused: it contradicts a granted status.
+//  - Hash AlgorithmIdentifier parameters absent or NULL (RFC 5754 section 2 requires accepting
+//    both; sigstore/GitHub omit them, freetsa sends NULL). Other parameters are refused.
+//  - SignerInfo identified by issuerAndSerialNumber (version 1) or subjectKeyIdentifier
+//    (version 3), as RFC 5652 allows; either must match, byte for byte, the certificate the
+//    signed ESS attribute names.
+//  - The certificates bag present, empty or absent, in any order, with repeats: it is a hint.
+//    At most MAX_EMBEDDED_CERTS are read (a bag is unsigned, so its size is the attacker's
+//    choice), and every certificate in it must itself chain to the given root (chain.ts).
+// Everything else unsigned has exactly one form: SignedData version 3, digestAlgorithms holding
+// exactly the signer's algorithm (one signer, one digest), no crls, one SignerInfo, no
+// unsignedAttrs (RFC 3161 defines none, and bytes we never read would ride along unverified).
 import { algorithm, expect, generalizedTime, integer, oid, parseDer, T, type Der } from '../der.js';
 import { fail } from '../errors.js';
 import { HASH_BY_OID, HASH_LEN, OID, type HashName } from './oids.js';
@@ -38,6 +55,9 @@ export type ParsedTimeStamp = {
 export function paramsAbsentOrNull(params: Der | undefined): boolean {
   return params === undefined || params.tag === T.NULL;
 }
+
+/** The most certificates a token's (unsigned) bag may hold: real TSAs embed 0 to 4. */
+export const MAX_EMBEDDED_CERTS = 16;
 
 function parseTstInfo(bytes: Buffer): TstInfo {
   const s = expect(parseDer(bytes), T.SEQUENCE, 'TSTInfo').children;
@@ -95,7 +115,8 @@ function parseSignerInfo(n: Der): SignerInfo {
   signedAttrsDer[0] = T.SET;
   const sigAlg = algorithm(s[4], 'signatureAlgorithm');
   const signature = expect(s[5], T.OCTET_STRING, 'signature').content;
-  if (s.length > 7 || (s.length === 7 && s[6].tag !== 0xa1)) fail('malformed', 'SignerInfo: unexpected fields');
+  if (s.length === 7 && s[6].tag === 0xa1) fail('malformed', 'SignerInfo carries unsigned attributes, which this verifier does not read');
+  if (s.length !== 6) fail('malformed', 'SignerInfo: unexpected fields');
   return {
     sid,
     digestAlgorithm,
@@ -113,9 +134,14 @@ export function parseTimeStamp(der: Uint8Array): ParsedTimeStamp {
   let ci = root;
   if (root.children[0]?.tag === T.SEQUENCE) {
     // TimeStampResp ::= SEQUENCE { status PKIStatusInfo, timeStampToken TimeStampToken OPTIONAL }
-    const st = integer(root.children[0].children[0], 'PKIStatus');
+    const info = root.children[0].children;
+    const st = integer(info[0], 'PKIStatus');
     status = Number(st);
     if (st !== 0n && st !== 1n) fail('tsa_status', `TimeStampResp status ${st} (not granted)`);
+    // PKIStatusInfo ::= SEQUENCE { status, statusString PKIFreeText OPTIONAL, failInfo OPTIONAL }
+    if (info.length > 2 || (info.length === 2 && (info[1].tag !== T.SEQUENCE || info[1].children.some((u) => u.tag !== T.UTF8)))) {
+      fail('malformed', 'TimeStampResp: a granted status carries only an optional statusString');
+    }
     if (root.children.length !== 2) fail('malformed', 'TimeStampResp: no token');
     ci = expect(root.children[1], T.SEQUENCE, 'TimeStampToken');
   }
@@ -133,6 +159,9 @@ export function parseTimeStamp(der: Uint8Array): ParsedTimeStamp {
   let i = 3;
   const embeddedCerts: Buffer[] = [];
   if (sd[i]?.tag === 0xa0) {
+    if (sd[i].children.length > MAX_EMBEDDED_CERTS) {
+      fail('malformed', `token embeds ${sd[i].children.length} certificates; at most ${MAX_EMBEDDED_CERTS} are read`);
+    }
     for (const c of sd[i].children) embeddedCerts.push(expect(c, T.SEQUENCE, 'certificate').bytes);
     i++;
   }
@@ -141,7 +170,9 @@ export function parseTimeStamp(der: Uint8Array): ParsedTimeStamp {
   if (i + 1 !== sd.length) fail('malformed', 'SignedData: unexpected fields');
   if (infos.length !== 1) fail('malformed', 'token must have exactly one signer');
   const signerInfo = parseSignerInfo(infos[0]);
-  if (!digestAlgs.some((a) => a.equals(signerInfo.digestAlgorithmDer))) fail('malformed', "SignedData digestAlgorithms does not list the signer's");
+  if (digestAlgs.length !== 1 || !digestAlgs[0].equals(signerInfo.digestAlgorithmDer)) {
+    fail('malformed', "SignedData digestAlgorithms is not exactly the signer's digest algorithm");
+  }
   return { status, signerInfo, eContent, tst: parseTstInfo(eContent), embeddedCerts };
 }
 

@@ -4,7 +4,7 @@
 // Used by `anchor verify` and by the ledger's `verify`.
 import { AnchorError, fail } from '../errors.js';
 import { parseDigest, type DigestSpec } from '../encoding.js';
-import { cert } from './certs.js';
+import { cert, subjectOf } from './certs.js';
 import { parseTimeStamp } from './token.js';
 import { parseTrustBundle, signerCandidates, verifyChain } from './chain.js';
 import { pickSignerByEss } from './ess.js';
@@ -57,7 +57,7 @@ async function verifyUnguarded(der: Uint8Array, chainPem: string, opts: TsaVerif
   const imprint = t.tst.imprint;
   if (imprint.algorithm === 'sha1') fail('imprint_mismatch', 'token imprint uses SHA-1');
   return {
-    tsa: cert(signer).x509.subject.replace(/\n/g, ', '),
+    tsa: subjectOf(cert(signer)),
     chain: path,
     genTime: t.tst.genTime.toISOString(),
     hashAlgorithm: imprint.algorithm,
