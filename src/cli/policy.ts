@@ -167,6 +167,7 @@ async function explain(argv: string[]): Promise<number> {
   } else {
     const lines = [`decision: ${x.decision}`, `  ${x.summary}`, `  request: Agent::${JSON.stringify(agent)} call_tool Tool::${JSON.stringify(tool)}, session label ${sessionLabel}`];
     lines.push(`  calls (this tool, this task): minute ${calls.minute}, hour ${calls.hour}, day ${calls.day}; all tools: minute ${callsAll.minute}, hour ${callsAll.hour}, day ${callsAll.day}`);
+    if (x.omitted.length) lines.push(`  left out of context.args (Cedar cannot hold the value): ${x.omitted.join(', ')}`);
     for (const e of x.errors) lines.push(`  error: ${e}`);
     for (const p of x.policies) lines.push('', `${p.id} (${p.effect}, ${policyPath}:${p.line}):`, p.text.replace(/^/gm, '    '));
     process.stdout.write(lines.join('\n') + '\n');

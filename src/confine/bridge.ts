@@ -250,6 +250,8 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
     s.removed = await killAndRemove(o.engine, id);
     watchdog?.stop();
     attach?.destroy();
+    // Let the gate record what is queued (a stopping frame's refusal) before the caller closes it.
+    await Promise.race([core.idle(), sleep(2000)]);
     s.allowed = core.allowed;
     s.denied = core.denied;
     s.calls = core.calls;

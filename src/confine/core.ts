@@ -2,7 +2,8 @@
 // request out, every bound enforced, control updates ordered with the calls. Requests are
 // handled one at a time in arrival order, so "calls admitted before an update finish before it
 // is acknowledged; calls queued behind it see it" is a property of the queue itself. Every
-// request, whatever it names, goes to the gate's decision: the bridge refuses nothing itself.
+// frame goes to the gate: a request, whatever it names, to its decision; a frame that stops
+// the session (malformed, extra keys, too large) to its wire refusal. Each is a ledger entry.
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { BoundedLines, MAX_FRAME_BYTES, MAX_STREAM_BYTES, StopError, parseFrame, type StopReason } from './frames.js';
 import type { ConfineGate, UpstreamReply } from './gate-port.js';
@@ -64,6 +65,10 @@ export class BridgeCore {
       }
     } catch (e) {
       this.stop(e instanceof StopError ? e.reason : 'internal_error');
+      // The frame that stopped the session is the gate's refusal too: recorded after the calls
+      // read before it, with its wire code and the line's digest.
+      const frame = e instanceof StopError ? e.frame : undefined;
+      if (frame) this.enqueue(() => this.o.gate.refuseFrame(frame.code, frame.line), true);
     }
   }
 

@@ -2,8 +2,9 @@
 // `{"operation": string, "arguments": object}` and nothing else. Guards against: an agent naming
 // tools, call ids, labels or ceilings itself; parser differentials (the project's strict parser);
 // output floods and huge lines (bounds counted on bytes, before decoding).
-import { parseStrict } from '../wire/strict-parse.js';
+import { parseStrict, WireError } from '../wire/strict-parse.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
+import type { WireRefusal } from '../core/refusal.js';
 
 export const MAX_FRAME_BYTES = 64 * 1024;
 export const MAX_STREAM_BYTES = 1024 * 1024;
@@ -47,7 +48,11 @@ export const STOP_TEXT: Record<StopReason, string> = {
 };
 
 export class StopError extends Error {
-  constructor(readonly reason: StopReason) {
+  constructor(
+    readonly reason: StopReason,
+    /** A frame the gate refuses: its wire refusal code, and the line when it was read whole. */
+    readonly frame?: { code: WireRefusal; line: Buffer },
+  ) {
     super(STOP_TEXT[reason]);
   }
 }
@@ -72,7 +77,8 @@ export class BoundedLines {
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       const end = nl === -1 ? chunk.length : nl;
-      if (this.partBytes + (end - start) > this.maxLine) throw new StopError('frame_too_large');
+      // The line is not kept: like the stdio door, its refusal records no line digest of value.
+      if (this.partBytes + (end - start) > this.maxLine) throw new StopError('frame_too_large', { code: 'frame_too_large', line: Buffer.alloc(0) });
       if (end > start) {
         this.parts.push(chunk.subarray(start, end));
         this.partBytes += end - start;
@@ -99,17 +105,19 @@ export interface Frame {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
+/** A strict frame, or a StopError naming the wire refusal the gate records for the line. */
 export function parseFrame(line: Buffer): Frame {
   let value;
   try {
     value = parseStrict(decoder.decode(line));
-  } catch {
-    throw new StopError('malformed_frame');
+  } catch (e) {
+    throw new StopError('malformed_frame', { code: e instanceof WireError ? e.code : 'malformed_json', line });
   }
-  if (!isJsonObject(value)) throw new StopError('malformed_frame');
+  if (!isJsonObject(value)) throw new StopError('malformed_frame', { code: 'invalid_request', line });
   const keys = Object.keys(value);
-  if (keys.length !== 2 || !keys.includes('operation') || !keys.includes('arguments')) throw new StopError('frame_keys');
+  const extra = new StopError('frame_keys', { code: 'invalid_request', line });
+  if (keys.length !== 2 || !keys.includes('operation') || !keys.includes('arguments')) throw extra;
   const { operation, arguments: args } = value;
-  if (typeof operation !== 'string' || !isJsonObject(args)) throw new StopError('frame_keys');
+  if (typeof operation !== 'string' || !isJsonObject(args)) throw extra;
   return { operation, arguments: args };
 }

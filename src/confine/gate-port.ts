@@ -5,7 +5,7 @@
 // RefusalCode; a control update is an operator entry. Outcomes carry codes, never values.
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { UpstreamReply } from '../core/outcome.js';
-import type { RefusalCode } from '../core/refusal.js';
+import type { RefusalCode, WireRefusal } from '../core/refusal.js';
 import { digestBytes } from '../core/digest.js';
 import { openGate } from '../gate/open.js';
 import { Restrictions, type ControlReply } from './restrictions.js';
@@ -20,6 +20,8 @@ export type BridgeOutcome =
 
 export interface ConfineGate {
   decide(tool: string, args: JsonObject, forward: () => Promise<UpstreamReply>): Promise<BridgeOutcome>;
+  /** Record a frame that stopped the session (never forwarded): its wire code, the line's digest. */
+  refuseFrame(code: WireRefusal, line: Uint8Array): Promise<void>;
   /** Apply one control-socket line to the session's restriction, and record it. */
   control(line: string): Promise<ControlReply>;
   close(reason: string): Promise<void>;
@@ -65,6 +67,9 @@ export async function openConfineGate(cfg: ConfineGateConfig): Promise<ConfineGa
         default:
           return { kind: 'gateway_error' };
       }
+    },
+    async refuseFrame(code, line) {
+      await opened.gate.refuseWire(code, 'the agent sent a frame the bridge does not accept: the session stops', line);
     },
     async control(line) {
       let reply = restrictions.apply(line);

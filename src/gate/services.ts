@@ -10,11 +10,12 @@ import type { ApprovalService } from '../approvals/service.js';
 
 // The request shape is the policy engine's own (one definition).
 export type { PolicyRequest, Windows as Window } from '../policy/engine.js';
-import type { PolicyRequest, Windows as Window } from '../policy/engine.js';
+import type { PolicyDecision, PolicyRequest, Windows as Window } from '../policy/engine.js';
 
 export interface PolicyService {
   digest: Digest;
-  evaluate(req: PolicyRequest): { allow: boolean; policyIds: string[]; errors: string[] };
+  /** Throws PolicyEvalError when it cannot decide. */
+  evaluate(req: PolicyRequest): PolicyDecision;
 }
 
 export interface RateService {

@@ -93,38 +93,43 @@ test('an operation the alias file does not declare is the gate\'s undeclared_too
   }
 });
 
-const violations: Array<[string, Buffer, StopReason]> = [
-  ['not JSON', Buffer.from(`hello ${CANARY}\n`), 'malformed_frame'],
-  ['an array', line([1]), 'malformed_frame'],
-  ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0x7d, 0x0a]), 'malformed_frame'],
-  ['a duplicate key', Buffer.from('{"operation":"notify","operation":"publish","arguments":{}}\n'), 'malformed_frame'],
-  ['a tool name', line({ operation: 'notify', arguments: {}, tool: 'post_public' }), 'frame_keys'],
-  ['a label', line({ operation: 'notify', arguments: {}, label: 'public' }), 'frame_keys'],
-  ['a ceiling', line({ operation: 'notify', arguments: {}, ceiling: 'restricted' }), 'frame_keys'],
-  ['a call id', line({ operation: 'notify', arguments: {}, id: 1 }), 'frame_keys'],
-  ['missing arguments', line({ operation: 'notify' }), 'frame_keys'],
-  ['arguments not an object', line({ operation: 'notify', arguments: [] }), 'frame_keys'],
-  ['operation not a string', line({ operation: 1, arguments: {} }), 'frame_keys'],
-  ['an empty line', Buffer.from('\n'), 'malformed_frame'],
+const violations: Array<[string, Buffer, StopReason, string]> = [
+  ['not JSON', Buffer.from(`hello ${CANARY}\n`), 'malformed_frame', 'malformed_json'],
+  ['an array', line([1]), 'malformed_frame', 'invalid_request'],
+  ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0x7d, 0x0a]), 'malformed_frame', 'malformed_json'],
+  ['a duplicate key', Buffer.from('{"operation":"notify","operation":"publish","arguments":{}}\n'), 'malformed_frame', 'duplicate_key'],
+  ['a tool name', line({ operation: 'notify', arguments: {}, tool: 'post_public' }), 'frame_keys', 'invalid_request'],
+  ['a label', line({ operation: 'notify', arguments: {}, label: 'public' }), 'frame_keys', 'invalid_request'],
+  ['a ceiling', line({ operation: 'notify', arguments: {}, ceiling: 'restricted' }), 'frame_keys', 'invalid_request'],
+  ['a call id', line({ operation: 'notify', arguments: {}, id: 1 }), 'frame_keys', 'invalid_request'],
+  ['missing arguments', line({ operation: 'notify' }), 'frame_keys', 'invalid_request'],
+  ['arguments not an object', line({ operation: 'notify', arguments: [] }), 'frame_keys', 'invalid_request'],
+  ['operation not a string', line({ operation: 1, arguments: {} }), 'frame_keys', 'invalid_request'],
+  ['an empty line', Buffer.from('\n'), 'malformed_frame', 'malformed_json'],
 ];
-for (const [name, bytes, reason] of violations) {
-  test(`a frame with ${name} stops the session, nothing forwarded`, async (t) => {
-    const { core, out, forwarded, stops } = await setup(t);
+for (const [name, bytes, reason, code] of violations) {
+  test(`a frame with ${name} stops the session, nothing forwarded, the gate records it ${code}`, async (t) => {
+    const { core, out, forwarded, stops, ledger } = await setup(t);
     core.pushStdout(bytes);
     core.pushStdout(line({ operation: 'notify', arguments: { message: CANARY } }));
     await core.idle();
     assert.deepEqual(stops, [reason]);
     assert.equal(forwarded.length, 0);
     assert.equal(out.length, 0);
+    const decisions = (await ledger()).filter((e) => e.kind === 'decision');
+    assert.deepEqual(decisions.map((e) => [e.outcome, e.reason]), [['refuse', code]]);
+    assert.match(decisions[0].line_digest, /^sha256:[0-9a-f]{64}$/);
   });
 }
 
-test('a frame above 64 KiB stops the session, even before its newline', async (t) => {
-  const { core, stops } = await setup(t);
+test('a frame above 64 KiB stops the session, even before its newline, and is recorded frame_too_large', async (t) => {
+  const { core, stops, ledger } = await setup(t);
   core.pushStdout(Buffer.alloc(64 * 1024, 0x20));
   assert.deepEqual(stops, []);
   core.pushStdout(Buffer.from(' '));
   assert.deepEqual(stops, ['frame_too_large']);
+  await core.idle();
+  assert.deepEqual(refusals(await ledger()), ['frame_too_large']);
 });
 
 test('stdout above 1 MiB stops the session', async (t) => {

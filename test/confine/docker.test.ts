@@ -595,6 +595,7 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
     writeFileSync(input, JSON.stringify({ canary, mode, targets: targets() }));
     const args = ['confine', '--json', '--home', f.home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy,
       '--context', f.context('confidential'), '--input', input, '--timeout', '20s', '--', process.execPath, RECORDING_SERVER];
+    const seqBefore = (await ledgerEntries(f.home)).at(-1)?.seq ?? -1;
     const r = await cli(args, { ...process.env, RECORD_FILE: record });
     assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
     assert.equal(r.status, status, `exit status (stderr: ${r.stderr})`);
@@ -605,7 +606,14 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
     if (mode !== 'crash') assert.equal(rec.send_update, 1);
     assert.equal(rec.post_public ?? 0, 0, 'the real gate held the low ceiling (sink_ceiling_exceeded)');
     if (mode === 'polite') assert.equal(summary.ended, 'finished');
-    if (mode === 'baseline') assert.deepEqual([summary.ended, summary.reason, summary.allowed, summary.denied], ['stopped', 'frame_keys', 1, 1]);
+    if (mode === 'baseline') {
+      assert.deepEqual([summary.ended, summary.reason, summary.allowed, summary.denied], ['stopped', 'frame_keys', 1, 1]);
+      // Every frame is in the record: the allowed call, the refused one, and the frame carrying
+      // policy fields as the wire refusal that stopped the session.
+      const run = (await ledgerEntries(f.home)).filter((e) => e.seq > seqBefore && e.kind === 'decision');
+      assert.deepEqual(run.map((e) => e.reason ?? e.outcome), ['allow', 'sink_ceiling_exceeded', 'invalid_request']);
+      assert.equal((await cli(['verify', '--home', f.home])).status, 0);
+    }
     if (mode === 'crash') assert.equal(summary.ended, 'agent_crashed');
     evidence.cases.push({ name: `cli-${mode}`, exit: r.status, ended: summary.ended, reason: summary.reason, record: rec });
   }

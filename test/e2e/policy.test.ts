@@ -218,6 +218,11 @@ when { context.args has body && context.args.body like "*refund*" };
 @id("page-cost")
 forbid (principal, action == Action::"call_tool", resource == Tool::"list_orders")
 when { context.args has limit && context.args.limit * 1000000 > 500000000 };
+
+// An amount Cedar cannot hold is left out of context.args: written with has, the cap applies.
+@id("refund-cap")
+forbid (principal, action == Action::"call_tool", resource == Tool::"issue_refund")
+unless { context.args has amount && context.args.amount.lessThan(decimal("100.0")) };
 `,
     contexts: { t: { task: { id: 'T-40' } } },
   });
@@ -233,9 +238,7 @@ when { context.args has limit && context.args.limit * 1000000 > 500000000 };
     assert.match(overflow.detail, /policy evaluation error in "page-cost"/);
     outcomes.push(overflow);
     const decimals = await call(g, 'issue_refund', { order_id: 'O100001', amount: 12.34567, idempotency_key: `r-${CANARY}` });
-    assert.ok(!decimals.ok);
-    assert.equal(decimals.reason, 'fail_closed');
-    assert.match(decimals.detail, /args\.amount: number has more than 4 decimal places/);
+    assert.equal(summary(decimals), 'policy_denied: denied by refund-cap');
     outcomes.push(decimals);
     assert.equal(summary(await call(g, 'list_orders', { ...CUSTOMER, limit: 100 })), 'ok', 'the same rule decides when it can');
   } finally {
@@ -248,6 +251,7 @@ when { context.args has limit && context.args.limit * 1000000 > 500000000 };
   assert.deepEqual(refused.map((e) => [e.reason, e.policy_ids]), [
     ['policy_denied', ['no-refund-talk']],
     ['fail_closed', ['page-cost']],
-    ['fail_closed', []],
+    ['policy_denied', ['refund-cap']],
   ]);
+  assert.deepEqual(refused.map((e) => e.policy_omitted ?? null), [null, null, ['amount']]);
 });

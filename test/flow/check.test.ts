@@ -16,7 +16,7 @@ function services(flow?: FlowSession, allow = true) {
   const s: GateServices = {
     agent: 'agent',
     mode: 'enforce',
-    policy: { digest: `sha256:${'0'.repeat(64)}`, evaluate: (req) => (seen.push(req), { allow, policyIds: allow ? ['permit-all'] : [], errors: [] }) },
+    policy: { digest: `sha256:${'0'.repeat(64)}`, evaluate: (req) => (seen.push(req), { allow, policyIds: allow ? ['permit-all'] : [], omitted: [] }) },
     rates: { counts: () => ({ calls: { minute: 0, hour: 0, day: 0 }, callsAll: { minute: 0, hour: 0, day: 0 } }), record: () => undefined },
     ...(flow ? { flow } : {}),
   };

@@ -70,20 +70,24 @@ test('converted, an __entity / __extn object in args or task never matches', () 
   }
 });
 
-test('the engine refuses (fail_closed) a call whose args or task carry a Cedar escape', () => {
-  const e = loadPolicy(SMALL, '@id("all") permit(principal, action, resource);');
+test('an argument carrying a Cedar escape is left out (never reaches Cedar); a task attribute a policy reads fails closed', () => {
+  const e = loadPolicy(
+    SMALL,
+    `@id("who") permit(principal, action, resource) when { context.args has who };
+     @id("owner") forbid(principal, action, resource) when { context.task.owner has name && context.task.owner.name == "evil" };`,
+    { task: { owner: { name: 'x' } } },
+  );
+  const task = { owner: { name: 'x' } };
   for (const v of ESCAPES) {
     const hasEscape = JSON.stringify(v).includes('"__');
-    const args = () => e.evaluate(request({ tool: 'send', args: { who: v } }));
-    const task = () => e.evaluate(request({ tool: 'send', task: { owner: v } }));
-    if (hasEscape) {
-      assert.throws(args, PolicyEvalError, JSON.stringify(v));
-      assert.throws(task, PolicyEvalError, JSON.stringify(v));
-    } else {
-      assert.equal(args().allow, true); // a plain record is just a record
-    }
+    const args = e.evaluate(request({ tool: 'send', args: { who: v }, task }));
+    assert.equal(args.allow, !hasEscape, JSON.stringify(v)); // a plain record is just a record
+    assert.deepEqual(args.omitted, hasEscape ? ['who'] : []);
+    const inTask = () => e.evaluate(request({ tool: 'send', task: { owner: v } }));
+    if (hasEscape) assert.throws(inTask, PolicyEvalError, JSON.stringify(v));
+    else assert.equal(inTask().allow, false); // no `who`: no permit
   }
-  assert.throws(() => e.evaluate(request({ task: { __entity: { type: 'Agent', id: 'admin' } } })), PolicyEvalError);
+  assert.throws(() => e.evaluate(request({ task: { owner: { __entity: { type: 'Agent', id: 'admin' } } } })), PolicyEvalError);
 });
 
 test("Cedar's validator refuses the trap policies against the generated schema", () => {

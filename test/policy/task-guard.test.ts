@@ -53,11 +53,14 @@ test('a reloaded task is validated once; drift fails closed naming the policies;
   assert.equal(p.digest, engine.digest);
 });
 
-test('an attribute no policy reads may change type once the new shape is adopted', () => {
+test('an attribute no policy reads never reaches Cedar; one it reads keeps its type until a new shape is adopted', () => {
   const start: JsonObject = { id: 'T', level: 'gold', note: 'x' };
   const engine = loadPolicy(SMALL, POLICY, { task: start });
-  // Without adopting, the start-up types hold: note must stay a string.
-  assert.throws(() => engine.evaluate(request({ task: { id: 'T', level: 'gold', note: 5 } })), /task\.note: expected String/);
+  // note is read by no policy: whatever it holds (another type, a value Cedar cannot hold) is not sent.
+  for (const note of [5, 0.123456, [1, null], { __entity: { type: 'Agent', id: 'a' } }] as const)
+    assert.equal(engine.evaluate(request({ task: { id: 'T', level: 'gold', note } as JsonObject })).allow, true);
+  // level is read: without adopting, the start-up types hold.
+  assert.throws(() => engine.evaluate(request({ task: { id: 'T', level: 5 } })), /task\.level: expected String/);
   const p = new TaskBoundPolicy(engine, start);
   assert.equal(p.evaluate(request({ task: { id: 'T', level: 'gold', note: 5 } })).allow, true);
 });
@@ -84,30 +87,49 @@ test('checkPolicy: every evaluation error is fail_closed, with policy ids and no
     SMALL,
     `@id("all") permit (principal, action, resource);
 @id("big") forbid (principal, action, resource) when { context.args has n && context.args.n * 1000000 > 5 };
+@id("cap") forbid (principal, action, resource) when { context.task.cap.lessThan(decimal("1.0")) };
 `,
+    { task: { cap: 1.5 } },
   );
-  const policy = new TaskBoundPolicy(engine, {});
-  const cases: [JsonObject, RegExp, string[]][] = [
-    [{ n: 9223372036859 }, /^policy evaluation error in "big"$/, ['big']],
-    [{ price: 1.234567 }, /^policy context: args\.price: number has more than 4 decimal places/, []],
-    // Inside an `object` argument the keys are the caller's: the detail names only the argument.
-    [{ who: { [CANARY]: 0.123456 } }, /^policy context: args\.who: number has more than 4 decimal places/, []],
-    [{ who: { [CANARY]: { __entity: { type: 'Agent', id: CANARY } } } }, /^policy context: args\.who: key beginning with "__"/, []],
+  const policy = new TaskBoundPolicy(engine, { cap: 1.5 });
+  const cases: [JsonObject, JsonObject, RegExp, string[]][] = [
+    [{ n: 9223372036859 }, { cap: 1.5 }, /^policy evaluation error in "big"$/, ['big']],
+    // A task value a policy reads that Cedar cannot hold (same shape): the task context is at fault.
+    [{}, { cap: 1.777123456, note: CANARY }, /^policy context: task\.cap: number has more than 4 decimal places/, []],
   ];
-  for (const [args, detail, ids] of cases) {
-    const f = facts({ policy }, args, {});
+  for (const [args, task, detail, ids] of cases) {
+    const f = facts({ policy }, args, task);
     const v = checkPolicy(f);
     assert.ok(!v.ok);
     assert.equal(v.code, 'fail_closed');
     assert.match(v.detail, detail);
-    for (const leak of [CANARY, '9223372036859', '234567', '123456']) assert.ok(!v.detail.includes(leak), `${leak} in ${v.detail}`);
+    for (const leak of [CANARY, '9223372036859', '123456']) assert.ok(!v.detail.includes(leak), `${leak} in ${v.detail}`);
     assert.deepEqual(f.notes.fields.policy_ids, ids);
     assert.equal(f.notes.onAllow.length, 0, 'nothing is counted');
   }
   // Anything else a policy service throws is not swallowed: the gate refuses it fail_closed.
   assert.throws(() => checkPolicy(facts({ policy: { digest: engine.digest, evaluate: () => { throw new TypeError('boom'); } } }, {}, {})), TypeError);
   // And an allow is counted once, in the decision's transaction.
-  const ok = facts({ policy }, { n: 0 }, {});
+  const ok = facts({ policy }, { n: 0 }, { cap: 1.5 });
   assert.equal(checkPolicy(ok).ok, true);
   assert.equal(ok.notes.onAllow.length, 1);
+});
+
+test('checkPolicy: an argument Cedar cannot hold is left out, never a refusal by itself; the entry names it', () => {
+  const engine = loadPolicy(
+    SMALL,
+    `@id("all") permit (principal, action, resource);
+@id("cap") forbid (principal, action, resource) unless { context.args has price && context.args.price.lessThan(decimal("10.0")) };
+`,
+  );
+  const policy = new TaskBoundPolicy(engine, {});
+  // `who` is read by no policy: not sent at all. `price` is read: left out, so `has` is false.
+  const f = facts({ policy }, { price: 1.234567, who: { x: [null], __entity: 1 } }, {});
+  const v = checkPolicy(f);
+  assert.ok(!v.ok);
+  assert.equal(v.code, 'policy_denied', 'the forbid written with `has` applies to a value Cedar cannot hold');
+  assert.deepEqual(f.notes.fields.policy_omitted, ['price']);
+  const ok = facts({ policy }, { price: 1.2345, who: { x: [null] } }, {});
+  assert.equal(checkPolicy(ok).ok, true);
+  assert.equal(ok.notes.fields.policy_omitted, undefined);
 });

@@ -1,16 +1,16 @@
 // The Cedar policy: what this agent may do now, in this task (rates and tiers live there).
 // Guards against calls the manifest allows in general but the task does not. An evaluation
-// that cannot decide (a Cedar error, a value Cedar cannot hold, a task context whose shape the
+// that cannot decide (a Cedar error, a task value Cedar cannot hold, a task context whose shape the
 // policy no longer validates against) refuses `fail_closed`: Cedar skips a policy that errors,
 // and a skipped forbid would let the call through. Details name policy ids, never values.
 import type { Facts } from '../facts.js';
-import { PolicyEvalError } from '../../policy/engine.js';
+import { PolicyEvalError, type PolicyDecision } from '../../policy/engine.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 
 export function checkPolicy(f: Facts): Verdict {
   const { services: s, call, context } = f;
   const { calls, callsAll } = s.rates.counts(context.taskId, call.tool, f.now);
-  let r: { allow: boolean; policyIds: string[]; errors: string[] };
+  let r: PolicyDecision;
   try {
     r = s.policy.evaluate({
       agent: s.agent,
@@ -28,8 +28,9 @@ export function checkPolicy(f: Facts): Verdict {
     f.notes.fields.policy_ids = e.policyIds;
     return refuse('fail_closed', e.message);
   }
-  if (r.errors.length > 0) return refuse('fail_closed', 'policy evaluation error');
   f.notes.fields.policy_ids = r.policyIds;
+  // Arguments Cedar cannot hold were left out of context.args (declared names, never values).
+  if (r.omitted.length > 0) f.notes.fields.policy_omitted = r.omitted;
   if (!r.allow) {
     const by = r.policyIds.length ? `denied by ${r.policyIds.join(', ')}` : 'no policy permits this call';
     return refuse('policy_denied', by);

@@ -1,0 +1,111 @@
+// A policy request as Cedar's context record: only what the policy set reads (reads.ts), each
+// value converted to the type the schema gives it (values.ts).
+// Arguments are the model's, and any JSON value may arrive: an argument Cedar cannot hold (more
+// than four decimals, outside Cedar's range, a null inside an array, a key Cedar's JSON format
+// reserves) is left out of `context.args`, where every attribute is optional, so a policy
+// tests it with `has` and a permit-all policy permits whatever the values (product.md
+// section 4, ADR 010). The task comes from the orchestrator's system of record and its
+// attributes are required: one a policy reads that Cedar cannot hold is a fault of the task
+// context, and the evaluation fails (`fail_closed`), naming the path.
+import type { JsonObject } from '../core/json.js';
+import { WINDOWS, type CedarType } from './schema.js';
+import { recordToCedar, ValueConversionError, type CedarValue } from './values.js';
+import type { ReadSet } from './reads.js';
+import { PolicyEvalError } from './problems.js';
+
+export interface Windows {
+  minute: number;
+  hour: number;
+  day: number;
+}
+
+export interface PolicyRequest {
+  agent: string;
+  tool: string;
+  args: JsonObject;
+  task: JsonObject;
+  sessionLabel: string;
+  calls: Windows;
+  callsAll: Windows;
+}
+
+/** What the marshaller needs to know of the policy set and its schema. */
+export interface MarshalPlan {
+  args: { reads: ReadSet; types: Record<string, CedarType> };
+  task: { reads: ReadSet; types: Record<string, CedarType> };
+}
+
+export interface CedarContext {
+  context: Record<string, CedarValue>;
+  /** Arguments a policy reads that Cedar cannot hold, left out (declared names, never values). */
+  omitted: string[];
+}
+
+const has = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+const read = (reads: ReadSet, key: string) => reads === 'all' || reads.has(key);
+
+/** The arguments policies read, each as its schema type; those Cedar cannot hold are omitted. */
+export function marshalArgs(args: JsonObject, plan: MarshalPlan['args']): CedarContext {
+  const context: Record<string, CedarValue> = {};
+  const omitted: string[] = [];
+  for (const key of Object.keys(args)) {
+    if (!read(plan.reads, key)) continue;
+    // A name the schema leaves out (two tools type it differently, or no rule types it) is
+    // one no policy can name; it is sent only when a policy reads `context.args` whole.
+    const type = has(plan.types, key) ? plan.types[key] : undefined;
+    if (!type && plan.reads !== 'all') continue;
+    const value = args[key];
+    try {
+      if (value === null) throw new ValueConversionError('null', 'null has no Cedar value');
+      context[key] = recordToCedar({ [key]: value }, 'args', type ? { [key]: type } : undefined)[key];
+    } catch (e) {
+      if (!(e instanceof ValueConversionError)) throw e;
+      omitted.push(key);
+    }
+  }
+  return { context, omitted };
+}
+
+/** The task attributes policies read, as typed at load; throws ValueConversionError by path. */
+export function marshalTask(task: JsonObject, plan: MarshalPlan['task']): Record<string, CedarValue> {
+  if (plan.reads === 'all') return recordToCedar(task, 'task', plan.types);
+  const picked: JsonObject = {};
+  for (const key of plan.reads) if (has(task, key)) picked[key] = task[key];
+  return recordToCedar(picked, 'task', plan.types);
+}
+
+function windows(w: Windows, where: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of WINDOWS) {
+    const n = w?.[k];
+    if (!Number.isSafeInteger(n) || n < 0) throw new PolicyEvalError(`policy context: ${where}.${k} must be a non-negative integer`);
+    out[k] = n;
+  }
+  return out;
+}
+
+/** The whole context record; throws PolicyEvalError (→ fail_closed) naming a path, never a value. */
+export function marshalContext(req: PolicyRequest, plan: MarshalPlan): CedarContext {
+  if (typeof req.agent !== 'string' || typeof req.sessionLabel !== 'string') {
+    throw new PolicyEvalError('policy request: agent and session label must be strings');
+  }
+  let task: Record<string, CedarValue>;
+  try {
+    task = marshalTask(req.task ?? {}, plan.task);
+  } catch (e) {
+    if (e instanceof ValueConversionError) throw new PolicyEvalError(`policy context: ${e.message}`);
+    throw e;
+  }
+  const args = marshalArgs(req.args ?? {}, plan.args);
+  return {
+    context: {
+      task,
+      args: args.context,
+      session: { label: req.sessionLabel },
+      calls: windows(req.calls, 'calls'),
+      calls_all: windows(req.callsAll, 'calls_all'),
+    },
+    omitted: args.omitted,
+  };
+}
+
