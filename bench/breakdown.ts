@@ -14,12 +14,13 @@ import { decodeLine, encodeMessage } from '../src/wire/message.js';
 import { canonicalize } from '../src/core/canonical.js';
 import { entryHash, signEntry, type EntryBody } from '../src/ledger/entry.js';
 import { loadGateKey } from '../src/ledger/keys.js';
-import { GroupCommit } from '../src/store/group-commit.js';
 import { digestJson } from '../src/core/digest.js';
 import { setLogSink } from '../src/telemetry/log.js';
 import { reportDecision } from '../src/telemetry/decision.js';
 import { DecisionTimer } from '../src/telemetry/decision.js';
 import type { JsonObject } from '../src/core/json.js';
+import type { SqliteStore } from '../src/store/sqlite/store.js';
+import { GroupCommit } from '../src/store/sqlite/group-commit.js';
 import { callLine, directPath, flags, gateFiles, gatePath, isMain, loadNow, machine, ms, relayPath, section, table, tempDir, us } from './lib.js';
 import { measureSequential } from './overhead.js';
 
@@ -70,7 +71,7 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
   const opened = await openGate({ home: files.home, manifestPath: files.manifest, policyPath: files.policy, contextPath: files.context, mode: 'enforce', approverKeys: [], callTimeoutMs: 60_000 });
   const { gate } = opened;
   const p = gate.parts;
-  const db = p.ledger.db;
+  const db = (opened.store as SqliteStore).db;
   try {
     // 1. The host's line: strict parse, then the canonical form the gate forwards.
     const line = Buffer.from(callLine(42).trimEnd());

@@ -11,7 +11,8 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { createHash, createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
-import { openDb } from '../src/store/sqlite.js';
+import { openDb } from '../src/store/sqlite/db.js';
+import { SqliteLedger } from '../src/store/sqlite/ledger.js';
 import { Ledger, readEntries } from '../src/ledger/ledger.js';
 import { loadGateKey } from '../src/ledger/keys.js';
 import { entryHash, GENESIS_PREV, verifyEntrySignature, type EntryFields } from '../src/ledger/entry.js';
@@ -65,7 +66,7 @@ export async function rawVerifyRate(threads: number, seconds: number): Promise<R
 export function ledgerHome(n: number, log: (s: string) => void = () => undefined): { home: string; generatedSeconds: number | null } {
   // Keyed by the ledger code too: a change in how entries are written makes a new ledger.
   const code = createHash('sha256');
-  for (const f of ['src/ledger/entry.js', 'src/ledger/ledger.js', 'src/wire/canonical.js']) code.update(readFileSync(join(DIST, f)));
+  for (const f of ['src/ledger/entry.js', 'src/ledger/ledger.js', 'src/core/canonical.js']) code.update(readFileSync(join(DIST, f)));
   const dir = join(tmpdir(), `cloakpipe-bench-ledger-${n}-${code.digest('hex').slice(0, 12)}`);
   const home = join(dir, 'home');
   const done = join(dir, 'complete');
@@ -77,7 +78,7 @@ export function ledgerHome(n: number, log: (s: string) => void = () => undefined
   const t = performance.now();
   const db = openDb(join(home, 'ledger.db'));
   db.pragma('synchronous = NORMAL'); // generation only: the entries are the same, the fsyncs fewer
-  const ledger = new Ledger(db, loadGateKey(join(home, 'gate.key')));
+  const ledger = new Ledger(new SqliteLedger(db), loadGateKey(join(home, 'gate.key')));
   const batch = db.transaction((k: number, from: number) => {
     for (let i = 0; i < k; i++) ledger.appendInTx((from + i) % 2 === 0 ? DECISION : { ...RESULT, decision: from + i - 1 });
   });
@@ -99,7 +100,7 @@ export function referencePass(home: string): { entries: number; perSecond: numbe
   let prev = GENESIS_PREV;
   let seq = 0;
   let rss = 0;
-  for (const e of readEntries(db)) {
+  for (const e of readEntries(new SqliteLedger(db))) {
     if (e.seq !== seq || e.prev !== prev || !verifyEntrySignature(e, key)) throw new Error(`reference pass: bad entry ${seq}`);
     prev = entryHash(e);
     seq++;

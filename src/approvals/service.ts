@@ -3,7 +3,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { JsonValue } from '../core/json.js';
 import type { Digest } from '../core/digest.js';
-import type { OperationsStore, UsedReceipt } from '../operations/store.js';
+import type { ReceiptsPort, UsedReceipt } from '../store/ports.js';
 import { Inbox } from './inbox.js';
 
 export interface ApprovalService {
@@ -15,7 +15,7 @@ export interface ApprovalService {
 }
 
 export function approvalService(opts: {
-  store: OperationsStore;
+  receipts: ReceiptsPort;
   approvers: ReadonlyMap<string, KeyObject>;
   /** The home's approvals/ directory, or null for no inbox. */
   inboxDir: string | null;
@@ -24,7 +24,7 @@ export function approvalService(opts: {
   return {
     approvers: opts.approvers,
     inbox: (fp) => (inbox ? inbox.candidates(fp) : []),
-    usedReceipt: (id) => opts.store.usedReceipt(id),
-    consume: (u, now) => opts.store.consumeReceipt(u, now),
+    usedReceipt: (id) => opts.receipts.used(id),
+    consume: (u, now) => opts.receipts.consume(u, new Date(now).toISOString()),
   };
 }

@@ -3,10 +3,7 @@
 // requested anchor was obtained (or nothing needed one), 1 when one failed (recorded in the ledger).
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
-import { resolveHome } from '../store/home.js';
-import { openDb } from '../store/sqlite.js';
-import { loadGateKey } from '../ledger/keys.js';
-import { Ledger } from '../ledger/ledger.js';
+import { openHome } from '../home/open.js';
 import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
 import { parseDuration } from '../util/duration.js';
 
@@ -54,16 +51,13 @@ export async function run(argv: string[]): Promise<number> {
     throw new UsageError((e as Error).message);
   }
   const targets = anchorTargets(values, timeoutMs);
-  const home = resolveHome(values.home);
-  const key = loadGateKey(home.key);
-  const db = openDb(home.ledger);
+  const h = openHome({ home: values.home });
   try {
-    const ledger = new Ledger(db, key);
     const anchoring = new Anchoring({
-      db,
-      ledger,
-      key,
-      transact: async (fn) => db.transaction(fn).immediate(),
+      anchors: h.store.anchors,
+      ledger: h.ledger,
+      key: h.key,
+      transact: h.store.transact,
       targets,
       log: (l) => process.stderr.write(`cloakpipe ledger anchor: ${l}\n`),
     });
@@ -79,6 +73,6 @@ export async function run(argv: string[]): Promise<number> {
     }
     return failed.length ? 1 : 0;
   } finally {
-    db.close();
+    h.close();
   }
 }

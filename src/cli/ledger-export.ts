@@ -4,7 +4,7 @@ import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseFlags, required, UsageError } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { openDb } from '../store/sqlite.js';
+import { openLedgerSnapshot } from '../store/sqlite/store.js';
 import { exportLedger } from '../ledger/export.js';
 
 const HELP = `usage: cloakpipe ledger export --out FILE [--home DIR] [--json]
@@ -24,12 +24,12 @@ export async function run(argv: string[]): Promise<number> {
   } catch {
     throw new UsageError(`cannot read the home public key ${home.pub}`);
   }
-  const db = openDb(home.ledger);
+  const snap = openLedgerSnapshot(home.ledger);
   try {
-    const r = exportLedger(db, pub, out);
+    const r = exportLedger(snap, pub, out);
     process.stdout.write(values.json ? JSON.stringify({ out, ...r }) + '\n' : `exported ${r.entries} entries and ${r.anchors} anchors to ${out}\n`);
   } finally {
-    db.close();
+    snap.close();
   }
   return 0;
 }

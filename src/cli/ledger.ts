@@ -1,23 +1,25 @@
 // cloakpipe ledger show | export | anchor
 import { parseFlags, UsageError } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { openDb } from '../store/sqlite.js';
-import { readEntries } from '../ledger/ledger.js';
+import { openLedgerSnapshot } from '../store/sqlite/store.js';
 import type { Entry } from '../ledger/entry.js';
 
 const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--home DIR]
        cloakpipe ledger export --out FILE [--home DIR]
        cloakpipe ledger anchor [--home DIR] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
+       cloakpipe ledger checkpoint [--home DIR] [--out FILE]
 
 show    the entries as a table (or one JSON object a line with --json)
 export  a self-contained JSONL file of entries, epochs and anchors, for verify --ledger
-anchor  seal an epoch of the entries since the last one and anchor it now
+anchor      seal an epoch of the entries since the last one and anchor it now
+checkpoint  a signed note of the ledger's size and root, for an auditor to keep (verify --checkpoint)
 `;
 
 const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   show,
   export: (argv) => delegate('./ledger-export.js', argv),
   anchor: (argv) => delegate('./ledger-anchor.js', argv),
+  checkpoint: (argv) => delegate('./ledger-checkpoint.js', argv),
 };
 
 export async function run(argv: string[]): Promise<number> {
@@ -74,16 +76,16 @@ async function show(argv: string[]): Promise<number> {
   const from = nonNegInt(values.from, '--from', 0);
   const limit = nonNegInt(values.limit, '--limit', Number.MAX_SAFE_INTEGER);
   const home = resolveHome(values.home);
-  const db = openDb(home.ledger, { create: false });
+  const snap = openLedgerSnapshot(home.ledger);
   try {
-    db.pragma('query_only = ON');
     if (!values.json) process.stdout.write(`${'SEQ'.padStart(6)}  ${'TIME'.padEnd(24)}  ${'KIND'.padEnd(9)}  DETAIL\n`);
-    for (const e of readEntries(db, from, limit)) {
+    for (const body of snap.bodies(from, limit)) {
+      const e = JSON.parse(body) as Entry;
       if (values.json) process.stdout.write(JSON.stringify(e) + '\n');
       else process.stdout.write(`${String(e.seq).padStart(6)}  ${e.ts.padEnd(24)}  ${e.kind.padEnd(9)}  ${describeEntry(e)}\n`);
     }
   } finally {
-    db.close();
+    snap.close();
   }
   return 0;
 }

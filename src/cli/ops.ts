@@ -5,15 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
 import { displayJson } from './approve.js';
-import { resolveHome } from '../store/home.js';
-import { openDb, StoreError, type Db } from '../store/sqlite.js';
-import { OPERATION_STATES, OperationsStore, ReconcileError, attachOperations, type Operation, type OperationState, type ReconcileOutcome } from '../operations/store.js';
+import { openHome, type OpenedHome } from '../home/open.js';
+import { OPERATION_STATES, Operations, ReconcileError, type Operation, type OperationState, type ReconcileOutcome } from '../operations/operations.js';
+import { reconcileOperation } from '../operations/reconcile.js';
 import { operationDigest } from '../operations/operation-id.js';
-import { loadGateKey, KeyError } from '../ledger/keys.js';
-import { Ledger } from '../ledger/ledger.js';
 import { parseStrict } from '../wire/strict-parse.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
-import { digestJson } from '../core/digest.js';
 
 const HELP = `usage: cloakpipe ops list [--state STATE] [--json] [--home DIR]
        cloakpipe ops show ID [--json] [--home DIR]
@@ -59,9 +56,9 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-function openOps(home: string | undefined): Db {
+function open(home: string | undefined): OpenedHome {
   try {
-    return openDb(resolveHome(home).operations);
+    return openHome({ home });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -82,9 +79,9 @@ async function list(argv: string[]): Promise<number> {
   const state = values.state as string | undefined;
   if (state !== undefined && !(OPERATION_STATES as readonly string[]).includes(state))
     throw new UsageError(`--state must be one of ${OPERATION_STATES.join(', ')}`);
-  const db = openOps(values.home as string | undefined);
+  const h = open(values.home as string | undefined);
   try {
-    const ops = new OperationsStore(db, 'main').list(state as OperationState | undefined);
+    const ops = new Operations(h.store.operations).list(state as OperationState | undefined);
     if (values.json) {
       for (const o of ops) process.stdout.write(JSON.stringify(summary(o)) + '\n');
     } else {
@@ -94,7 +91,7 @@ async function list(argv: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    db.close();
+    h.close();
   }
 }
 
@@ -107,9 +104,9 @@ async function show(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, home: { type: 'string' } }, true);
   if (values.help) return void process.stdout.write(HELP), 0;
   const id = oneId(positionals);
-  const db = openOps(values.home as string | undefined);
+  const h = open(values.home as string | undefined);
   try {
-    const o = new OperationsStore(db, 'main').get(id);
+    const o = h.store.operations.get(id);
     if (!o) {
       process.stderr.write(`cloakpipe ops: no operation ${shown(id)}\n`);
       return 1;
@@ -124,7 +121,7 @@ async function show(argv: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    db.close();
+    h.close();
   }
 }
 
@@ -153,47 +150,12 @@ async function reconcile(argv: string[]): Promise<number> {
   if (!outcome || !OUTCOMES.includes(outcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
   if (values.result !== undefined && outcome === 'not-executed') throw new UsageError('--result goes with succeeded or failed');
   const result = values.result !== undefined ? readResultFile(values.result as string) : null;
-  const home = resolveHome(values.home as string | undefined);
-  let key;
+  const h = open(values.home as string | undefined);
   try {
-    key = loadGateKey(home.key);
-  } catch (e) {
-    if (e instanceof KeyError) throw new UsageError(e.message);
-    throw e;
-  }
-  let db: Db;
-  try {
-    db = openDb(home.ledger);
-    attachOperations(db, home.operations, 'ops');
-  } catch (e) {
-    if (e instanceof StoreError) throw new UsageError(e.message);
-    throw e;
-  }
-  try {
-    const store = new OperationsStore(db, 'ops');
-    const ledger = new Ledger(db, key);
-    // The state change and its ledger entry commit together or not at all.
-    const { before, after, entry } = db
-      .transaction(() => {
-        const r = store.reconcile(id, outcome, result, Date.now());
-        const entry = ledger.appendInTx({
-          kind: 'operator',
-          action: 'reconcile',
-          operation: operationDigest(id),
-          outcome,
-          state_before: r.before.state,
-          state: r.after.state,
-          attempts: r.after.attempts,
-          tool: r.after.tool,
-          fingerprint: r.after.fingerprint,
-          ...(result !== null ? { result_digest: digestJson(result) } : {}),
-          user: process.env.USER ?? null,
-        });
-        return { ...r, entry };
-      })
-      .immediate();
-    if (values.json) process.stdout.write(JSON.stringify({ id, from: before.state, state: after.state, outcome, entry: entry.seq }) + '\n');
-    else process.stdout.write(`${shown(id)}: ${before.state} → ${after.state} (${outcome}); ledger entry ${entry.seq}\n`);
+    const parts = { operations: new Operations(h.store.operations), ledger: h.ledger, transact: h.store.transact };
+    const { before, after, entry } = await reconcileOperation(parts, id, outcome, result, process.env.USER ?? null);
+    if (values.json) process.stdout.write(JSON.stringify({ id, from: before.state, state: after.state, outcome, entry }) + '\n');
+    else process.stdout.write(`${shown(id)}: ${before.state} → ${after.state} (${outcome}); ledger entry ${entry}\n`);
     return 0;
   } catch (e) {
     if (e instanceof ReconcileError) {
@@ -202,6 +164,6 @@ async function reconcile(argv: string[]): Promise<number> {
     }
     throw e;
   } finally {
-    db.close();
+    h.close();
   }
 }

@@ -1,11 +1,8 @@
 // cloakpipe pins list | accept: review tool definitions a server changed after they were pinned,
 // and take them as the new pins. Accepting is an operator entry in the ledger.
 import { parseFlags, UsageError } from './args.js';
-import { resolveHome } from '../store/home.js';
-import { openDb, StoreError, type Db } from '../store/sqlite.js';
-import { loadGateKey, KeyError } from '../ledger/keys.js';
-import { Ledger } from '../ledger/ledger.js';
-import { PinStore } from '../pins/store.js';
+import { openHome, type OpenedHome } from '../home/open.js';
+import { acceptPins } from '../pins/accept.js';
 
 const HELP = `usage: cloakpipe pins list [--home DIR] [--json]
        cloakpipe pins accept [--tool NAME]... [--release R] [--home DIR] [--json]
@@ -24,25 +21,20 @@ export async function run(argv: string[]): Promise<number> {
   throw new UsageError(`unknown subcommand "${sub}"`);
 }
 
-function open(home: string | undefined): { db: Db } {
-  const paths = resolveHome(home);
+function open(home: string | undefined): OpenedHome {
   try {
-    const db = openDb(paths.ledger);
-    db.prepare('ATTACH DATABASE ? AS ops').run(paths.operations);
-    PinStore.initSchema(db, 'ops');
-    return { db };
+    return openHome({ home });
   } catch (e) {
-    if (e instanceof StoreError) throw new UsageError(e.message);
-    throw e;
+    throw new UsageError((e as Error).message);
   }
 }
 
 async function list(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { home: { type: 'string' }, json: { type: 'boolean' } });
   if (values.help) return void process.stdout.write(HELP), 0;
-  const { db } = open(values.home);
+  const h = open(values.home);
   try {
-    const rows = new PinStore(db, 'ops').list();
+    const rows = h.store.pins.list();
     if (values.json) process.stdout.write(JSON.stringify(rows) + '\n');
     else {
       process.stdout.write(`${'RELEASE'.padEnd(28)}  ${'TOOL'.padEnd(24)}  PINNED        AWAITING REVIEW\n`);
@@ -51,7 +43,7 @@ async function list(argv: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    db.close();
+    h.close();
   }
 }
 
@@ -63,33 +55,15 @@ async function accept(argv: string[]): Promise<number> {
     json: { type: 'boolean' },
   });
   if (values.help) return void process.stdout.write(HELP), 0;
-  const paths = resolveHome(values.home);
-  let key;
+  const h = open(values.home);
   try {
-    key = loadGateKey(paths.key);
-  } catch (e) {
-    if (e instanceof KeyError) throw new UsageError(e.message);
-    throw e;
-  }
-  const { db } = open(values.home);
-  try {
-    const store = new PinStore(db, 'ops');
-    const ledger = new Ledger(db, key);
-    // The new pins and their ledger entries commit together or not at all.
-    const accepted = db
-      .transaction(() => {
-        const changed = store.accept({ release: values.release, tools: values.tool }, Date.now());
-        return changed.map((c) => ({
-          ...c,
-          entry: ledger.appendInTx({ kind: 'operator', action: 'pins_accept', release: c.release, tool: c.tool, from: c.from, to: c.to, user: process.env.USER ?? null }).seq,
-        }));
-      })
-      .immediate();
+    const parts = { pins: h.store.pins, ledger: h.ledger, transact: h.store.transact };
+    const accepted = await acceptPins(parts, { release: values.release, tools: values.tool }, process.env.USER ?? null);
     if (values.json) process.stdout.write(JSON.stringify(accepted) + '\n');
     else if (accepted.length === 0) process.stdout.write('no definition awaits review\n');
     else for (const a of accepted) process.stdout.write(`${a.release} ${a.tool}: ${a.from.slice(7, 19)} → ${a.to.slice(7, 19)} (ledger entry ${a.entry})\n`);
     return accepted.length > 0 || (values.tool ?? []).length === 0 ? 0 : 1;
   } finally {
-    db.close();
+    h.close();
   }
 }

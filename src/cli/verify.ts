@@ -8,7 +8,8 @@ import { AnchorError } from '../ledger/anchors/errors.js';
 import { verifyLedger, VerifyUsageError, type VerifyReport } from '../ledger/verify/index.js';
 
 const HELP = `usage: cloakpipe verify (--home DIR | --ledger FILE) [--public-key PEM] [--tsa-root PEM]
-                       [--rekor-key PEM] [--require-anchors] [--json] [--workers N]
+                       [--rekor-key PEM] [--require-anchors] [--checkpoint FILE]... [--json]
+                       [--workers N]
 
 Checks a ledger offline (it never opens a network connection): the hash chain, every signature,
 contiguous sequence numbers from 0, non-decreasing time, every epoch's Merkle root, every RFC 3161
@@ -21,7 +22,11 @@ token (imprint, signature, chain to --tsa-root, timeStamping EKU, genTime) and e
   --tsa-root PEM     the TSA chain (signing certificate first, root last, or only the root)
   --rekor-key PEM    the Rekor log's public key
   --require-anchors  fail when any entry lies outside an epoch anchored by every kind whose trust
-                     root is given (an unfinished tail after a crash fails here, not as tampering)
+                     root is given (an unfinished tail after a crash fails here, not as tampering);
+                     with neither --tsa-root nor --rekor-key, Rekor anchors are required and
+                     checked with the built-in public Rekor key (rekor.sigstore.dev)
+  --checkpoint FILE  a checkpoint kept from \`cloakpipe ledger checkpoint\` (repeatable): fail unless
+                     the ledger still holds every entry it covers, unchanged (detects a deleted tail)
   --json             the report as one JSON object
   --workers N        signature-checking threads (default: every core; 0 = none)
 Exit 0 valid, 1 a check failed, 2 usage error.
@@ -60,6 +65,8 @@ export function summaryLines(r: VerifyReport): string[] {
     `  anchors         rfc3161 ${a.rfc3161.verified} verified${a.rfc3161.unchecked ? `, ${a.rfc3161.unchecked} unchecked` : ''}; rekor ${a.rekor.verified} verified${a.rekor.unchecked ? `, ${a.rekor.unchecked} unchecked` : ''}`,
     `  anchored        ${r.anchoredThrough === null ? 'none' : `through seq ${r.anchoredThrough}`}${r.requiredKinds.length ? ` (${r.requiredKinds.join(' + ')})` : ''}`,
   ];
+  if (r.checkpoints > 0) lines.push(`  checkpoints     ${r.checkpoints} held (every entry they cover is present and unchanged)`);
+  if (r.builtinRekorKey) lines.push('  rekor key       built in (rekor.sigstore.dev)');
   const unchecked = a.rfc3161.unchecked + a.rekor.unchecked;
   if (r.requiredKinds.length === 0 && unchecked > 0 && a.rfc3161.verified + a.rekor.verified === 0) {
     lines[2] = '  anchored        not checked (give --tsa-root and/or --rekor-key)';
@@ -77,6 +84,7 @@ export async function run(argv: string[]): Promise<number> {
     'tsa-root': { type: 'string' },
     'rekor-key': { type: 'string' },
     'require-anchors': { type: 'boolean' },
+    checkpoint: { type: 'string', multiple: true },
     json: { type: 'boolean' },
     workers: { type: 'string' },
   });
@@ -105,6 +113,7 @@ export async function run(argv: string[]): Promise<number> {
       tsaRoot: values['tsa-root'] !== undefined ? readText(values['tsa-root'], 'TSA root') : undefined,
       rekorKey: values['rekor-key'] !== undefined ? readText(values['rekor-key'], 'Rekor key') : undefined,
       requireAnchors: values['require-anchors'] === true,
+      checkpoints: (values.checkpoint ?? []).map((p) => readText(p, 'checkpoint')),
       workers,
       onProgress: bar ? (d, t) => bar.update(d, t) : undefined,
     });

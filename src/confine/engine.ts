@@ -3,7 +3,7 @@
 // HostConfig defaults), and an attach stream whose frame headers (which the agent's output
 // drives) make us buffer without bound. See docs/decisions/004-docker-engine-client.md.
 import http from 'node:http';
-import type { Duplex, Readable } from 'node:stream';
+import type { Duplex } from 'node:stream';
 
 export const API_VERSION = 'v1.41';
 export const DEFAULT_SOCKET = '/var/run/docker.sock';
@@ -286,20 +286,4 @@ export function demuxAll(buf: Buffer, limit = 4 * 1024 * 1024): { stdout: Buffer
     () => {},
   ).push(buf);
   return { stdout: Buffer.concat(out.stdout), stderr: Buffer.concat(out.stderr) };
-}
-
-export function readAll(stream: Readable, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    stream.on('data', (c: Buffer) => {
-      n += c.length;
-      if (n > limit) {
-        stream.destroy();
-        reject(new Error('too large'));
-      } else chunks.push(c);
-    });
-    stream.on('end', () => resolve(Buffer.concat(chunks)));
-    stream.on('error', reject);
-  });
 }

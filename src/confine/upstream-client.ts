@@ -21,8 +21,10 @@ export class McpUpstream {
   }
 
   static async connect(command: string, args: string[], opts: { env?: Record<string, string>; callTimeoutMs: number }): Promise<McpUpstream> {
+    // The host-given environment minus the gate's own (product.md 7a): CLOAKPIPE_* is not the
+    // server's to read (the home, the Docker socket the watchdog uses).
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.env ?? process.env)) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries(opts.env ?? process.env)) if (v !== undefined && !k.startsWith('CLOAKPIPE_')) env[k] = v;
     // The upstream's stderr is not ours to echo: it may repeat the agent's arguments.
     const transport = new StdioClientTransport({ command, args, env, stderr: 'ignore' });
     const client = new Client({ name: 'cloakpipe-confine', version: '0.1.0' }, { capabilities: {} });

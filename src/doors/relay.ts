@@ -58,8 +58,9 @@ export class Relay {
   private hostEnded = false;
   private upstreamExit: TransportClosed | null = null;
   private finish!: (code: number) => void;
-  /** Resolves with the session's exit status once the host or the upstream has ended it. */
-  readonly done = new Promise<number>((r) => (this.finish = r));
+  private fail!: (e: Error) => void;
+  /** The session's exit status once the host or the upstream has ended it; rejects with the upstream's start error. */
+  readonly done = new Promise<number>((resolve, reject) => ((this.finish = resolve), (this.fail = reject)));
 
   constructor(private readonly opts: RelayOptions) {
     this.gate = opts.gate;
@@ -221,6 +222,7 @@ export class Relay {
       void this.upstream.close();
       return; // the upstream's exit calls shutdown again
     }
+    if (this.upstreamExit.startError) return this.fail(this.upstreamExit.startError); // the caller names it: exit 2
     this.finish(this.upstreamExit.code === 0 || this.hostEnded ? 0 : 1);
   }
 }

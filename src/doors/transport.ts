@@ -15,6 +15,8 @@ export type InboundFrame = { kind: 'frame'; bytes: Uint8Array } | { kind: 'overs
 export interface TransportClosed {
   code: number | null;
   signal?: NodeJS.Signals | null;
+  /** The peer could not be reached at all (an upstream that could not be started). */
+  startError?: Error;
 }
 
 export interface Transport {

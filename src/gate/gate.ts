@@ -6,7 +6,7 @@ import type { LoadedManifest } from '../contract/manifest.js';
 import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Entry, EntryFields } from '../ledger/entry.js';
-import type { GroupCommit } from '../store/group-commit.js';
+import type { Transact } from '../store/ports.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import type { DecisionRefusal, RefusalCode } from '../core/refusal.js';
@@ -27,7 +27,8 @@ export interface GateParts {
   manifest: LoadedManifest;
   context: ContextSource;
   ledger: Ledger;
-  commit: GroupCommit;
+  /** The store's write transaction (group commit): durable when it resolves. */
+  commit: { run: Transact };
   services: GateServices;
   callTimeoutMs: number;
   /** Hook for the flow session: the label in force and what a reply does to it. */

@@ -1,21 +1,16 @@
 // Opening a gate from its configuration. Everything that can fail does so here, before the
 // upstream is spawned: a manifest, policy, context, key or store that does not load stops
 // start-up with a clear message (fail closed).
-import { existsSync } from 'node:fs';
 import { loadManifest } from '../contract/manifest.js';
 import { ContextSource } from '../contract/context.js';
-import { loadGateKey } from '../ledger/keys.js';
-import { Ledger } from '../ledger/ledger.js';
-import { GroupCommit } from '../store/group-commit.js';
-import { openDb, StoreError } from '../store/sqlite.js';
-import { resolveHome, type HomePaths } from '../store/home.js';
+import { openHome } from '../home/open.js';
+import type { HomePaths } from '../store/home.js';
+import type { Store } from '../store/ports.js';
 import { loadPolicyFile } from '../policy/engine.js';
 import { TaskBoundPolicy } from '../policy/task-guard.js';
-import { RateCounter } from '../store/rate-counter.js';
 import { openPins } from '../pins/open.js';
 import { Gate, type Mode } from './gate.js';
 import type { AdmissionService, GateServices } from './services.js';
-import { attachOperations } from '../operations/store.js';
 import { openOperationsServices } from '../operations/open.js';
 import { FlowSession } from '../flow/session.js';
 import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
@@ -44,21 +39,24 @@ export class StartupError extends Error {}
 export interface OpenedGate {
   gate: Gate;
   home: HomePaths;
+  store: Store;
   close(reason: string): Promise<void>;
 }
 
 export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
-  const home = resolveHome(cfg.home);
   const manifest = loadManifest(cfg.manifestPath);
   const context = new ContextSource(cfg.contextPath);
   const policy = loadPolicyFile(manifest.manifest, cfg.policyPath, { task: context.get().task });
-  const key = loadGateKey(home.key);
-  if (!existsSync(home.operations)) throw new StoreError(`operations database missing: ${home.operations} (run cloakpipe init)`);
-  const db = openDb(home.ledger);
-  attachOperations(db, home.operations, 'ops'); // WAL, fsync on commit, operations tables
-  const ops = openOperationsServices(db, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals });
-  const ledger = new Ledger(db, key);
-  const commit = new GroupCommit(db);
+  const opened = openHome({ home: cfg.home });
+  const { store, ledger, key, paths: home } = opened;
+  const commit = { run: store.transact };
+  let ops;
+  try {
+    ops = await openOperationsServices(store, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals });
+  } catch (e) {
+    opened.close();
+    throw e;
+  }
   const agentFromTask = context.get().task.agent;
   const services: GateServices = {
     agent: cfg.agent ?? (typeof agentFromTask === 'string' ? agentFromTask : 'agent'),
@@ -68,10 +66,10 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
       source: cfg.policyPath,
       onDrift: (m) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`),
     }),
-    rates: new RateCounter(db),
+    rates: store.rates,
     operations: ops.operations,
     approvals: ops.approvals,
-    pins: openPins(db, manifest),
+    pins: openPins(store.pins, manifest),
     ...(cfg.admission ? { admission: cfg.admission } : {}),
   };
   // One flow session per gate process (= one MCP session); an undeclared sensitivity stops start-up.
@@ -110,10 +108,10 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   // Epochs: sealed every --anchor-interval and at shutdown (after the shutdown entry, so it is
   // covered), anchored outside the transaction; a failed anchor is an entry, never a stop.
   const anchoring = new Anchoring({
-    db,
+    anchors: store.anchors,
     ledger,
     key,
-    transact: (fn) => commit.run(fn),
+    transact: store.transact,
     targets: cfg.anchors ?? {},
     log: (m) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`),
   });
@@ -123,6 +121,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   return {
     gate,
     home,
+    store,
     async close(reason: string) {
       if (closed) return;
       closed = true;
@@ -131,7 +130,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
         await gate.record({ kind: 'shutdown', reason });
         if (sealing) await anchoring.tick().catch((e) => process.stderr.write(`cloakpipe mcp-proxy: shutdown epoch not sealed: ${(e as Error).message}\n`));
       } finally {
-        db.close();
+        opened.close();
       }
     },
   };

@@ -5,7 +5,7 @@ import type { EntryFields } from '../ledger/entry.js';
 import type { Digest } from '../core/digest.js';
 import type { Mode } from '../core/outcome.js';
 import type { FlowSession } from '../flow/session.js';
-import type { OperationsStore } from '../operations/store.js';
+import type { Operations } from '../operations/operations.js';
 import type { ApprovalService } from '../approvals/service.js';
 
 // The request shape is the policy engine's own (one definition).
@@ -45,7 +45,7 @@ export interface GateServices {
   /** The session label and fixed ceilings of this gate's session (flow/); the gate must wire it. */
   flow?: FlowSession;
   /** Operations of write tools (operations/): absent → write calls refuse fail_closed. */
-  operations?: OperationsStore;
+  operations?: Operations;
   /** Approver keys, inbox, used receipts (approvals/): absent → approval-required calls refuse fail_closed. */
   approvals?: ApprovalService;
   /** Tool-definition pins (pins/): absent → no pin check. */

@@ -3,7 +3,7 @@
 // transaction, and store them beside the ledger. A failed anchor never stops the gate: it is
 // recorded as an `anchor_failure` entry (reason code only) and the next epoch retries; since a
 // later root covers every earlier entry through the chain, one good anchor later covers the gap.
-import type { Db } from '../store/sqlite.js';
+import type { AnchorsPort, Transact } from '../store/ports.js';
 import type { EntryFields } from './entry.js';
 import type { GateKey } from './keys.js';
 import type { Ledger } from './ledger.js';
@@ -11,7 +11,7 @@ import { AnchorError } from './anchors/errors.js';
 import { requestTimestamp } from './anchors/tsa/client.js';
 import { submitToRekor } from './anchors/rekor/client.js';
 import { lastEpoch, rootBytes, sealEpochInTx, type EpochEntry } from './epoch.js';
-import { anchorKindsOf, initAnchorsTable, storeAnchor, type AnchorKind } from './epoch-anchors.js';
+import { anchorKindsOf, storeAnchor, type AnchorKind } from './epoch-anchors.js';
 
 export interface AnchorTargets {
   tsa?: { url: string; chainPem: string };
@@ -20,11 +20,11 @@ export interface AnchorTargets {
 }
 
 export interface AnchoringParts {
-  db: Db;
+  anchors: AnchorsPort;
   ledger: Ledger;
   key: GateKey;
-  /** Runs fn in a write transaction (the gate's group commit, or an IMMEDIATE transaction). */
-  transact: <T>(fn: () => T) => Promise<T>;
+  /** The store's write transaction. */
+  transact: Transact;
   targets: AnchorTargets;
   log?: (line: string) => void;
 }
@@ -44,16 +44,15 @@ function reasonOf(e: unknown): string {
 
 /** Obtains the anchors `epoch` is missing; never throws for network or anchor errors. */
 export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Promise<AnchorOutcome[]> {
-  const { db, targets } = parts;
-  initAnchorsTable(db);
-  const have = anchorKindsOf(db, epoch.seq);
+  const { anchors, targets } = parts;
+  const have = anchorKindsOf(anchors, epoch.seq);
   const root = rootBytes(epoch.root);
   const jobs: Promise<AnchorOutcome>[] = [];
   if (targets.tsa && !have.has('rfc3161')) {
     const tsa = targets.tsa;
     jobs.push(
       requestTimestamp(tsa.url, { algorithm: 'sha256', value: root }, { chainPem: tsa.chainPem, timeoutMs: targets.timeoutMs }).then(
-        (r) => (storeAnchor(db, { epoch: epoch.seq, kind: 'rfc3161', token: r.token.toString('base64') }), { kind: 'rfc3161' as const, ok: true as const }),
+        (r) => (storeAnchor(anchors, { epoch: epoch.seq, kind: 'rfc3161', token: r.token.toString('base64') }), { kind: 'rfc3161' as const, ok: true as const }),
         (e) => ({ kind: 'rfc3161' as const, ok: false as const, reason: reasonOf(e) }),
       ),
     );
@@ -62,7 +61,7 @@ export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Pro
     const rekor = targets.rekor;
     jobs.push(
       submitToRekor(rekor.url, root, parts.key.privateKey, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs }).then(
-        (r) => (storeAnchor(db, { epoch: epoch.seq, kind: 'rekor', entry: r.entry }), { kind: 'rekor' as const, ok: true as const }),
+        (r) => (storeAnchor(anchors, { epoch: epoch.seq, kind: 'rekor', entry: r.entry }), { kind: 'rekor' as const, ok: true as const }),
         (e) => ({ kind: 'rekor' as const, ok: false as const, reason: reasonOf(e) }),
       ),
     );
@@ -71,9 +70,8 @@ export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Pro
 }
 
 /** True when every entry after the last epoch is an anchor_failure (nothing new to seal). */
-function onlyFailuresSince(db: Db, epochSeq: number): boolean {
-  const row = db.prepare("SELECT COUNT(*) AS n FROM entries WHERE seq > ? AND kind <> 'anchor_failure'").get(epochSeq) as { n: number };
-  return row.n === 0;
+function onlyFailuresSince(ledger: Ledger, epochSeq: number): boolean {
+  return ledger.port.countAfterExcept(epochSeq, 'anchor_failure') === 0;
 }
 
 export class Anchoring {
@@ -112,11 +110,11 @@ export class Anchoring {
   // instead of sealing epochs of failures; once it succeeds, seal the failure entries too, so a
   // recovered anchor leaves no unanchored tail behind.
   private async round(forceSeal = false): Promise<TickResult> {
-    const { db, ledger } = this.parts;
+    const { ledger } = this.parts;
     const result = await this.parts.transact(() => {
-      const prev = lastEpoch(db);
-      if (!forceSeal && prev && onlyFailuresSince(db, prev.seq)) return { epoch: prev, sealed: false };
-      return { epoch: sealEpochInTx(db, ledger), sealed: true };
+      const prev = lastEpoch(ledger.port);
+      if (!forceSeal && prev && onlyFailuresSince(ledger, prev.seq)) return { epoch: prev, sealed: false };
+      return { epoch: sealEpochInTx(ledger), sealed: true };
     });
     const epoch = result.epoch;
     if (!epoch || !this.enabled) return { epoch, sealed: result.sealed && !!epoch, outcomes: [] };

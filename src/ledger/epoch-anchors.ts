@@ -2,7 +2,7 @@
 // anchor is self-authenticating (a TSA token signed by the TSA, a Rekor entry signed by the log,
 // both committing to the epoch root), so it needs no place in the chain; storing it outside the
 // chain also means obtaining it never appends an entry that would itself need anchoring.
-import type { Db } from '../store/sqlite.js';
+import type { AnchorRow, AnchorsPort } from '../store/ports.js';
 import type { RekorEntryFile } from './anchors/rekor/entry.js';
 
 export type AnchorKind = 'rfc3161' | 'rekor';
@@ -13,35 +13,17 @@ export type StoredAnchor =
   | { epoch: number; kind: 'rfc3161'; token: string }
   | { epoch: number; kind: 'rekor'; entry: RekorEntryFile };
 
-export function initAnchorsTable(db: Db): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS anchors (
-    epoch_seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (epoch_seq, kind)
-  ) STRICT`);
+export function storeAnchor(port: AnchorsPort, anchor: StoredAnchor): void {
+  port.put({ epoch: anchor.epoch, kind: anchor.kind, data: JSON.stringify(anchor) });
 }
 
-function hasAnchorsTable(db: Db): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'anchors'").get() !== undefined;
+export function anchorKindsOf(port: AnchorsPort, epochSeq: number): Set<AnchorKind> {
+  return port.kinds(epochSeq) as Set<AnchorKind>;
 }
 
-export function storeAnchor(db: Db, anchor: StoredAnchor): void {
-  initAnchorsTable(db);
-  db.prepare('INSERT OR REPLACE INTO anchors (epoch_seq, kind, data) VALUES (?, ?, ?)').run(anchor.epoch, anchor.kind, JSON.stringify(anchor));
-}
-
-export function anchorKindsOf(db: Db, epochSeq: number): Set<AnchorKind> {
-  if (!hasAnchorsTable(db)) return new Set();
-  const rows = db.prepare('SELECT kind FROM anchors WHERE epoch_seq = ?').all(epochSeq) as { kind: AnchorKind }[];
-  return new Set(rows.map((r) => r.kind));
-}
-
-/** Every stored anchor, by epoch then kind. Rows that do not parse are returned as `malformed`. */
-export function* readAnchors(db: Db): Generator<StoredAnchor | { epoch: number; kind: string; malformed: true }> {
-  if (!hasAnchorsTable(db)) return;
-  const stmt = db.prepare('SELECT epoch_seq, kind, data FROM anchors ORDER BY epoch_seq, kind');
-  for (const row of stmt.iterate() as Iterable<{ epoch_seq: number; kind: string; data: string }>) {
+/** Stored anchors parsed, by epoch then kind. Rows that do not parse are returned as `malformed`. */
+export function* parseAnchors(rows: Iterable<AnchorRow>): Generator<StoredAnchor | { epoch: number; kind: string; malformed: true }> {
+  for (const row of rows) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(row.data);
@@ -49,7 +31,7 @@ export function* readAnchors(db: Db): Generator<StoredAnchor | { epoch: number; 
       parsed = null;
     }
     const a = parsed as StoredAnchor | null;
-    if (!a || a.epoch !== row.epoch_seq || a.kind !== row.kind) yield { epoch: row.epoch_seq, kind: row.kind, malformed: true };
+    if (!a || a.epoch !== row.epoch || a.kind !== row.kind) yield { epoch: row.epoch, kind: row.kind, malformed: true };
     else yield a;
   }
 }

@@ -5,7 +5,7 @@
 // inside some epoch, and an anchor on a later root also covers everything before it (the chain
 // of `prev` hashes). The epoch is read and appended in one transaction: two gates sharing a home
 // cannot seal overlapping epochs.
-import type { Db } from '../store/sqlite.js';
+import type { LedgerPort } from '../store/ports.js';
 import { parseStoredEntry, storedHash, type Entry } from './entry.js';
 import type { Ledger } from './ledger.js';
 import { MerkleTreeBuilder } from './merkle.js';
@@ -49,8 +49,8 @@ export class EpochRoot {
 }
 
 /** The newest epoch entry, or null. */
-export function lastEpoch(db: Db): EpochEntry | null {
-  const row = db.prepare("SELECT body FROM entries WHERE kind = 'epoch' ORDER BY seq DESC LIMIT 1").get() as { body: string } | undefined;
+export function lastEpoch(port: LedgerPort): EpochEntry | null {
+  const row = port.lastOfKind('epoch');
   if (!row) return null;
   // The kind column only finds the row; what counts is the signed body.
   const e = parseStoredEntry(row.body);
@@ -59,20 +59,19 @@ export function lastEpoch(db: Db): EpochEntry | null {
 }
 
 /**
- * Seals the entries since the last epoch; call inside a write transaction. Returns the new epoch
+ * Seals the entries since the last epoch; call inside `store.transact`. Returns the new epoch
  * entry, or null when nothing was appended since the last epoch (or the ledger is empty).
  */
-export function sealEpochInTx(db: Db, ledger: Ledger): EpochEntry | null {
+export function sealEpochInTx(ledger: Ledger): EpochEntry | null {
   const head = ledger.head();
   if (!head) return null;
-  const prev = lastEpoch(db);
+  const prev = lastEpoch(ledger.port);
   const first = prev ? prev.seq : 0;
   if (prev && head.seq === prev.seq) return null;
   const acc = new EpochRoot(first);
   // Leaves are the hashes of the stored bytes, not of the unsigned hash column.
-  const stmt = db.prepare('SELECT seq, body FROM entries WHERE seq >= ? AND seq <= ? ORDER BY seq');
   let expect = first;
-  for (const row of stmt.iterate(first, head.seq) as Iterable<{ seq: number; body: string }>) {
+  for (const row of ledger.port.between(first, head.seq)) {
     if (row.seq !== expect) throw new Error(`ledger: seq ${expect} missing while sealing an epoch`);
     acc.add(storedHash(row.body));
     expect++;
@@ -80,9 +79,4 @@ export function sealEpochInTx(db: Db, ledger: Ledger): EpochEntry | null {
   if (expect !== head.seq + 1) throw new Error('ledger: entries missing while sealing an epoch');
   const fields: EpochFields = { first, last: head.seq, size: acc.size, root: acc.root() };
   return ledger.appendInTx({ kind: 'epoch', ...fields }) as EpochEntry;
-}
-
-/** Seals an epoch in its own IMMEDIATE transaction. */
-export function sealEpoch(db: Db, ledger: Ledger): EpochEntry | null {
-  return db.transaction(() => sealEpochInTx(db, ledger)).immediate();
 }

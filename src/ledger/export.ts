@@ -5,9 +5,9 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
-import type { Db } from '../store/sqlite.js';
+import type { LedgerSnapshot } from '../store/ports.js';
 import { keyIdOf } from './keys.js';
-import { readAnchors } from './epoch-anchors.js';
+import { parseAnchors } from './epoch-anchors.js';
 
 export const EXPORT_FORMAT = 'cloakpipe-ledger';
 export const EXPORT_VERSION = 1;
@@ -23,49 +23,42 @@ export interface ExportHeader {
   exported_at: string;
 }
 
-export function exportLedger(db: Db, publicKey: KeyObject, outPath: string): { entries: number; anchors: number } {
+/** Writes `snap` (closed afterwards by the caller) to `outPath`. */
+export function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath: string): { entries: number; anchors: number } {
   const tmp = join(dirname(outPath), `.${basename(outPath)}.${process.pid}.tmp`);
   const fd = openSync(tmp, 'w', 0o644);
   let done = false;
   try {
-    db.exec('BEGIN');
-    try {
-      const hasEntries = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'").get() !== undefined;
-      const entries = hasEntries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0;
-      const anchorsList = [...readAnchors(db)];
-      const header: ExportHeader = {
-        format: EXPORT_FORMAT,
-        version: EXPORT_VERSION,
-        public_key: publicKey.export({ type: 'spki', format: 'pem' }) as string,
-        key_id: keyIdOf(publicKey),
-        entries,
-        anchors: anchorsList.length,
-        exported_at: new Date().toISOString(),
-      };
-      writeSync(fd, JSON.stringify(header) + '\n');
-      let buf: string[] = [];
-      let n = 0;
-      if (hasEntries) {
-        for (const row of db.prepare('SELECT body FROM entries ORDER BY seq').iterate() as Iterable<{ body: string }>) {
-          buf.push(row.body);
-          n++;
-          if (buf.length >= 1024) {
-            writeSync(fd, buf.join('\n') + '\n');
-            buf = [];
-          }
-        }
+    const entries = snap.total;
+    const anchorsList = [...parseAnchors(snap.anchors())];
+    const header: ExportHeader = {
+      format: EXPORT_FORMAT,
+      version: EXPORT_VERSION,
+      public_key: publicKey.export({ type: 'spki', format: 'pem' }) as string,
+      key_id: keyIdOf(publicKey),
+      entries,
+      anchors: anchorsList.length,
+      exported_at: new Date().toISOString(),
+    };
+    writeSync(fd, JSON.stringify(header) + '\n');
+    let buf: string[] = [];
+    let n = 0;
+    for (const body of snap.bodies()) {
+      buf.push(body);
+      n++;
+      if (buf.length >= 1024) {
+        writeSync(fd, buf.join('\n') + '\n');
+        buf = [];
       }
-      if (buf.length) writeSync(fd, buf.join('\n') + '\n');
-      if (n !== entries) throw new Error('ledger changed during export');
-      for (const a of anchorsList) writeSync(fd, JSON.stringify(a) + '\n');
-      fsyncSync(fd);
-      closeSync(fd);
-      done = true;
-      renameSync(tmp, outPath);
-      return { entries, anchors: anchorsList.length };
-    } finally {
-      if (db.inTransaction) db.exec('COMMIT');
     }
+    if (buf.length) writeSync(fd, buf.join('\n') + '\n');
+    if (n !== entries) throw new Error('ledger changed during export');
+    for (const a of anchorsList) writeSync(fd, JSON.stringify(a) + '\n');
+    fsyncSync(fd);
+    closeSync(fd);
+    done = true;
+    renameSync(tmp, outPath);
+    return { entries, anchors: anchorsList.length };
   } finally {
     if (!done) {
       try {

@@ -1,26 +1,26 @@
-// Wiring for the gate: the operations store and the approval service on the gate's connection
-// (ledger.db with operations.db attached as `ops`), and start-up recovery. Throws (KeyError,
-// StoreError) when an approver key or the store does not load: the gate must not start.
-import type { Db } from '../store/sqlite.js';
-import { OperationsStore } from './store.js';
+// Wiring for the gate: the operations and the approval service over the home's store, and
+// start-up recovery. Throws (KeyError, StoreError) when an approver key or the store does not
+// load: the gate must not start.
+import type { Store } from '../store/ports.js';
+import { Operations } from './operations.js';
 import { approvalService, type ApprovalService } from '../approvals/service.js';
 import { loadApproverKeys } from '../approvals/keys.js';
 
 export interface OperationsServices {
-  operations: OperationsStore;
+  operations: Operations;
   approvals: ApprovalService;
   /** How many `pending` operations start-up declared `unknown`. */
   recovered: number;
 }
 
-export function openOperationsServices(
-  db: Db,
-  opts: { schema?: string; approverKeys: readonly string[]; approvalsDir: string | null; now?: number },
-): OperationsServices {
+export async function openOperationsServices(
+  store: Store,
+  opts: { approverKeys: readonly string[]; approvalsDir: string | null; now?: number },
+): Promise<OperationsServices> {
   const approvers = loadApproverKeys(opts.approverKeys);
-  const operations = new OperationsStore(db, opts.schema ?? 'ops');
+  const operations = new Operations(store.operations);
   // Every pending left by a gate that is no longer running becomes unknown, before any call.
-  const recovered = db.transaction(() => operations.recoverPending(opts.now ?? Date.now())).immediate();
-  const approvals = approvalService({ store: operations, approvers, inboxDir: opts.approvalsDir });
+  const recovered = await store.transact(() => operations.recoverPending(opts.now ?? Date.now()));
+  const approvals = approvalService({ receipts: store.receipts, approvers, inboxDir: opts.approvalsDir });
   return { operations, approvals, recovered };
 }

@@ -1,11 +1,9 @@
-// The gate's pin session over the attached operations database.
-import type { Db } from '../store/sqlite.js';
+// The gate's pin session over the store's pins.
+import type { PinsPort } from '../store/ports.js';
 import type { LoadedManifest } from '../contract/manifest.js';
-import { PinStore } from './store.js';
 import { PinSession } from './session.js';
 
-export function openPins(db: Db, m: LoadedManifest, schema = 'ops'): PinSession {
-  PinStore.initSchema(db, schema); // homes made before pins existed gain the table
+export function openPins(port: PinsPort, m: LoadedManifest): PinSession {
   const declared = (tool: string) => Object.prototype.hasOwnProperty.call(m.manifest.tools, tool);
-  return new PinSession(new PinStore(db, schema), m.manifest.release, declared, m.manifest.pins ?? {});
+  return new PinSession(port, m.manifest.release, declared, m.manifest.pins ?? {});
 }

@@ -3,14 +3,14 @@
 import { digestJson } from '../core/digest.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
 import type { EntryFields } from '../ledger/entry.js';
-import type { PinStore } from './store.js';
+import type { PinsPort } from '../store/ports.js';
 
 export class PinSession {
   /** tool → digest of the definition the server gave most recently in this session. */
   private readonly current = new Map<string, string>();
 
   constructor(
-    readonly store: PinStore,
+    readonly store: PinsPort,
     readonly release: string,
     private readonly declared: (tool: string) => boolean,
     /** The manifest's own pins: authoritative, never rewritten by what the server says. */
@@ -37,7 +37,7 @@ export class PinSession {
       const manifestPin = this.manifestPins[tool];
       const row = this.store.get(this.release, tool);
       if (!row) {
-        this.store.pin(this.release, tool, manifestPin ?? digest, now);
+        this.store.insert(this.release, tool, manifestPin ?? digest, now);
         facts.push({ kind: 'pins', action: 'pinned', tool, digest: manifestPin ?? digest, source: manifestPin ? 'manifest' : 'tools/list' });
         if (manifestPin && manifestPin !== digest) {
           this.store.setObserved(this.release, tool, digest);

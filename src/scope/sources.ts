@@ -7,12 +7,11 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { GENESIS_PREV, entryHash, verifyEntrySignature, type Entry } from '../ledger/entry.js';
-import { readEntries } from '../ledger/ledger.js';
 import { loadPublicKey } from '../ledger/keys.js';
-import { OperationsStore } from '../operations/store.js';
 import { operationDigest } from '../operations/operation-id.js';
 import { resolveHome } from '../store/home.js';
-import { openDb, type Db } from '../store/sqlite.js';
+import { openLedgerSnapshot, openOperationsReader } from '../store/sqlite/store.js';
+import type { LedgerSnapshot } from '../store/ports.js';
 import { digestJson } from '../core/digest.js';
 
 export class SourceError extends Error {}
@@ -116,7 +115,7 @@ export function readLedgerFacts(src: LedgerSource): LedgerFacts {
 export class HomeSources {
   readonly ledger: LedgerSource;
   private readonly opsPath: string;
-  private readonly ledgerDb: Db;
+  private readonly snapshot: LedgerSnapshot;
 
   constructor(dir: string) {
     const home = resolveHome(dir);
@@ -128,27 +127,29 @@ export class HomeSources {
       throw new SourceError((e as Error).message);
     }
     try {
-      this.ledgerDb = openDb(home.ledger);
+      this.snapshot = openLedgerSnapshot(home.ledger);
     } catch (e) {
       throw new SourceError((e as Error).message);
     }
-    const db = this.ledgerDb;
+    const snap = this.snapshot;
     this.opsPath = home.operations;
     this.ledger = {
       describe: 'home ledger (ledger.db, gate.pub)',
       publicKey,
-      entries: () => readEntries(db),
-      close: () => db.close(),
+      entries: function* () {
+        for (const body of snap.bodies()) yield JSON.parse(body) as Entry;
+      },
+      close: () => snap.close(),
     };
   }
 
   /** Stored outcomes by operation digest, or null when the home has no operations database. */
   storedOutcomes(): Map<string, StoredOutcome> | null {
     if (!existsSync(this.opsPath)) return null;
-    const db = openDb(this.opsPath);
+    const reader = openOperationsReader(this.opsPath);
     try {
       const out = new Map<string, StoredOutcome>();
-      for (const op of new OperationsStore(db, 'main').list(undefined, Number.MAX_SAFE_INTEGER)) {
+      for (const op of reader.operations.list(undefined, Number.MAX_SAFE_INTEGER)) {
         const stored = op.error ?? op.result;
         out.set(operationDigest(op.id), {
           fingerprint: op.fingerprint,
@@ -160,7 +161,7 @@ export class HomeSources {
       }
       return out;
     } finally {
-      db.close();
+      reader.close();
     }
   }
 

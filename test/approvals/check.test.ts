@@ -7,8 +7,7 @@ import { checkApproval } from '../../src/gate/checks/approval.js';
 import { approvalService } from '../../src/approvals/service.js';
 import { signReceipt } from '../../src/approvals/receipt.js';
 import { keyIdOf } from '../../src/ledger/keys.js';
-import { OperationsStore } from '../../src/operations/store.js';
-import { gateLikeDb } from '../operations/helpers.js';
+import { gateLikeStore } from '../operations/helpers.js';
 import { applyAllow, factsFor, READ } from '../operations/facts.js';
 import type { Digest } from '../../src/core/digest.js';
 
@@ -16,11 +15,11 @@ const key = generateKeyPairSync('ed25519');
 const stranger = generateKeyPairSync('ed25519');
 
 function setup() {
-  const { db, dir } = gateLikeDb();
-  const store = new OperationsStore(db, 'ops');
+  const { store: s, dir } = gateLikeStore();
+  const store = s.receipts;
   const inboxDir = join(dir, 'approvals');
   mkdirSync(inboxDir);
-  const approvals = approvalService({ store, approvers: new Map([[keyIdOf(key.publicKey), key.publicKey]]), inboxDir });
+  const approvals = approvalService({ receipts: store, approvers: new Map([[keyIdOf(key.publicKey), key.publicKey]]), inboxDir });
   return { services: { approvals }, inboxDir, store };
 }
 const sign = (fingerprint: Digest, o: { issuedAt?: number; ttlMs?: number; k?: typeof key } = {}) =>
@@ -49,7 +48,7 @@ test('a valid receipt in _meta: allowed, consumed on allow, then already_used', 
   assert.match(String(f.notes.fields.receipt), /^sha256:/);
   assert.equal(f.notes.fields.approval, 'meta');
   applyAllow(f);
-  assert.ok(store.usedReceipt(String(f.notes.fields.receipt)));
+  assert.ok(store.used(String(f.notes.fields.receipt)));
   const g = factsFor({ services, meta: { 'cloakpipe/approval': r as never } });
   const v = checkApproval(g);
   assert.equal(!v.ok && v.code, 'approval_invalid');
@@ -116,7 +115,7 @@ test('the used receipt is kept whole, so the approval can be re-verified later',
   f.call.meta['cloakpipe/approval'] = r as never;
   assert.ok(checkApproval(f).ok);
   applyAllow(f);
-  const used = store.usedReceipt(String(f.notes.fields.receipt))!;
+  const used = store.used(String(f.notes.fields.receipt))!;
   assert.deepEqual(JSON.parse(used.receipt), r);
   assert.equal(used.nonce, r.nonce);
 });

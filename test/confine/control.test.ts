@@ -3,7 +3,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, statSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,22 +10,10 @@ import { ControlServer, sendControl } from '../../src/confine/control.js';
 import { Restrictions } from '../../src/confine/restrictions.js';
 import { BridgeCore } from '../../src/confine/core.js';
 import { run as controlCli } from '../../src/cli/confine-control.js';
-import { CLI, cloakpipe } from '../helpers/cli.js';
+import { cloakpipe, cloakpipeAsync } from '../helpers/cli.js';
 import { ALIASES, freshConfineGate } from './fixtures/session.js';
 
 const socketPath = () => join(mkdtempSync(join(tmpdir(), 'cp-control-')), 'control.sock');
-
-/** The real binary, without blocking this process (it serves the socket the binary talks to). */
-function confineControl(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const c = spawn(process.execPath, [CLI, 'confine-control', ...args]);
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d) => (stdout += d));
-    c.stderr.on('data', (d) => (stderr += d));
-    c.on('exit', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 /** One raw connection: write `bytes`, end our side, collect everything the server answers. */
 function rawExchange(path: string, bytes: string): Promise<string> {
@@ -88,7 +75,7 @@ test('confine-control (the binary): a stale or invalid revision is refused AND c
   };
   const closed = { allowed: false, result: { reason: 'admission_closed' } };
   const control = async (revision: string, tools: string, expected: number) => {
-    const r = await confineControl(['--control', path, `--revision=${revision}`, '--tools', tools]);
+    const r = await cloakpipeAsync(['confine-control', '--control', path, `--revision=${revision}`, '--tools', tools]);
     assert.equal(r.status, expected, `--revision ${revision} --tools ${tools}: ${r.stdout}${r.stderr}`);
   };
 

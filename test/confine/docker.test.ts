@@ -15,6 +15,7 @@ import { hardenedProfile } from '../../src/confine/profile.js';
 import type { Summary } from '../../src/confine/bridge.js';
 import { sendControl } from '../../src/confine/control.js';
 import { TcpObserver, UdpObserver, bridgeAddress, observeContainer, observeRecord, sha, type Observation } from './fixtures/observers.js';
+import { cloakpipeAsync } from '../helpers/cli.js';
 import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, APPROVAL_MANIFEST, type TestSessionConfig } from './fixtures/session.js';
 
 process.env.CONFINE_GATE_DIR_ID = `${process.pid}`; // child-process bridges share this run's gate home
@@ -468,19 +469,8 @@ test('live restriction over the control socket: the in-flight call finishes firs
 
 // ---------------------------------------------------------------------------------------------
 // Through the real binary.
-const MAIN = join(ROOT, 'dist/src/cli/main.js');
 
-/** `cloakpipe ARGS` as a child process (the tests talk to it while it runs). */
-function cli(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((res) => {
-    const c = spawn(process.execPath, [MAIN, ...args], { env });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d) => (stdout += d));
-    c.stderr.on('data', (d) => (stderr += d));
-    c.on('exit', (status) => res({ status, stdout, stderr }));
-  });
-}
+const cli = cloakpipeAsync;
 
 async function ledgerEntries(home: string): Promise<any[]> {
   const r = await cli(['ledger', 'show', '--json', '--home', home]);

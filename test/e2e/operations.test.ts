@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe } from '../helpers/cli.js';
-import { openDb } from '../../src/store/sqlite.js';
+import { openDb } from '../../src/store/sqlite/db.js';
 import { call, ledger, records, setup, startGate, waitFor, type Setup } from '../helpers/recording-gate.js';
 
 const CANARY = 'canary-ops-91b2';

@@ -1,5 +1,5 @@
 // Running the real `cloakpipe` binary (the compiled CLI) from tests.
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -20,6 +20,18 @@ export function cloakpipe(args: string[], opts: { input?: string; env?: NodeJS.P
     input: opts.input,
     env: opts.env ?? process.env,
     timeout: opts.timeout ?? 30_000,
+  });
+}
+
+/** The binary as a child process, for tests that talk to it (or serve it) while it runs. */
+export function cloakpipeAsync(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(process.execPath, [CLI, ...args], { env });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('exit', (status) => resolve({ status, stdout, stderr }));
   });
 }
 

@@ -11,6 +11,7 @@ import { MerkleTreeBuilder, inclusionProof, leafHash } from '../../src/ledger/me
 import { formatCheckpoint } from '../../src/ledger/anchors/rekor/checkpoint.js';
 import { ed25519PublicRaw, verifyEd25519phDigest } from '../../src/ledger/anchors/rekor/ed25519ph.js';
 import { logIdOf } from '../../src/ledger/anchors/rekor/log-key.js';
+import { startFakeRekorV2 } from './fake-rekor-v2.js';
 
 // omit-proof: the POST answer lacks the inclusion proof (the client must fetch the entry).
 export type RekorMisbehaviour = 'none' | 'bad-set' | 'truncated-proof' | 'wrong-checkpoint-key' | 'omit-proof' | 'http-500';
@@ -26,7 +27,14 @@ export type FakeRekor = {
 
 type Stored = { body: Buffer; integratedTime: number; logIndex: number; index: number };
 
-export async function startFakeRekor(opts: { hostname?: string; treeId?: bigint; indexOffset?: number } = {}): Promise<FakeRekor> {
+/**
+ * The v1 log (default), or with `api: 'v2'` the Rekor v2 (tlog-tiles) log of fake-rekor-v2.ts
+ * (`prefill` unrelated leaves first so proofs cross tiles).
+ */
+export async function startFakeRekor(
+  opts: { api?: 'v1' | 'v2'; hostname?: string; treeId?: bigint; indexOffset?: number; prefill?: number } = {},
+): Promise<FakeRekor> {
+  if (opts.api === 'v2') return startFakeRekorV2({ origin: opts.hostname, prefill: opts.prefill });
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const other = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const hostname = opts.hostname ?? 'rekor.cloakpipe.test';

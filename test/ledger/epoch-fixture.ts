@@ -6,7 +6,9 @@ import { Ledger } from '../../src/ledger/ledger.js';
 import { keyIdOf, type GateKey } from '../../src/ledger/keys.js';
 import { signEntry, entryHash, type Entry } from '../../src/ledger/entry.js';
 import { canonicalize } from '../../src/core/canonical.js';
-import { openDb, type Db } from '../../src/store/sqlite.js';
+import type { Db } from '../../src/store/sqlite/db.js';
+import type { AnchorsPort } from '../../src/store/ports.js';
+import { ledgerDb } from '../store/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 
 export function gateKey(): GateKey {
@@ -19,6 +21,7 @@ export function gateKey(): GateKey {
 export interface Fixture {
   path: string;
   db: Db;
+  anchors: AnchorsPort;
   key: GateKey;
   ledger: Ledger;
   add(n: number): void;
@@ -27,13 +30,14 @@ export interface Fixture {
 
 export function fixture(opts: { start?: number } = {}): Fixture {
   const path = join(tempDir('cp-verify-'), 'ledger.db');
-  const db = openDb(path, { create: true });
+  const { db, ledger: port, anchors } = ledgerDb(path, { create: true });
   const key = gateKey();
   const now = { t: opts.start ?? Date.now() - 60_000 };
-  const ledger = new Ledger(db, key, () => now.t);
+  const ledger = new Ledger(port, key, () => now.t);
   return {
     path,
     db,
+    anchors,
     key,
     ledger,
     now,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Anchoring, type AnchorTargets } from '../../src/ledger/anchoring.js';
-import { sealEpoch, rootBytes } from '../../src/ledger/epoch.js';
+import { sealEpochInTx, rootBytes } from '../../src/ledger/epoch.js';
 import { storeAnchor } from '../../src/ledger/epoch-anchors.js';
 import { readEntries } from '../../src/ledger/ledger.js';
 import { requestTimestamp } from '../../src/ledger/anchors/tsa/client.js';
@@ -35,7 +35,7 @@ after(async () => {
 const targets = (): AnchorTargets => ({ tsa: { url: tsa.url, chainPem: tsa.chainPem }, rekor: { url: rekor.url, keyPem: rekor.publicKeyPem } });
 
 function anchoring(f: Fixture, t: AnchorTargets = targets()) {
-  return new Anchoring({ db: f.db, ledger: f.ledger, key: f.key, transact: async (fn) => f.db.transaction(fn).immediate(), targets: t });
+  return new Anchoring({ anchors: f.anchors, ledger: f.ledger, key: f.key, transact: async (fn) => f.db.transaction(fn).immediate(), targets: t });
 }
 
 const full = (f: Fixture, extra: Parameters<typeof verifyLedger>[1] = {}) =>
@@ -97,15 +97,15 @@ test('anchored epochs verify offline; --require-anchors fails on the tail and pa
 test('a token for another root fails imprint_mismatch', async () => {
   const f = await anchored();
   const other = await requestTimestamp(tsa.url, { algorithm: 'sha256', value: fakeRoot('another root') });
-  storeAnchor(f.db, { epoch: 8, kind: 'rfc3161', token: other.token.toString('base64') });
+  storeAnchor(f.anchors, { epoch: 8, kind: 'rfc3161', token: other.token.toString('base64') });
   failedAnchor(await full(f), 'rfc3161', 'imprint_mismatch', 8);
 });
 
 test('a token from an untrusted TSA fails its chain', async () => {
   const f = await anchored();
-  const epoch = [...readEntries(f.db, 8, 1)][0];
+  const epoch = [...readEntries(f.ledger.port, 8, 1)][0];
   const rogue = await requestTimestamp(rogueTsa.url, { algorithm: 'sha256', value: rootBytes(String(epoch.root)) });
-  storeAnchor(f.db, { epoch: 8, kind: 'rfc3161', token: rogue.token.toString('base64') });
+  storeAnchor(f.anchors, { epoch: 8, kind: 'rfc3161', token: rogue.token.toString('base64') });
   failedAnchor(await full(f), 'rfc3161', 'tsa_chain_invalid', 8);
 });
 
@@ -127,12 +127,12 @@ for (const [misbehave, code] of [
   test(`a Rekor entry from a log that misbehaves (${misbehave}) fails ${code}`, async () => {
     const f = fixture();
     f.add(4);
-    const epoch = sealEpoch(f.db, f.ledger)!;
+    const epoch = sealEpochInTx(f.ledger)!;
     rekor.misbehave = misbehave;
     try {
       // Submitted without the log key, so the client stores what the log said.
       const got = await submitToRekor(rekor.url, rootBytes(epoch.root), f.key.privateKey);
-      storeAnchor(f.db, { epoch: epoch.seq, kind: 'rekor', entry: got.entry });
+      storeAnchor(f.anchors, { epoch: epoch.seq, kind: 'rekor', entry: got.entry });
     } finally {
       rekor.misbehave = 'none';
     }
@@ -153,11 +153,11 @@ for (const [misbehave, code] of [
 test('a Rekor entry for another root or signed by another key fails the body', async () => {
   const f = await anchored();
   const other = await submitToRekor(rekor.url, fakeRoot('not this epoch'), f.key.privateKey);
-  storeAnchor(f.db, { epoch: 8, kind: 'rekor', entry: other.entry });
+  storeAnchor(f.anchors, { epoch: 8, kind: 'rekor', entry: other.entry });
   failedAnchor(await full(f), 'rekor', 'body_mismatch', 8);
-  const epoch = [...readEntries(f.db, 8, 1)][0];
+  const epoch = [...readEntries(f.ledger.port, 8, 1)][0];
   const forged = await submitToRekor(rekor.url, rootBytes(String(epoch.root)), generateKeyPairSync('ed25519').privateKey);
-  storeAnchor(f.db, { epoch: 8, kind: 'rekor', entry: forged.entry });
+  storeAnchor(f.anchors, { epoch: 8, kind: 'rekor', entry: forged.entry });
   failedAnchor(await full(f), 'rekor', 'body_signature_invalid', 8);
 });
 
@@ -170,11 +170,11 @@ test('an anchor that cannot be obtained is an anchor_failure entry; the next rou
   const a = anchoring(f, downTargets);
   const r = await a.tick();
   assert.deepEqual(r.outcomes, [{ kind: 'rfc3161', ok: false, reason: 'unavailable' }]);
-  const failures = [...readEntries(f.db)].filter((e) => e.kind === 'anchor_failure');
+  const failures = [...readEntries(f.ledger.port)].filter((e) => e.kind === 'anchor_failure');
   assert.deepEqual(failures.map((e) => [e.epoch, e.anchor, e.reason]), [[3, 'rfc3161', 'unavailable']]);
   // Another failing round retries the same epoch without piling up epochs or failure entries.
   await a.tick();
-  assert.equal([...readEntries(f.db)].length, 5);
+  assert.equal([...readEntries(f.ledger.port)].length, 5);
   const plain = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, workers: 0 });
   assert.equal(plain.ok, true);
   const req = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, tsaRoot: down.chainPem, requireAnchors: true, workers: 0 });

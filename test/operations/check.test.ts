@@ -1,14 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkOperations } from '../../src/gate/checks/operations.js';
-import { OperationsStore } from '../../src/operations/store.js';
+import { Operations } from '../../src/operations/operations.js';
 import { operationDigest } from '../../src/operations/operation-id.js';
-import { gateLikeDb } from './helpers.js';
+import { gateLikeStore } from './helpers.js';
 import { applyAllow, factsFor, READ } from './facts.js';
 
 function setup(mode: 'enforce' | 'shadow' = 'enforce') {
-  const { db } = gateLikeDb();
-  const operations = new OperationsStore(db, 'ops');
+  const { store } = gateLikeStore();
+  const operations = new Operations(store.operations);
   return { operations, services: { operations, mode } };
 }
 const OK = { result: { content: [{ type: 'text', text: 'sent' }] } };

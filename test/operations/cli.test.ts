@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
-import { openDb } from '../../src/store/sqlite.js';
-import { OperationsStore } from '../../src/operations/store.js';
+import { Operations } from '../../src/operations/operations.js';
+import { openHome } from '../../src/home/open.js';
 import { readEntries } from '../../src/ledger/ledger.js';
 import { verifyEntrySignature } from '../../src/ledger/entry.js';
 import { loadPublicKey } from '../../src/ledger/keys.js';
@@ -16,14 +16,14 @@ const FP = 'sha256:' + 'd'.repeat(64);
 
 function seeded() {
   const home = makeHome();
-  const db = openDb(join(home, 'operations.db'));
-  const s = new OperationsStore(db, 'main', 'some-host/1/dead');
+  const h = openHome({ home });
+  const s = new Operations(h.store.operations, 'some-host/1/dead');
   s.begin('op-unknown', FP, 'write_note', Date.now());
   s.fail('op-unknown', 1, 'timeout', Date.now());
   s.begin('op-done', FP, 'write_note', Date.now());
   s.settle('op-done', 1, { result: { content: [] } }, Date.now());
   s.begin('op-orphan', FP, 'write_note', Date.now()); // pending, its gate gone
-  db.close();
+  h.close();
   return home;
 }
 
@@ -74,9 +74,9 @@ test('ops reconcile: state and a signed operator entry together; only unknown or
   assert.match(done.stderr, /succeeded/);
   assert.equal(cloakpipe(['ops', 'reconcile', 'missing', '--outcome', 'failed', '--home', home]).status, 1);
 
-  const db = openDb(join(home, 'ledger.db'));
-  const entries = [...readEntries(db)];
-  db.close();
+  const h = openHome({ home });
+  const entries = [...readEntries(h.store.ledger)];
+  h.close();
   const pub = loadPublicKey(join(home, 'gate.pub'));
   const ops = entries.filter((e) => e.kind === 'operator');
   assert.equal(ops.length, 2);

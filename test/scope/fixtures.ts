@@ -1,13 +1,13 @@
 // Fabricated gate histories for the scope report: real signed ledgers (the Ledger class and the
 // home's generated key, in a home made by `cloakpipe init`) and real operations databases, with
 // entries shaped as the gate writes them (src/gate/gate.ts). A fixed clock keeps them repeatable.
-import { loadGateKey } from '../../src/ledger/keys.js';
-import { Ledger } from '../../src/ledger/ledger.js';
-import { OperationsStore } from '../../src/operations/store.js';
+import type { Ledger } from '../../src/ledger/ledger.js';
+import { Operations } from '../../src/operations/operations.js';
+import { openHome, type OpenedHome } from '../../src/home/open.js';
 import { operationDigest } from '../../src/operations/operation-id.js';
 import { fingerprintOf } from '../../src/core/call.js';
 import { resolveHome } from '../../src/store/home.js';
-import { openDb, type Db } from '../../src/store/sqlite.js';
+import { openDb } from '../../src/store/sqlite/db.js';
 import { digestJson } from '../../src/core/digest.js';
 import type { JsonObject, JsonValue } from '../../src/core/json.js';
 
@@ -25,9 +25,9 @@ export type ResultKind = 'ok' | 'error' | 'unknown' | 'none';
 
 export class History {
   readonly ledger: Ledger;
-  private readonly db: Db;
-  private readonly opsDb: Db;
-  readonly ops: OperationsStore;
+  private readonly home: OpenedHome;
+  private readonly ledgerPath: string;
+  readonly ops: Operations;
   private t: number;
   mode: 'enforce' | 'shadow' = 'enforce';
 
@@ -39,20 +39,20 @@ export class History {
   ) {
     const h = resolveHome(home);
     this.t = start;
-    this.db = openDb(h.ledger);
-    this.opsDb = openDb(h.operations);
-    this.ops = new OperationsStore(this.opsDb, 'main', 'fabricated/1/00');
-    this.ledger = new Ledger(this.db, loadGateKey(h.key), () => (this.t += 1000));
+    this.ledgerPath = h.ledger;
+    this.home = openHome({ home, clock: () => (this.t += 1000) });
+    this.ops = new Operations(this.home.store.operations, 'fabricated/1/00');
+    this.ledger = this.home.ledger;
   }
 
   startup(mode: 'enforce' | 'shadow' = 'enforce') {
     this.mode = mode;
-    return this.ledger.append({ kind: 'startup', mode, release: 'fabricated', manifest_digest: this.manifestDigest, policy_digest: POLICY_DIGEST, context_digest: CONTEXT_DIGEST });
+    return this.ledger.appendInTx({ kind: 'startup', mode, release: 'fabricated', manifest_digest: this.manifestDigest, policy_digest: POLICY_DIGEST, context_digest: CONTEXT_DIGEST });
   }
 
   private decision(outcome: string, tool: string, args: JsonObject, extra: JsonObject): { seq: number; fingerprint: string } {
     const fingerprint = fingerprintOf(tool, args, this.task);
-    const e = this.ledger.append({
+    const e = this.ledger.appendInTx({
       kind: 'decision',
       outcome,
       tool,
@@ -89,8 +89,8 @@ export class History {
     let result_digest: string | null = null;
     if (result === 'ok' || result === 'error') {
       result_digest = digestJson(reply.error ?? reply.result ?? null);
-      this.ledger.append({ kind: 'result', outcome: result, fingerprint, decision: seq, result_digest });
-    } else if (result === 'unknown') this.ledger.append({ kind: 'result', outcome: 'unknown', why: 'timeout', fingerprint, decision: seq });
+      this.ledger.appendInTx({ kind: 'result', outcome: result, fingerprint, decision: seq, result_digest });
+    } else if (result === 'unknown') this.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why: 'timeout', fingerprint, decision: seq });
     return { seq, fingerprint, operation: op ? operationDigest(op) : null, result_digest };
   }
 
@@ -99,7 +99,7 @@ export class History {
     const { seq, fingerprint } = this.decision(outcome, tool, args, { reason });
     if (outcome === 'would_refuse') {
       const result_digest = digestJson({ content: [] });
-      this.ledger.append({ kind: 'result', outcome: 'ok', fingerprint, decision: seq, result_digest });
+      this.ledger.appendInTx({ kind: 'result', outcome: 'ok', fingerprint, decision: seq, result_digest });
       return { seq, fingerprint, operation: null, result_digest };
     }
     return { seq, fingerprint, operation: null, result_digest: null };
@@ -107,15 +107,16 @@ export class History {
 
   /** Edit one stored entry's body in place: what verification must catch. */
   tamper(seq: number, field: string, value: JsonValue) {
-    const row = this.db.prepare('SELECT body FROM entries WHERE seq = ?').get(seq) as { body: string };
+    const db = openDb(this.ledgerPath);
+    const row = db.prepare('SELECT body FROM entries WHERE seq = ?').get(seq) as { body: string };
     const body = JSON.parse(row.body);
     body[field] = value;
-    this.db.prepare('UPDATE entries SET body = ? WHERE seq = ?').run(JSON.stringify(body), seq);
+    db.prepare('UPDATE entries SET body = ? WHERE seq = ?').run(JSON.stringify(body), seq);
+    db.close();
   }
 
   close() {
-    this.db.close();
-    this.opsDb.close();
+    this.home.close();
   }
 }
 

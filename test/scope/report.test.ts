@@ -8,9 +8,8 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { buildManifest } from '../../src/contract/manifest.js';
 import { operationDigest } from '../../src/operations/operation-id.js';
-import { OperationsStore } from '../../src/operations/store.js';
 import { resolveHome } from '../../src/store/home.js';
-import { openDb } from '../../src/store/sqlite.js';
+import { openOperationsReader } from '../../src/store/sqlite/store.js';
 import type { ScopeReport } from '../../src/scope/report.js';
 import { cloakpipe as cloakpipeRaw, tempDir } from '../helpers/cli.js';
 
@@ -249,7 +248,7 @@ test('correlation: an operation an operator reconciled is not counted as observe
     paths: [P.gateway],
     history: (h) => {
       h.allow('create_order', { sku: 'A', quantity: 1, idempotency_key: 'K-1' }, { operationId: 'K-1', result: 'unknown' });
-      h.ledger.append({ kind: 'operator', action: 'reconcile', operation: operationDigest('K-1'), outcome: 'succeeded', state_before: 'unknown', state: 'succeeded' });
+      h.ledger.appendInTx({ kind: 'operator', action: 'reconcile', operation: operationDigest('K-1'), outcome: 'succeeded', state_before: 'unknown', state: 'succeeded' });
     },
   });
   assert.equal(r.effect!.claims.correlation.status, 'not_established');
@@ -325,9 +324,9 @@ test('the operations database and the ledger: stored outcomes are read, entries 
   const r = report({ paths: [P.gateway], history: orders(calls, 3) });
   assert.equal(r.out!.ledger!.verified, true);
   assert.equal(r.out!.ledger!.stored_outcomes, 3);
-  const ops = openDb(resolveHome(r.home!).operations);
+  const ops = openOperationsReader(resolveHome(r.home!).operations);
   try {
-    assert.equal(new OperationsStore(ops).list().length, 3);
+    assert.equal(ops.operations.list(undefined, 100).length, 3);
   } finally {
     ops.close();
   }
@@ -362,7 +361,7 @@ test('usage and configuration errors exit 2; --help exits 0', () => {
     [['scope'], /missing subcommand/],
     [['scope', 'summary', '--manifest', good], /unknown subcommand/],
     [['scope', 'report'], /missing required --manifest/],
-    [['scope', 'report', '--manifest', good, '--bogus'], /Unknown option/],
+    [['scope', 'report', '--manifest', good, '--bogus'], /unknown option/i],
     [['scope', 'report', '--manifest', join(dir, 'absent.yaml')], /cannot read manifest/],
     [['scope', 'report', '--manifest', noEffects], /declares no effects/],
     [['scope', 'report', '--manifest', badEffects], /effects\.order_create\.paths\[0\]\.kind/],

@@ -8,7 +8,7 @@
 import type { Facts } from '../facts.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 import { operationDigest, operationIdOf } from '../../operations/operation-id.js';
-import { OPERATOR_RESULT } from '../../operations/store.js';
+import { OPERATOR_RESULT } from '../../operations/operations.js';
 
 export function checkOperations(f: Facts): Verdict {
   if (f.tool.effect !== 'write') return PASS;

@@ -1,9 +1,11 @@
 // The order-dependent checks, run in seq order over the per-entry results: contiguous seq from 0
 // (deletion, swap, insertion), prev = hash of the entry before (chain), every signature,
 // non-decreasing ts (back-dating), and every epoch: its range starts where the previous epoch
-// entry stands and ends just before it, and its root is the RFC 6962 root recomputed here.
+// entry stands and ends just before it, and its root is the RFC 6962 root recomputed here. The
+// tree over every entry (the one checkpoints sign) grows alongside.
 import { GENESIS_PREV } from '../entry.js';
 import { EpochRoot } from '../epoch.js';
+import type { TreeHead } from '../checkpoint.js';
 import type { CheckedEntry } from './check-entry.js';
 import { fail } from './reasons.js';
 
@@ -21,6 +23,7 @@ export class ChainChecker {
   private prevHash = GENESIS_PREV;
   private prevTs: string | null = null;
   private acc = new EpochRoot(0);
+  private readonly tree = new EpochRoot(0);
   /** One small record per epoch (not per entry): what the anchor checks need. */
   readonly epochs = new Map<number, EpochInfo>();
   lastEpochSeq: number | null = null;
@@ -34,9 +37,15 @@ export class ChainChecker {
     if (this.prevTs !== null && c.ts < this.prevTs) fail('time_decreasing', c.seq, `ts ${c.ts} is before the previous entry's ${this.prevTs}`);
     if (c.kind === 'epoch') this.epoch(c);
     this.acc.addLeafHash(c.leaf);
+    this.tree.addLeafHash(c.leaf);
     this.prevHash = c.hash;
     this.prevTs = c.ts;
     this.count++;
+  }
+
+  /** The RFC 6962 tree head over every entry pushed so far. */
+  treeHead(): TreeHead {
+    return { size: this.tree.size, root: this.tree.root() };
   }
 
   private epoch(c: Extract<CheckedEntry, { ok: true }>): void {

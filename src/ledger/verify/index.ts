@@ -9,6 +9,8 @@ import { ChainChecker } from './chain.js';
 import { checkAnchor } from './anchors.js';
 import { openExportSource, openHomeSource, type OpenedSource } from './source.js';
 import { fail, VerifyError, type VerifyFailure } from './reasons.js';
+import { CheckpointError, readCheckpoint, type TreeHead } from '../checkpoint.js';
+import { PUBLIC_REKOR_KEY_PEM } from './public-rekor.js';
 
 export { VerifyError, type VerifyFailure, type VerifyCode } from './reasons.js';
 
@@ -21,8 +23,13 @@ export interface VerifyOptions extends PoolOptions {
   tsaRoot?: string;
   /** Rekor log public key PEM. */
   rekorKey?: string | KeyObject;
-  /** Fail when any entry lies outside an epoch anchored by every kind a trust root was given for. */
+  /**
+   * Fail when any entry lies outside an epoch anchored by every kind a trust root was given for;
+   * with no trust root given, Rekor anchors checked with the built-in public Rekor key.
+   */
   requireAnchors?: boolean;
+  /** Signed checkpoints (ledger checkpoint) the ledger must still hold, unchanged. */
+  checkpoints?: string[];
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -39,6 +46,12 @@ export interface VerifyReport {
   anchoredThrough: number | null;
   /** Entries after anchoredThrough (the unanchored tail), or null when none. */
   unanchored: { from: number; count: number } | null;
+  /** The RFC 6962 tree head over every entry (what `ledger checkpoint` signs). */
+  tree: TreeHead | null;
+  /** Checkpoints given and found held, unchanged. */
+  checkpoints: number;
+  /** True when the built-in public Rekor key stood in for --rekor-key. */
+  builtinRekorKey: boolean;
   warnings: string[];
   failure: VerifyFailure | null;
 }
@@ -57,10 +70,11 @@ function toKey(k: string | KeyObject, what: string): KeyObject {
 }
 
 export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {}): Promise<VerifyReport> {
+  const builtinRekorKey = opts.requireAnchors === true && opts.tsaRoot === undefined && opts.rekorKey === undefined;
+  const rekorKey = builtinRekorKey ? PUBLIC_REKOR_KEY_PEM : opts.rekorKey;
   const requiredKinds: AnchorKind[] = [];
   if (opts.tsaRoot !== undefined) requiredKinds.push('rfc3161');
-  if (opts.rekorKey !== undefined) requiredKinds.push('rekor');
-  if (opts.requireAnchors && requiredKinds.length === 0) throw new VerifyUsageError('requiring anchors needs a trust root: --tsa-root and/or --rekor-key');
+  if (rekorKey !== undefined) requiredKinds.push('rekor');
   const report: VerifyReport = {
     ok: false,
     entries: 0,
@@ -71,6 +85,9 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     requiredKinds,
     anchoredThrough: null,
     unanchored: null,
+    tree: null,
+    checkpoints: 0,
+    builtinRekorKey,
     warnings: [],
     failure: null,
   };
@@ -98,18 +115,35 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
       throw new VerifyUsageError('the gate public key is required');
     }
     report.keyId = keyIdOf(key);
+    const checkpoints = readCheckpoints(opts.checkpoints ?? [], key);
+    const held = () => {
+      while (checkpoints.length > 0 && checkpoints[0].size === chain.count) {
+        const cp = checkpoints.shift()!;
+        const here = chain.treeHead();
+        if (here.root !== cp.root)
+          fail('checkpoint_mismatch', cp.size - 1, `the first ${cp.size} entries are not those the checkpoint covers: root ${here.root.slice(7, 19)}…, the checkpoint's ${cp.root.slice(7, 19)}…`);
+        report.checkpoints++;
+      }
+    };
+    held();
     const total = src.total;
     const step = Math.max(1, Math.floor(total / 200));
     for await (const c of checkEntries(src.entries(), key, opts)) {
       chain.push(c);
+      held();
       if (opts.onProgress && chain.count % step === 0) opts.onProgress(chain.count, total);
     }
     opts.onProgress?.(chain.count, total);
+    if (checkpoints.length > 0) {
+      const cp = checkpoints[0];
+      fail('checkpoint_not_held', chain.count, `a checkpoint covers ${cp.size} entries; the ledger holds ${chain.count} (entries from seq ${chain.count} were removed)`);
+    }
+    report.tree = chain.treeHead();
     report.entries = chain.count;
     report.epochs = chain.epochs.size;
     // Anchors: every one must hold; coverage per kind is the newest epoch anchored by it.
     const newest: Record<AnchorKind, number | null> = { rfc3161: null, rekor: null };
-    const trust = { tsaRoot: opts.tsaRoot, rekorKey: opts.rekorKey, gateKey: key };
+    const trust = { tsaRoot: opts.tsaRoot, rekorKey, gateKey: key };
     for await (const a of src.anchors()) {
       const r = await checkAnchor(a, chain.epochs, trust);
       const kind = a.kind as AnchorKind;
@@ -132,6 +166,7 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     report.ok = true;
   } catch (e) {
     if (!(e instanceof VerifyError)) throw e;
+    report.tree = null;
     report.failure = e.failure;
     report.entries = chain.count;
     report.epochs = chain.epochs.size;
@@ -139,4 +174,18 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     src?.close();
   }
   return report;
+}
+
+/** Checkpoints by size; one that is not a checkpoint signed by this gate key fails verify. */
+function readCheckpoints(notes: string[], key: KeyObject): TreeHead[] {
+  return notes
+    .map((note, i) => {
+      try {
+        return readCheckpoint(note, key);
+      } catch (e) {
+        if (!(e instanceof CheckpointError)) throw e;
+        return fail('checkpoint_invalid', null, `checkpoint ${i + 1}: ${e.message}`);
+      }
+    })
+    .sort((a, b) => a.size - b.size);
 }

@@ -16,7 +16,10 @@ export type VerifyCode =
   | 'epoch_root_mismatch' // the recomputed RFC 6962 root differs from the recorded one
   | 'anchor_orphan' // an anchor for an epoch the ledger does not contain (tail deleted)
   | 'anchor_invalid' // an anchor that fails its check; `anchorCode` says which
-  | 'unanchored'; // (--require-anchors) entries outside every anchored epoch
+  | 'unanchored' // (--require-anchors) entries outside every anchored epoch
+  | 'checkpoint_invalid' // (--checkpoint) a file that is not a checkpoint signed by the gate key
+  | 'checkpoint_not_held' // (--checkpoint) the ledger holds fewer entries than a checkpoint covers (tail deleted)
+  | 'checkpoint_mismatch'; // (--checkpoint) the first N entries are not those the checkpoint covers
 
 export interface VerifyFailure {
   code: VerifyCode;

@@ -2,8 +2,8 @@
 // running gate cannot tear it) or an export file (header line, N entry lines, anchor lines).
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { openDb } from '../../store/sqlite.js';
-import { readAnchors, type StoredAnchor } from '../epoch-anchors.js';
+import { openLedgerSnapshot } from '../../store/sqlite/store.js';
+import { parseAnchors, type StoredAnchor } from '../epoch-anchors.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from '../export.js';
 import { fail } from './reasons.js';
 
@@ -20,27 +20,16 @@ export interface OpenedSource {
 }
 
 export function openHomeSource(ledgerPath: string): OpenedSource {
-  const db = openDb(ledgerPath);
-  db.pragma('query_only = ON');
-  db.exec('BEGIN'); // one read snapshot for entries and anchors
-  const hasEntries = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entries'").get() !== undefined;
-  const total = hasEntries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0;
+  const snap = openLedgerSnapshot(ledgerPath); // one read snapshot for entries and anchors
   return {
-    total,
+    total: snap.total,
     async *entries() {
-      if (!hasEntries) return;
-      for (const row of db.prepare('SELECT body FROM entries ORDER BY seq').iterate() as Iterable<{ body: string }>) yield row.body;
+      yield* snap.bodies();
     },
     async *anchors() {
-      yield* readAnchors(db);
+      yield* parseAnchors(snap.anchors());
     },
-    close() {
-      try {
-        if (db.inTransaction) db.exec('COMMIT');
-      } finally {
-        db.close();
-      }
-    },
+    close: () => snap.close(),
   };
 }
 

@@ -1,14 +1,19 @@
-// Rekor client: records an epoch root in a Rekor log as a hashedrekord v0.0.1 entry signed by the
-// gate key with Ed25519ph (see ed25519ph.ts: data.hash is sha512 of the artifact, the signature is
-// Ed25519ph over the artifact), and returns the stored entry in the file format `anchor verify`
+// Rekor client: records an epoch root in a Rekor log as a hashedrekord entry signed by the gate key
+// with Ed25519ph (see ed25519ph.ts: the recorded digest is SHA-512 of the artifact, the signature
+// is Ed25519ph over the artifact), and returns the stored entry in the file format `anchor verify`
 // and `verify` read. With the log key it verifies the answer before returning it, so an entry the
 // ledger stores is one `verify` accepts.
+// Either generation behind one `--rekor URL`: a v2 (tlog-tiles) log takes a hashedrekord 0.0.2
+// request at /api/v2/log/entries and answers the entry with its inclusion proof and checkpoint; a
+// v1 log takes hashedrekord 0.0.1 at /api/v1/log/entries. The client asks v2 first and falls back
+// to v1 only when the log answers 404 or 405 (no such API), remembering the answer per URL.
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { AnchorError, fail } from '../errors.js';
 import { httpGet, httpPost } from '../http.js';
 import { ed25519Seed, signEd25519ph } from './ed25519ph.js';
 import type { RekorEntryFile } from './entry.js';
 import { verifyRekorEntry, type RekorSummary } from './verify.js';
+import { leafHash } from '../../merkle.js';
 
 export type ProposedHashedRekord = {
   apiVersion: '0.0.1';
@@ -34,6 +39,54 @@ export function hashedRekordFor(artifact: Uint8Array, gateKey: KeyObject | strin
     spec: {
       data: { hash: { algorithm: 'sha512', value: createHash('sha512').update(artifact).digest('hex') } },
       signature: { content: Buffer.from(signature).toString('base64'), publicKey: { content: Buffer.from(publicPem).toString('base64') } },
+    },
+  };
+}
+
+/** A hashedrekord 0.0.2 request (Rekor v2) for `artifact`, signed Ed25519ph by the gate key. */
+export function hashedRekordV2RequestFor(artifact: Uint8Array, gateKey: KeyObject | string) {
+  const key = gatePrivateKey(gateKey);
+  const signature = signEd25519ph(ed25519Seed(key), artifact);
+  const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
+  return {
+    hashedRekordRequestV002: {
+      digest: createHash('sha512').update(artifact).digest('base64'),
+      signature: {
+        content: Buffer.from(signature).toString('base64'),
+        verifier: { publicKey: { rawBytes: spki.toString('base64') }, keyDetails: 'PKIX_ED25519_PH' },
+      },
+    },
+  };
+}
+
+// protojson: int64 as a decimal string, bytes as base64.
+function int64(v: unknown, what: string): number {
+  if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(v) || !Number.isSafeInteger(Number(v))) fail('malformed', `Rekor answer: ${what} is not an int64 string`);
+  return Number(v);
+}
+function bytesHex(v: unknown, what: string): string {
+  if (typeof v !== 'string') fail('malformed', `Rekor answer: ${what} is not base64`);
+  return Buffer.from(v, 'base64').toString('hex');
+}
+
+/** Converts a v2 TransparencyLogEntry (protojson) to the file format. */
+export function toEntryFileV2(answer: unknown): RekorEntryFile {
+  const t = (answer ?? {}) as Record<string, any>;
+  const p = t.inclusionProof;
+  if (!p || typeof p !== 'object' || !Array.isArray(p.hashes) || typeof p.checkpoint?.envelope !== 'string' || typeof t.canonicalizedBody !== 'string') {
+    fail('malformed', 'Rekor answer: no inclusion proof with a checkpoint');
+  }
+  return {
+    canonicalizedBody: t.canonicalizedBody,
+    integratedTime: null,
+    logIndex: int64(t.logIndex, 'logIndex'),
+    logID: bytesHex(t.logId?.keyId, 'logId.keyId'),
+    inclusionProof: {
+      logIndex: int64(p.logIndex, 'inclusionProof.logIndex'),
+      treeSize: int64(p.treeSize, 'inclusionProof.treeSize'),
+      rootHash: bytesHex(p.rootHash, 'inclusionProof.rootHash'),
+      hashes: p.hashes.map((h: unknown, i: number) => bytesHex(h, `inclusionProof.hashes[${i}]`)),
+      checkpoint: p.checkpoint.envelope,
     },
   };
 }
@@ -83,19 +136,66 @@ function parseJson(b: Buffer): unknown {
 
 export type RekorSubmitResult = { entry: RekorEntryFile; uuid: string; summary?: RekorSummary };
 
+// Which API each log URL answered (a process asks once per URL).
+const apiOf = new Map<string, 'v1' | 'v2'>();
+
 /**
- * Submits the epoch root to `{url}/api/v1/log/entries`. An entry already in the log (409) is
- * fetched. Network, timeout and HTTP errors throw AnchorError('unavailable'); with `rekorKey`,
- * an answer that does not verify throws its verification code.
+ * Submits the epoch root to the log at `url` (v2 first, else v1; see the top of this file).
+ * Network, timeout and HTTP errors throw AnchorError('unavailable'); with `rekorKey`, an answer
+ * that does not verify throws its verification code.
  */
 export async function submitToRekor(
   url: string,
   artifact: Uint8Array,
   gateKey: KeyObject | string,
-  opts: { timeoutMs?: number; rekorKey?: string | KeyObject } = {},
+  opts: { timeoutMs?: number; rekorKey?: string | KeyObject; api?: 'v1' | 'v2' } = {},
 ): Promise<RekorSubmitResult> {
   const base = url.replace(/\/+$/, '');
   const timeoutMs = opts.timeoutMs ?? 15_000;
+  const api = opts.api ?? apiOf.get(base);
+  if (api !== 'v1') {
+    const r = await submitV2(base, artifact, gateKey, timeoutMs);
+    if (r !== 'no-v2') {
+      apiOf.set(base, 'v2');
+      return finish(r, artifact, gateKey, opts.rekorKey);
+    }
+    if (api === 'v2') fail('unavailable', 'Rekor has no v2 API at this URL');
+  }
+  const r = await submitV1(base, artifact, gateKey, timeoutMs);
+  apiOf.set(base, 'v1');
+  return finish(r, artifact, gateKey, opts.rekorKey);
+}
+
+async function submitV2(base: string, artifact: Uint8Array, gateKey: KeyObject | string, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string } | 'no-v2'> {
+  const res = await httpPost(`${base}/api/v2/log/entries`, Buffer.from(JSON.stringify(hashedRekordV2RequestFor(artifact, gateKey))), {
+    contentType: 'application/json',
+    accept: 'application/json',
+    timeoutMs,
+    maxBytes: 4 << 20,
+  });
+  if (res.status === 404 || res.status === 405) return 'no-v2';
+  // A v2 log has no lookup by hash: an entry it already holds (409) cannot be fetched back.
+  if (res.status === 409) fail('unavailable', 'Rekor v2 already holds this entry and cannot return its proof');
+  if (res.status !== 200 && res.status !== 201) fail('unavailable', `Rekor answered HTTP ${res.status}`);
+  const entry = toEntryFileV2(parseJson(res.body));
+  return { entry, uuid: leafHash(Buffer.from(entry.canonicalizedBody, 'base64')).toString('hex') };
+}
+
+function finish(found: { entry: RekorEntryFile; uuid: string }, artifact: Uint8Array, gateKey: KeyObject | string, rekorKey?: string | KeyObject): RekorSubmitResult {
+  let summary: RekorSummary | undefined;
+  if (rekorKey) {
+    const signer = createPublicKey(gatePrivateKey(gateKey));
+    summary = verifyRekorEntry(found.entry, rekorKey, {
+      signer,
+      digest: { algorithm: 'sha512', value: createHash('sha512').update(artifact).digest() },
+    });
+  } else if (!found.entry.canonicalizedBody || !(found.entry.integratedTime === null || ('signedEntryTimestamp' in found.entry && found.entry.signedEntryTimestamp))) {
+    throw new AnchorError('malformed', 'Rekor answer: incomplete entry');
+  }
+  return { entry: found.entry, uuid: found.uuid, summary };
+}
+
+async function submitV1(base: string, artifact: Uint8Array, gateKey: KeyObject | string, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string }> {
   const proposal = hashedRekordFor(artifact, gateKey);
   const res = await httpPost(`${base}/api/v1/log/entries`, Buffer.from(JSON.stringify(proposal)), {
     contentType: 'application/json',
@@ -119,15 +219,5 @@ export async function submitToRekor(
     else if (g.status !== 404) fail('unavailable', `Rekor answered HTTP ${g.status}`);
   }
   if (!found.entry) fail('unavailable', 'Rekor did not return an inclusion proof');
-  let summary: RekorSummary | undefined;
-  if (opts.rekorKey) {
-    const signer = createPublicKey(gatePrivateKey(gateKey));
-    summary = verifyRekorEntry(found.entry, opts.rekorKey, {
-      signer,
-      digest: { algorithm: 'sha512', value: createHash('sha512').update(artifact).digest() },
-    });
-  } else if (!(found.entry.canonicalizedBody && 'signedEntryTimestamp' in found.entry && found.entry.signedEntryTimestamp)) {
-    throw new AnchorError('malformed', 'Rekor answer: incomplete entry');
-  }
-  return { entry: found.entry, uuid: found.uuid, summary };
+  return { entry: found.entry, uuid: found.uuid };
 }

@@ -15,23 +15,9 @@
 // clock) renumbers the rows after it, so the invariant holds; that touches only those rows.
 // Pruning deletes a prefix of each group in that order, so the survivors stay consecutive.
 import type Database from 'better-sqlite3';
-
-export interface WindowCounts {
-  minute: number;
-  hour: number;
-  day: number;
-}
-
-export interface RateCounts {
-  /** Allowed calls of this tool in this task. */
-  calls: WindowCounts;
-  /** Allowed calls of all tools in this task. */
-  callsAll: WindowCounts;
-}
-
-export const MINUTE_MS = 60_000;
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 86_400_000;
+import type { Db } from './db.js';
+import { ensureLedgerSchema } from './schema.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, type RateCounts, type RatesPort, type WindowCounts } from '../ports.js';
 
 /** Calls made without a task id are counted together under this key. */
 export const NO_TASK = '';
@@ -40,27 +26,27 @@ type Totals = { last: number | null; base: number | null; minute: number | null;
 type Prev = { prevTool: number | null; baseTool: number | null; lastAtTool: number | null; prevAll: number | null; baseAll: number | null; lastAtAll: number | null };
 
 /** The running-count columns and their indexes, added to a database made before they existed. */
-function migrate(db: Database.Database): void {
-  const cols = () => (db.prepare(`PRAGMA table_info(rate_calls)`).all() as { name: string }[]).map((c) => c.name);
+export function migrateRates(db: Db, s = 'main'): void {
+  const cols = () => (db.prepare(`PRAGMA ${s}.table_info(rate_calls)`).all() as { name: string }[]).map((c) => c.name);
   if (cols().includes('n_all')) return;
   db.transaction(() => {
     if (cols().includes('n_all')) return; // another gate on this home migrated first
     db.exec(`
-      ALTER TABLE rate_calls ADD COLUMN n_tool INTEGER NOT NULL DEFAULT 0;
-      ALTER TABLE rate_calls ADD COLUMN n_all INTEGER NOT NULL DEFAULT 0;
-      UPDATE rate_calls SET n_tool = w.n_tool, n_all = w.n_all FROM (
+      ALTER TABLE ${s}.rate_calls ADD COLUMN n_tool INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE ${s}.rate_calls ADD COLUMN n_all INTEGER NOT NULL DEFAULT 0;
+      UPDATE ${s}.rate_calls SET n_tool = w.n_tool, n_all = w.n_all FROM (
         SELECT rowid AS id,
                ROW_NUMBER() OVER (PARTITION BY task_id, tool ORDER BY at_ms, rowid) AS n_tool,
                ROW_NUMBER() OVER (PARTITION BY task_id ORDER BY at_ms, rowid) AS n_all
-        FROM rate_calls) AS w
+        FROM ${s}.rate_calls) AS w
       WHERE rate_calls.rowid = w.id;
-      DROP INDEX IF EXISTS rate_calls_task_tool_at;
-      DROP INDEX IF EXISTS rate_calls_task_at;
+      DROP INDEX IF EXISTS ${s}.rate_calls_task_tool_at;
+      DROP INDEX IF EXISTS ${s}.rate_calls_task_at;
     `);
   }).immediate();
 }
 
-export class RateCounter {
+export class SqliteRates implements RatesPort {
   private readonly totalsTool: Database.Statement<[Record<string, string | number>], Totals>;
   private readonly totalsAll: Database.Statement<[Record<string, string | number>], Totals>;
   private readonly previous: Database.Statement<[Record<string, string | number>], Prev>;
@@ -71,22 +57,8 @@ export class RateCounter {
   private readonly recordTx: (t: string, tool: string, now: number) => void;
   private lastPrune = -Infinity;
 
-  constructor(private readonly db: Database.Database) {
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS rate_calls (
-        task_id TEXT NOT NULL,
-        tool    TEXT NOT NULL,
-        at_ms   INTEGER NOT NULL,
-        n_tool  INTEGER NOT NULL DEFAULT 0,
-        n_all   INTEGER NOT NULL DEFAULT 0
-      );
-    `);
-    migrate(db);
-    db.exec(`
-      CREATE INDEX IF NOT EXISTS rate_calls_tool_n ON rate_calls (task_id, tool, at_ms, n_tool);
-      CREATE INDEX IF NOT EXISTS rate_calls_task_n ON rate_calls (task_id, at_ms, n_all);
-      CREATE INDEX IF NOT EXISTS rate_calls_at ON rate_calls (at_ms);
-    `);
+  constructor(db: Db) {
+    ensureLedgerSchema(db); // rate_calls lives beside the entries; older homes gain it here
     // n of the last row of the group at or before @x: one backwards seek on the index.
     const tool = (n: string, x?: string) =>
       `(SELECT ${n} FROM rate_calls WHERE task_id = @t AND tool = @tool${x ? ` AND at_ms <= ${x}` : ''} ORDER BY at_ms DESC, n_tool DESC LIMIT 1)`;
@@ -118,13 +90,13 @@ export class RateCounter {
   }
 
   /** Allowed calls in the windows ending at `now` (ms since the epoch). */
-  counts(taskId: string | null, tool: string, now: number = Date.now()): RateCounts {
+  counts(taskId: string | null, tool: string, now: number): RateCounts {
     const q = { t: taskId ?? NO_TASK, tool, m: now - MINUTE_MS, h: now - HOUR_MS, d: now - DAY_MS };
     return { calls: windows(this.totalsTool.get(q)!), callsAll: windows(this.totalsAll.get({ t: q.t, m: q.m, h: q.h, d: q.d })!) };
   }
 
   /** Count one allowed call. Drops rows older than a day, at most once a minute. */
-  record(taskId: string | null, tool: string, now: number = Date.now()): void {
+  record(taskId: string | null, tool: string, now: number): void {
     if (!Number.isSafeInteger(now)) throw new RangeError('rate counter: time must be integer milliseconds');
     this.recordTx(taskId ?? NO_TASK, tool, now);
     if (now - this.lastPrune >= MINUTE_MS || now < this.lastPrune) {

@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { RateCounter, MINUTE_MS, HOUR_MS, DAY_MS } from '../../src/store/rate-counter.js';
-import { loadPolicyFile, type PolicyEngine } from '../../src/policy/engine.js';
-import { EXAMPLE, exampleManifest, exampleTask, request, tempDir } from './fixtures.js';
+import { SqliteRates as RateCounter } from '../../../src/store/sqlite/rates.js';
+import { MINUTE_MS, HOUR_MS, DAY_MS } from '../../../src/store/ports.js';
+import { loadPolicyFile, type PolicyEngine } from '../../../src/policy/engine.js';
+import { EXAMPLE, exampleManifest, exampleTask, request, tempDir } from '../../policy/fixtures.js';
 
 function open(path: string): Database.Database {
   const db = new Database(path);

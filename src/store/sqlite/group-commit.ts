@@ -2,7 +2,9 @@
 // transaction, so concurrent calls share one fsync. Each job runs in its own savepoint: a job
 // that throws rolls back alone and rejects alone; a failed COMMIT rejects every job in it.
 // A job's promise resolves only after COMMIT returned, i.e. after its writes are durable.
-import type { Db } from './sqlite.js';
+// `before` runs ahead of each batch: when it throws (the database was deleted or replaced under
+// the gate), every job of the batch rejects and nothing runs.
+import type { Db } from './db.js';
 
 interface Job {
   run: () => unknown;
@@ -17,6 +19,7 @@ export class GroupCommit {
   constructor(
     private readonly db: Db,
     private readonly maxBatch = 256,
+    private readonly before: () => void = () => undefined,
   ) {}
 
   run<T>(job: () => T): Promise<T> {
@@ -35,6 +38,7 @@ export class GroupCommit {
       const batch = this.queue.splice(0, this.maxBatch);
       const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
       try {
+        this.before();
         this.db
           .transaction(() => {
             for (const job of batch) {

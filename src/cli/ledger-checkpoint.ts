@@ -1,0 +1,36 @@
+// cloakpipe ledger checkpoint: the signed note an auditor keeps (product.md section 7). The
+// home's ledger is verified first, so the gate key never vouches for a ledger that does not hold.
+import { writeFileSync } from 'node:fs';
+import { parseFlags } from './args.js';
+import { resolveHome } from '../store/home.js';
+import { loadGateKey } from '../ledger/keys.js';
+import { signCheckpoint } from '../ledger/checkpoint.js';
+import { verifyLedger } from '../ledger/verify/index.js';
+
+const HELP = `usage: cloakpipe ledger checkpoint [--home DIR] [--out FILE] [--json]
+
+Verifies the home's ledger, then prints a checkpoint: a C2SP signed note of its size and the
+RFC 6962 root over every entry, signed by the gate key. Keep it apart from the home; later,
+\`cloakpipe verify --checkpoint FILE\` fails unless the ledger still holds every entry it covers.
+  --out FILE   write the note to FILE instead of standard output
+Exit 0 printed, 1 the ledger does not verify (nothing is signed), 2 usage error.
+`;
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, { home: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } });
+  if (values.help) return void process.stdout.write(HELP), 0;
+  const home = resolveHome(values.home);
+  const key = loadGateKey(home.key);
+  const report = await verifyLedger({ ledgerDb: home.ledger }, { publicKey: key.publicKey });
+  if (!report.ok || !report.tree) {
+    const f = report.failure!;
+    process.stdout.write(`ledger INVALID${f.seq === null ? '' : ` at seq ${f.seq}`} (${f.code}): ${f.detail}; no checkpoint signed\n`);
+    return 1;
+  }
+  const note = signCheckpoint(report.tree, key.privateKey, key.publicKey);
+  if (values.out !== undefined) writeFileSync(values.out, note, { mode: 0o644 });
+  if (values.json) process.stdout.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');
+  else if (values.out !== undefined) process.stdout.write(`checkpoint of ${report.tree.size} entries written to ${values.out}\n`);
+  else process.stdout.write(note);
+  return 0;
+}

@@ -1,0 +1,57 @@
+// Opening a gate home: the one way the gate and every CLI command get at the key, the store and
+// the ledger. Refuses (HomeError, named; the CLI exits 2) a home the gate cannot trust to be its
+// own, before anything reads or writes it:
+// - a home directory or gate key that others can read (the key signs the evidence);
+// - a database that is missing, empty, foreign or damaged (store/sqlite: a re-created database
+//   would let a write that already succeeded run again and start a new ledger that verifies);
+// - a ledger whose newest entry the home's key did not sign (gate.key replaced, or `init` run
+//   again after the key was lost): appending would fork the evidence under another key.
+import { statSync } from 'node:fs';
+import { resolveHome, type HomePaths } from '../store/home.js';
+import type { Store } from '../store/ports.js';
+import { openSqliteStore } from '../store/sqlite/store.js';
+import { loadGateKey, type GateKey } from '../ledger/keys.js';
+import { Ledger, LedgerError } from '../ledger/ledger.js';
+
+export class HomeError extends Error {}
+
+export interface OpenedHome {
+  paths: HomePaths;
+  key: GateKey;
+  store: Store;
+  ledger: Ledger;
+  close(): void;
+}
+
+/** The home directory must be private to its owner (0700). */
+export function checkHomeDir(paths: HomePaths): void {
+  let mode: number;
+  try {
+    const st = statSync(paths.dir);
+    if (!st.isDirectory()) throw new HomeError(`home ${paths.dir} is not a directory`);
+    mode = st.mode;
+  } catch (e) {
+    if (e instanceof HomeError) throw e;
+    throw new HomeError(`no gate home at ${paths.dir} (run cloakpipe init)`);
+  }
+  if ((mode & 0o077) !== 0)
+    throw new HomeError(`home ${paths.dir} is readable by others (mode ${(mode & 0o777).toString(8).padStart(4, '0')}; it must be 0700: chmod 700 it)`);
+}
+
+export function openHome(opts: { home?: string; clock?: () => number } = {}): OpenedHome {
+  const paths = resolveHome(opts.home);
+  checkHomeDir(paths);
+  const key = loadGateKey(paths.key);
+  const store = openSqliteStore(paths);
+  const ledger = new Ledger(store.ledger, key, opts.clock);
+  try {
+    ledger.head(); // verifies the newest entry with this key
+  } catch (e) {
+    store.close();
+    if (!(e instanceof LedgerError)) throw e;
+    throw new HomeError(
+      `${e.message} (${paths.key}): the key was replaced, or the ledger ${paths.ledger} is another home's; restore the key that signed it`,
+    );
+  }
+  return { paths, key, store, ledger, close: () => store.close() };
+}

@@ -1,0 +1,135 @@
+// Operations of `write` tools (product.md section 5): the state machine, over the store's
+// operations port. Guards against a side effect happening twice (a retry after a lost answer, a
+// crash, a race between two gates). Every method is synchronous and runs inside the caller's
+// `store.transact`, together with the decision's ledger entry.
+//
+// State machine:
+//   (none) ──begin──► pending ──settle──► succeeded | failed
+//   pending ──fail (timeout, upstream died, gate error)──► unknown
+//   pending ──recoverPending (start-up; owning gate no longer running)──► unknown
+//   failed ──retry──► pending            (a new attempt of the same call)
+//   unknown | pending(dead owner) ──reconcile──► succeeded | failed   (operator; not-executed → failed)
+// Each attempt is numbered: a settle or fail for an attempt that is no longer the pending one
+// (late answer, another gate's start-up already declared it unknown) changes nothing.
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { isJsonObject, type JsonValue } from '../core/json.js';
+import type { UpstreamReply } from '../core/outcome.js';
+import { StoreError, type Operation, type OperationState, type OperationsPort } from '../store/ports.js';
+
+export { OPERATION_STATES, type Operation, type OperationState } from '../store/ports.js';
+export type ReconcileOutcome = 'succeeded' | 'failed' | 'not-executed';
+
+/** This process, as the owner of the operations it starts: host, pid and a per-process nonce. */
+export const THIS_GATE = `${hostname()}/${process.pid}/${randomBytes(6).toString('hex')}`;
+
+/** Is the gate that owns a pending operation still running? Unknown hosts count as gone. */
+export function ownerAlive(owner: string | null): boolean {
+  if (!owner) return false;
+  if (owner === THIS_GATE) return true;
+  const m = /^(.*)\/([0-9]+)\/([0-9a-f]+)$/.exec(owner);
+  if (!m || m[1] !== hostname()) return false;
+  const pid = Number(m[2]);
+  if (pid === process.pid) return false; // an earlier process that had our pid
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class Operations {
+  constructor(
+    readonly port: OperationsPort,
+    readonly owner: string = THIS_GATE,
+  ) {}
+
+  get(id: string): Operation | null {
+    return this.port.get(id);
+  }
+
+  list(state?: OperationState, limit = 10_000): Operation[] {
+    return this.port.list(state, limit);
+  }
+
+  /** A new operation, pending: durable before the call is forwarded. Returns the attempt number. */
+  begin(id: string, fingerprint: string, tool: string, now: number): number {
+    this.port.insert({ id, fingerprint, tool, owner: this.owner, at: iso(now) });
+    return 1;
+  }
+
+  /** A new attempt of a failed operation with the same call. Returns the new attempt number. */
+  retry(id: string, fingerprint: string, failedAttempt: number, now: number): number {
+    if (!this.port.restart(id, fingerprint, { state: 'failed', attempts: failedAttempt }, 'retry', this.owner, iso(now)))
+      throw new StoreError('operation changed while deciding');
+    return failedAttempt + 1;
+  }
+
+  /**
+   * The upstream answered attempt `attempt`: a JSON-RPC error or a result with `isError: true`
+   * is `failed`, anything else `succeeded`; the answer is stored. Returns the new state, or
+   * null when that attempt is no longer pending (nothing changes).
+   */
+  settle(id: string, attempt: number, reply: UpstreamReply, now: number): OperationState | null {
+    const state = outcomeOf(reply);
+    const to = { state, result: reply.result === undefined ? null : reply.result, error: reply.error === undefined ? null : (reply.error as JsonValue) };
+    return this.port.settle(id, attempt, to, iso(now)) ? state : null;
+  }
+
+  /** The outcome of attempt `attempt` is unknown (timeout, upstream died, gate error). */
+  fail(id: string, attempt: number, why: string, now: number): boolean {
+    return this.port.markUnknown(id, attempt, why, iso(now));
+  }
+
+  /**
+   * Start-up: every `pending` whose gate is no longer running becomes `unknown`: nobody will
+   * ever learn its outcome. Pending operations of another live gate on the same home stay
+   * pending (they will settle). Returns how many changed.
+   */
+  recoverPending(now: number, alive: (owner: string | null) => boolean = ownerAlive): number {
+    let n = 0;
+    for (const owner of this.port.pendingOwners()) {
+      if (owner === this.owner || !alive(owner)) n += this.port.recoverOwner(owner, iso(now));
+    }
+    return n;
+  }
+
+  /**
+   * An operator settles an operation whose outcome is unknown (or pending on a gate that is
+   * gone). `not-executed` makes it `failed` without a result, so the same call may run again.
+   */
+  reconcile(id: string, outcome: ReconcileOutcome, result: JsonValue | null, now: number, alive = ownerAlive): { before: Operation; after: Operation } {
+    const before = this.get(id);
+    if (!before) throw new ReconcileError('no such operation');
+    if (before.state === 'pending' && alive(before.owner))
+      throw new ReconcileError('the operation is in flight on a running gate; wait for it to settle');
+    if (before.state !== 'unknown' && before.state !== 'pending')
+      throw new ReconcileError(`the operation is ${before.state}; only unknown (or orphaned pending) operations are reconciled`);
+    let stored: JsonValue | null = null;
+    if (outcome === 'succeeded') stored = result ?? OPERATOR_RESULT;
+    else if (outcome === 'failed' && result !== null) stored = result;
+    const state = outcome === 'succeeded' ? 'succeeded' : 'failed';
+    if (!this.port.reconcile(id, before, { state, result: stored, note: `operator:${outcome}` }, iso(now)))
+      throw new ReconcileError('the operation changed meanwhile; look again');
+    return { before, after: this.get(id)! };
+  }
+}
+
+export class ReconcileError extends Error {}
+
+/** What a replay answers when an operator declared success without giving the result. */
+export const OPERATOR_RESULT: JsonValue = {
+  content: [{ type: 'text', text: 'cloakpipe: this operation was reconciled as succeeded by an operator; its result was not recorded.' }],
+};
+
+export function outcomeOf(reply: UpstreamReply): 'succeeded' | 'failed' {
+  if (reply.error !== undefined) return 'failed';
+  if (reply.result === undefined) return 'failed';
+  if (isJsonObject(reply.result) && reply.result.isError === true) return 'failed';
+  return 'succeeded';
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,208 @@
+// The store's ports: everything the gate, the ledger and the CLI keep durably, as interfaces with
+// no SQL and no driver in them. `store/sqlite/` implements them (the embedded default); a second
+// store (PostgreSQL for a fleet) is one more folder implementing the same `Store` and passing the
+// same contract tests (test/store/contract/). The domain rules live above: operations/ (the state
+// machine), pins/, ledger/ (signing, chaining, epochs); a port only keeps and finds rows.
+//
+// Port methods are synchronous and run inside `transact` (or alone, each its own transaction):
+// a decision reads and writes through them and appends its entry in one transaction (ADR 002),
+// and `transact` resolves only once that transaction is durable. Rows a port returns are plain
+// data; ids are stored as given (they may be argument values: only their digests leave the store).
+import type { JsonValue } from '../core/json.js';
+
+/** The store could not do what was asked (missing, damaged, replaced, or a write failed). */
+export class StoreError extends Error {}
+
+// ── operations (product.md section 5) ─────────────────────────────────────────────────────────
+
+export const OPERATION_STATES = ['pending', 'succeeded', 'failed', 'unknown'] as const;
+export type OperationState = (typeof OPERATION_STATES)[number];
+
+export interface Operation {
+  id: string;
+  fingerprint: string;
+  tool: string;
+  state: OperationState;
+  attempts: number;
+  /** The stored result (`succeeded`, or a failed call's result) as JSON, or null. */
+  result: JsonValue | null;
+  /** The stored JSON-RPC error of a failed call, or null. */
+  error: JsonValue | null;
+  /** Why the state is what it is: begin, retry, upstream, timeout, upstream_exit, error, startup, operator:<outcome>. */
+  note: string;
+  owner: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Every change is a compare-and-set on (id, state, attempts): it returns false (changes nothing)
+ * when the row is no longer what the caller read, so a late answer or a second gate cannot
+ * overwrite a newer attempt.
+ */
+export interface OperationsPort {
+  get(id: string): Operation | null;
+  /** Oldest change first. */
+  list(state: OperationState | undefined, limit: number): Operation[];
+  /** A new operation, pending, attempt 1. Throws when the id exists (also another gate's). */
+  insert(op: { id: string; fingerprint: string; tool: string; owner: string; at: string }): void;
+  /** A settled attempt (`from`) of the same call becomes pending again as attempt + 1. */
+  restart(id: string, fingerprint: string, from: { state: 'succeeded' | 'failed'; attempts: number }, note: string, owner: string, at: string): boolean;
+  /** The pending attempt settles with its stored answer. */
+  settle(id: string, attempt: number, to: { state: 'succeeded' | 'failed'; result: JsonValue | null; error: JsonValue | null }, at: string): boolean;
+  /** The pending attempt's outcome is unknown. */
+  markUnknown(id: string, attempt: number, note: string, at: string): boolean;
+  /** Owners with pending operations. */
+  pendingOwners(): (string | null)[];
+  /** Every pending operation of `owner` becomes unknown (note `startup`); returns how many. */
+  recoverOwner(owner: string | null, at: string): number;
+  /** An operator settles an operation found in `from`. */
+  reconcile(id: string, from: { state: OperationState; attempts: number }, to: { state: 'succeeded' | 'failed'; result: JsonValue | null; note: string }, at: string): boolean;
+}
+
+// ── approval receipts ─────────────────────────────────────────────────────────────────────────
+
+export interface UsedReceipt {
+  receipt_id: string;
+  nonce: string;
+  approver: string;
+  fingerprint: string;
+  /** The signed receipt itself (RFC 8785 JSON), so the approval can be re-verified later. */
+  receipt: string;
+  used_at: string;
+}
+
+export interface ReceiptsPort {
+  used(receiptId: string): UsedReceipt | null;
+  /** Record a receipt as used; throws when it already is (single use, across gates too). */
+  consume(u: Omit<UsedReceipt, 'used_at'>, at: string): void;
+}
+
+/** Requests waiting for a person (the approval inbox, inbox.md): filled in when the inbox lands. */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface ApprovalRequestsPort {}
+
+// ── rate windows (product.md section 4) ───────────────────────────────────────────────────────
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+export interface WindowCounts {
+  minute: number;
+  hour: number;
+  day: number;
+}
+
+export interface RateCounts {
+  /** Allowed calls of this tool in this task. */
+  calls: WindowCounts;
+  /** Allowed calls of all tools in this task. */
+  callsAll: WindowCounts;
+}
+
+export interface RatesPort {
+  /** Allowed calls in the sliding windows ending at `now` (ms since the epoch). */
+  counts(taskId: string | null, tool: string, now: number): RateCounts;
+  /** Count one allowed call at `now`. */
+  record(taskId: string | null, tool: string, now: number): void;
+}
+
+// ── tool-definition pins (product.md section 9) ───────────────────────────────────────────────
+
+export interface PinRow {
+  release: string;
+  tool: string;
+  digest: string;
+  /** The last definition seen that differs from the pin, awaiting review; null when none. */
+  observed: string | null;
+  pinned_at: number;
+}
+
+export interface PinsPort {
+  get(release: string, tool: string): PinRow | null;
+  /** By release, then tool. */
+  list(): PinRow[];
+  insert(release: string, tool: string, digest: string, now: number): void;
+  setObserved(release: string, tool: string, observed: string | null): void;
+  /** The observed definition becomes the pin; false when none was awaiting review. */
+  promote(release: string, tool: string, now: number): boolean;
+}
+
+// ── the ledger: entries, epochs, anchors (product.md section 7) ───────────────────────────────
+
+/** One stored entry: its signed RFC 8785 body and the columns found by. */
+export interface LedgerRow {
+  seq: number;
+  ts: string;
+  kind: string;
+  /** sha256:HEX of the body (signature included). */
+  hash: string;
+  body: string;
+}
+
+export interface LedgerPort {
+  /** The newest entry, or null for an empty ledger. */
+  head(): LedgerRow | null;
+  /** Throws when `seq` is taken (two writers raced: the transaction fails whole). */
+  insert(row: LedgerRow): void;
+  count(): number;
+  /** Bodies in seq order from `fromSeq`, at most `limit`. */
+  bodies(fromSeq: number, limit: number): Iterable<string>;
+  /** (seq, body) in seq order for first ≤ seq ≤ last. */
+  between(first: number, last: number): Iterable<{ seq: number; body: string }>;
+  /** The newest entry of a kind (e.g. the last epoch), or null. */
+  lastOfKind(kind: string): LedgerRow | null;
+  /** How many entries after `seq` are of another kind than `kind`. */
+  countAfterExcept(seq: number, kind: string): number;
+}
+
+/** One stored anchor of an epoch: `data` is the anchor's JSON as ledger/ wrote it. */
+export interface AnchorRow {
+  epoch: number;
+  kind: string;
+  data: string;
+}
+
+export interface AnchorsPort {
+  /** Stores (or replaces) the anchor of one kind for an epoch. */
+  put(row: AnchorRow): void;
+  kinds(epoch: number): Set<string>;
+  /** By epoch, then kind. */
+  all(): Iterable<AnchorRow>;
+}
+
+/** A consistent read of the whole ledger (entries and anchors), for export and verify. */
+export interface LedgerSnapshot {
+  total: number;
+  /** Bodies in seq order (from `fromSeq`, at most `limit`). */
+  bodies(fromSeq?: number, limit?: number): Iterable<string>;
+  anchors(): Iterable<AnchorRow>;
+  close(): void;
+}
+
+// ── the store ─────────────────────────────────────────────────────────────────────────────────
+
+/** Runs `fn` in one write transaction; resolves after it committed durably, rejects when it did not. */
+export type Transact = <T>(fn: () => T) => Promise<T>;
+
+export interface Store {
+  readonly ledger: LedgerPort;
+  readonly operations: OperationsPort;
+  readonly receipts: ReceiptsPort;
+  readonly approvalRequests: ApprovalRequestsPort;
+  readonly rates: RatesPort;
+  readonly pins: PinsPort;
+  readonly anchors: AnchorsPort;
+  /**
+   * One write transaction. Calls queued together may share one commit (group commit); each runs
+   * isolated: one that throws rolls back alone and rejects alone.
+   */
+  transact: Transact;
+  /**
+   * Throws StoreError when the store this process opened is no longer the one on disk (a file
+   * deleted or replaced under a running gate): nothing may be decided on a store nobody will read.
+   */
+  assertIntact(): void;
+  close(): void;
+}

@@ -1,0 +1,73 @@
+// Opening a SQLite database the same way everywhere: WAL, full fsync on commit, a busy timeout
+// so two gates on one home wait for each other instead of failing.
+import Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { StoreError } from '../ports.js';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  create?: boolean;
+  readOnly?: boolean;
+  /** Runs before any pragma can write to the file; throws to refuse it. */
+  check?: (db: Db) => void;
+}
+
+export function openDb(path: string, opts: OpenOptions = {}): Db {
+  if (!opts.create && !existsSync(path)) throw new StoreError(`database missing: ${path} (run cloakpipe init)`);
+  let db: Db;
+  try {
+    db = new Database(path, { fileMustExist: !opts.create });
+    // The busy timeout first: switching to WAL needs a lock that another gate (or one closing
+    // and checkpointing) may hold for a moment.
+    db.pragma('busy_timeout = 10000');
+  } catch (e) {
+    throw new StoreError(`cannot open database ${path}: ${(e as { code?: string }).code ?? 'error'}`);
+  }
+  if (opts.check) {
+    try {
+      opts.check(db);
+    } catch (e) {
+      db.close();
+      if (e instanceof StoreError) throw e;
+      throw new StoreError(`${path} is not a readable SQLite database (${(e as { code?: string }).code ?? 'error'})`);
+    }
+  }
+  try {
+    if (opts.readOnly) {
+      db.pragma('query_only = ON');
+      return db;
+    }
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+  } catch (e) {
+    throw new StoreError(`cannot open database ${path}: ${(e as { code?: string }).code ?? 'error'}`);
+  }
+  return db;
+}
+
+/** Attach a second database file under `schema`, with the same durability settings. */
+export function attachDb(db: Db, path: string, schema: string, check?: (db: Db) => void): void {
+  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new StoreError(`invalid schema name ${schema}`);
+  if (!existsSync(path)) throw new StoreError(`database missing: ${path} (run cloakpipe init)`);
+  try {
+    db.prepare(`ATTACH DATABASE ? AS ${schema}`).run(path);
+  } catch (e) {
+    throw new StoreError(`cannot attach database ${path}: ${(e as { code?: string }).code ?? 'error'}`);
+  }
+  if (check) {
+    try {
+      check(db);
+    } catch (e) {
+      if (e instanceof StoreError) throw e;
+      throw new StoreError(`${path} is not a readable SQLite database (${(e as { code?: string }).code ?? 'error'})`);
+    }
+  }
+  try {
+    db.pragma(`${schema}.journal_mode = WAL`);
+    db.pragma(`${schema}.synchronous = FULL`);
+  } catch (e) {
+    throw new StoreError(`cannot attach database ${path}: ${(e as { code?: string }).code ?? 'error'}`);
+  }
+}

@@ -1,0 +1,107 @@
+// The ledger's entries and the epochs' anchors in ledger.db. Rows are appended inside the
+// caller's transaction; the head is read inside it too, so two gates sharing one home still
+// produce one contiguous chain (the seq primary key makes a lost race fail whole).
+import type { Db } from './db.js';
+import type { AnchorRow, AnchorsPort, LedgerPort, LedgerRow, LedgerSnapshot } from '../ports.js';
+
+export class SqliteLedger implements LedgerPort {
+  private readonly stmts;
+
+  constructor(db: Db, s = 'main') {
+    this.stmts = {
+      head: db.prepare(`SELECT seq, ts, kind, hash, body FROM ${s}.entries ORDER BY seq DESC LIMIT 1`),
+      insert: db.prepare(`INSERT INTO ${s}.entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)`),
+      count: db.prepare(`SELECT COUNT(*) AS n FROM ${s}.entries`),
+      bodies: db.prepare(`SELECT body FROM ${s}.entries WHERE seq >= ? ORDER BY seq LIMIT ?`),
+      between: db.prepare(`SELECT seq, body FROM ${s}.entries WHERE seq >= ? AND seq <= ? ORDER BY seq`),
+      lastOfKind: db.prepare(`SELECT seq, ts, kind, hash, body FROM ${s}.entries WHERE kind = ? ORDER BY seq DESC LIMIT 1`),
+      countAfterExcept: db.prepare(`SELECT COUNT(*) AS n FROM ${s}.entries WHERE seq > ? AND kind <> ?`),
+    };
+  }
+
+  head(): LedgerRow | null {
+    return (this.stmts.head.get() as LedgerRow | undefined) ?? null;
+  }
+
+  insert(r: LedgerRow): void {
+    this.stmts.insert.run(r.seq, r.ts, r.kind, r.hash, r.body);
+  }
+
+  count(): number {
+    return (this.stmts.count.get() as { n: number }).n;
+  }
+
+  *bodies(fromSeq: number, limit: number): Iterable<string> {
+    for (const row of this.stmts.bodies.iterate(fromSeq, limit) as Iterable<{ body: string }>) yield row.body;
+  }
+
+  between(first: number, last: number): Iterable<{ seq: number; body: string }> {
+    return this.stmts.between.iterate(first, last) as Iterable<{ seq: number; body: string }>;
+  }
+
+  lastOfKind(kind: string): LedgerRow | null {
+    return (this.stmts.lastOfKind.get(kind) as LedgerRow | undefined) ?? null;
+  }
+
+  countAfterExcept(seq: number, kind: string): number {
+    return (this.stmts.countAfterExcept.get(seq, kind) as { n: number }).n;
+  }
+}
+
+export class SqliteAnchors implements AnchorsPort {
+  private readonly stmts;
+
+  constructor(db: Db, s = 'main') {
+    this.stmts = {
+      put: db.prepare(`INSERT OR REPLACE INTO ${s}.anchors (epoch_seq, kind, data) VALUES (?, ?, ?)`),
+      kinds: db.prepare(`SELECT kind FROM ${s}.anchors WHERE epoch_seq = ?`),
+      all: db.prepare(`SELECT epoch_seq AS epoch, kind, data FROM ${s}.anchors ORDER BY epoch_seq, kind`),
+    };
+  }
+
+  put(a: AnchorRow): void {
+    this.stmts.put.run(a.epoch, a.kind, a.data);
+  }
+
+  kinds(epoch: number): Set<string> {
+    return new Set((this.stmts.kinds.all(epoch) as { kind: string }[]).map((r) => r.kind));
+  }
+
+  all(): Iterable<AnchorRow> {
+    return this.stmts.all.iterate() as Iterable<AnchorRow>;
+  }
+}
+
+function hasTable(db: Db, name: string): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+}
+
+/**
+ * One read transaction over a ledger database, opened read-only and never created or migrated:
+ * export and verify read what is there, damaged or not. Tables that are missing read as empty.
+ */
+export function ledgerSnapshot(db: Db): LedgerSnapshot {
+  db.exec('BEGIN'); // one read snapshot for entries and anchors
+  const entries = hasTable(db, 'entries');
+  const anchors = hasTable(db, 'anchors');
+  const total = entries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0;
+  return {
+    total,
+    *bodies(fromSeq = 0, limit = Number.MAX_SAFE_INTEGER) {
+      if (!entries) return;
+      const rows = db.prepare('SELECT body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit) as Iterable<{ body: string }>;
+      for (const row of rows) yield row.body;
+    },
+    *anchors() {
+      if (!anchors) return;
+      yield* db.prepare('SELECT epoch_seq AS epoch, kind, data FROM anchors ORDER BY epoch_seq, kind').iterate() as Iterable<AnchorRow>;
+    },
+    close() {
+      try {
+        if (db.inTransaction) db.exec('COMMIT');
+      } finally {
+        db.close();
+      }
+    },
+  };
+}

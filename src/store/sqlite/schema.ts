@@ -1,0 +1,88 @@
+// Every table of the gate's two SQLite files, in one place, so `init`, the gate and the CLI agree.
+// ledger.db: entries, anchors, rate_calls. operations.db: meta, operations, used_receipts, pins.
+// `ensure*` creates what is missing (tables added in later versions appear in older homes);
+// `missing*` names what a database that should be the gate's lacks (start-up refuses it).
+import type { Db } from './db.js';
+import { migrateRates } from './rates.js';
+
+export function ensureLedgerSchema(db: Db, s = 'main'): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS ${s}.entries (
+      seq INTEGER PRIMARY KEY,
+      ts TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      hash TEXT NOT NULL,
+      body TEXT NOT NULL
+    ) STRICT;
+    CREATE TABLE IF NOT EXISTS ${s}.anchors (
+      epoch_seq INTEGER NOT NULL,
+      kind TEXT NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (epoch_seq, kind)
+    ) STRICT;
+    CREATE TABLE IF NOT EXISTS ${s}.rate_calls (
+      task_id TEXT NOT NULL,
+      tool    TEXT NOT NULL,
+      at_ms   INTEGER NOT NULL,
+      n_tool  INTEGER NOT NULL DEFAULT 0,
+      n_all   INTEGER NOT NULL DEFAULT 0
+    );
+  `);
+  migrateRates(db, s);
+  db.exec(`
+    CREATE INDEX IF NOT EXISTS ${s}.rate_calls_tool_n ON rate_calls (task_id, tool, at_ms, n_tool);
+    CREATE INDEX IF NOT EXISTS ${s}.rate_calls_task_n ON rate_calls (task_id, at_ms, n_all);
+    CREATE INDEX IF NOT EXISTS ${s}.rate_calls_at ON rate_calls (at_ms);
+  `);
+}
+
+export function ensureOperationsSchema(db: Db, s = 'main'): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS ${s}.meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) STRICT;
+    CREATE TABLE IF NOT EXISTS ${s}.operations (
+      id          TEXT PRIMARY KEY,
+      fingerprint TEXT NOT NULL,
+      tool        TEXT NOT NULL,
+      state       TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed', 'unknown')),
+      attempts    INTEGER NOT NULL CHECK (attempts >= 1),
+      result      TEXT,
+      error       TEXT,
+      note        TEXT NOT NULL,
+      owner       TEXT,
+      created_at  TEXT NOT NULL,
+      updated_at  TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX IF NOT EXISTS ${s}.operations_state ON operations (state);
+    CREATE TABLE IF NOT EXISTS ${s}.used_receipts (
+      receipt_id  TEXT PRIMARY KEY,
+      nonce       TEXT NOT NULL,
+      approver    TEXT NOT NULL,
+      fingerprint TEXT NOT NULL,
+      receipt     TEXT NOT NULL,
+      used_at     TEXT NOT NULL
+    ) STRICT;
+    CREATE TABLE IF NOT EXISTS ${s}.pins (
+      release TEXT NOT NULL,
+      tool TEXT NOT NULL,
+      digest TEXT NOT NULL,
+      observed TEXT,
+      pinned_at INTEGER NOT NULL,
+      PRIMARY KEY (release, tool)
+    ) STRICT;
+  `);
+}
+
+/** Tables every home since the first release has: their absence means "not the gate's database". */
+const CORE_TABLES = { ledger: ['entries'], operations: ['operations', 'used_receipts'] } as const;
+
+export function missingTables(db: Db, which: keyof typeof CORE_TABLES, s = 'main'): string[] {
+  const have = new Set((db.prepare(`SELECT name FROM ${s}.sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((r) => r.name));
+  return CORE_TABLES[which].filter((t) => !have.has(t));
+}
+
+/** PRAGMA quick_check of one schema: null when it holds, else the first problem SQLite names. */
+export function quickCheck(db: Db, s = 'main'): string | null {
+  const rows = db.prepare(`PRAGMA ${s}.quick_check`).all() as { quick_check: string }[];
+  if (rows.length === 1 && rows[0].quick_check === 'ok') return null;
+  return rows[0]?.quick_check ?? 'no answer';
+}

@@ -1,0 +1,125 @@
+// The SQLite store: ledger.db with operations.db ATTACHed as `ops` on one connection, so a
+// decision, its effects and its entry commit in one transaction (ADR 002), with group commit.
+// Opening an existing home refuses (StoreError, named) a file that is not the gate's: missing,
+// empty or foreign (no schema), or failing PRAGMA quick_check. A missing database is never
+// silently re-created: a new ledger would verify from seq 0, and a new operations database
+// would let a write that already succeeded run again.
+import { closeSync, openSync, statSync } from 'node:fs';
+import { attachDb, openDb, type Db } from './db.js';
+import { ensureLedgerSchema, ensureOperationsSchema, missingTables, quickCheck } from './schema.js';
+import { GroupCommit } from './group-commit.js';
+import { SqliteOperations, SqliteReceipts } from './operations.js';
+import { SqliteLedger, SqliteAnchors, ledgerSnapshot } from './ledger.js';
+import { SqlitePins } from './pins.js';
+import { SqliteRates } from './rates.js';
+import { StoreError, type LedgerSnapshot, type OperationsPort, type Store } from '../ports.js';
+
+/** The SQLite store, with its connection for what only SQLite has (benchmarks, maintenance). */
+export interface SqliteStore extends Store {
+  readonly db: Db;
+}
+
+export interface SqlitePaths {
+  ledger: string;
+  operations: string;
+}
+
+const OPS = 'ops';
+
+function refuseDamaged(which: 'ledger' | 'operations', path: string, db: Db, schema: string): void {
+  const missing = missingTables(db, which, schema);
+  if (missing.length > 0)
+    throw new StoreError(
+      `${which} database ${path} does not hold the gate's schema (no table ${missing.join(', ')}): an empty or foreign file is refused, never re-created; restore it from a backup`,
+    );
+  const problem = quickCheck(db, schema);
+  if (problem !== null) throw new StoreError(`${which} database ${path} fails its integrity check (PRAGMA quick_check: ${problem.slice(0, 200)})`);
+}
+
+/** A new database file that only its owner can read (SQLite gives its -wal and -shm the same mode). */
+function createPrivate(path: string): void {
+  closeSync(openSync(path, 'wx', 0o600));
+}
+
+interface FileId {
+  path: string;
+  what: string;
+  dev: number;
+  ino: number;
+}
+
+function fileId(path: string, what: string): FileId {
+  const st = statSync(path);
+  return { path, what, dev: st.dev, ino: st.ino };
+}
+
+/**
+ * Opens the store of a home. `create` makes both databases (they must not exist yet: `init`);
+ * otherwise both must exist and pass the checks above.
+ */
+export function openSqliteStore(paths: SqlitePaths, opts: { create?: boolean } = {}): SqliteStore {
+  if (opts.create) {
+    createPrivate(paths.ledger);
+    createPrivate(paths.operations);
+  } else {
+    // Named before anything is opened, so the message says which file is missing.
+    for (const [what, p] of [['ledger', paths.ledger], ['operations', paths.operations]] as const) {
+      try {
+        statSync(p);
+      } catch {
+        throw new StoreError(`${what} database missing: ${p} (run cloakpipe init)`);
+      }
+    }
+  }
+  const check = opts.create ? undefined : (db: Db) => refuseDamaged('ledger', paths.ledger, db, 'main');
+  const db = openDb(paths.ledger, { create: opts.create, check });
+  try {
+    attachDb(db, paths.operations, OPS, opts.create ? undefined : (d) => refuseDamaged('operations', paths.operations, d, OPS));
+    ensureLedgerSchema(db, 'main'); // tables added since the home was made
+    ensureOperationsSchema(db, OPS);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return sqliteStore(db, [fileId(paths.ledger, 'ledger'), fileId(paths.operations, 'operations')]);
+}
+
+/** The ports over an open connection (ledger schema `main`, operations schema `ops`). */
+export function sqliteStore(db: Db, files: FileId[] = []): SqliteStore {
+  const assertIntact = () => {
+    for (const f of files) {
+      let now: FileId;
+      try {
+        now = fileId(f.path, f.what);
+      } catch {
+        throw new StoreError(`the ${f.what} database ${f.path} was deleted under the running gate`);
+      }
+      if (now.ino !== f.ino || now.dev !== f.dev) throw new StoreError(`the ${f.what} database ${f.path} was replaced under the running gate`);
+    }
+  };
+  const commit = new GroupCommit(db, 256, assertIntact);
+  return {
+    db,
+    ledger: new SqliteLedger(db, 'main'),
+    operations: new SqliteOperations(db, OPS),
+    receipts: new SqliteReceipts(db, OPS),
+    approvalRequests: {},
+    rates: new SqliteRates(db),
+    pins: new SqlitePins(db, OPS),
+    anchors: new SqliteAnchors(db, 'main'),
+    transact: (fn) => commit.run(fn),
+    assertIntact,
+    close: () => db.close(),
+  };
+}
+
+/** A read-only, consistent view of a ledger database as it is (for export and verify). */
+export function openLedgerSnapshot(path: string): LedgerSnapshot {
+  return ledgerSnapshot(openDb(path, { readOnly: true }));
+}
+
+/** The operations of a home, read-only (for reports); no checks, no schema changes. */
+export function openOperationsReader(path: string): { operations: OperationsPort; close(): void } {
+  const db = openDb(path, { readOnly: true });
+  return { operations: new SqliteOperations(db, 'main'), close: () => db.close() };
+}

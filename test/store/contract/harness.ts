@@ -1,0 +1,15 @@
+// What a store implementation hands the contract tests: a fresh, empty store, and a second
+// connection to the same one (a second gate on the same home, or on the same database).
+import type { Store } from '../../../src/store/ports.js';
+
+export interface OpenedForTest {
+  store: Store;
+  /** Another connection to the same store, as a second gate would open it. */
+  peer(): Promise<Store>;
+}
+
+export type StoreFactory = () => Promise<OpenedForTest>;
+
+export const T = Date.parse('2026-11-30T08:00:00.000Z');
+export const FP = 'sha256:' + 'a'.repeat(64);
+export const FP2 = 'sha256:' + 'b'.repeat(64);

@@ -1,0 +1,61 @@
+// Contract: the ledger's rows and the epochs' anchors. Entries are kept byte for byte; a seq is
+// taken once (two writers that raced fail whole, never fork the chain); reads come back in order.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LedgerRow } from '../../../src/store/ports.js';
+import type { StoreFactory } from './harness.js';
+
+const row = (seq: number, kind = 'decision', body = `{"seq":${seq},"x":"\\u00e9 é"}`): LedgerRow => ({
+  seq,
+  ts: `2026-11-30T08:00:0${seq % 10}.000Z`,
+  kind,
+  hash: 'sha256:' + String(seq % 10).repeat(64),
+  body,
+});
+
+export function ledgerContract(name: string, open: StoreFactory): void {
+  test(`${name} ledger: rows in, rows out, in seq order, byte for byte`, async () => {
+    const { store } = await open();
+    const l = store.ledger;
+    assert.equal(l.head(), null);
+    assert.equal(l.count(), 0);
+    assert.equal(l.lastOfKind('epoch'), null);
+    const rows = [row(0, 'startup'), row(1), row(2, 'epoch'), row(3, 'anchor_failure'), row(4)];
+    for (const r of rows) l.insert(r);
+    assert.deepEqual(l.head(), rows[4]);
+    assert.equal(l.count(), 5);
+    assert.deepEqual([...l.bodies(0, 100)], rows.map((r) => r.body));
+    assert.deepEqual([...l.bodies(2, 2)], [rows[2].body, rows[3].body]);
+    assert.deepEqual([...l.between(1, 3)], rows.slice(1, 4).map((r) => ({ seq: r.seq, body: r.body })));
+    assert.deepEqual(l.lastOfKind('epoch'), rows[2]);
+    assert.equal(l.countAfterExcept(2, 'anchor_failure'), 1);
+    assert.equal(l.countAfterExcept(4, 'anchor_failure'), 0);
+    assert.throws(() => l.insert(row(4)), 'a seq is taken once');
+  });
+
+  test(`${name} ledger: a seq taken by another connection cannot be taken again`, async () => {
+    const { store, peer } = await open();
+    const other = await peer();
+    store.ledger.insert(row(0));
+    assert.deepEqual(other.ledger.head(), row(0));
+    assert.throws(() => other.ledger.insert(row(0, 'decision', '{"forked":true}')));
+    assert.deepEqual([...store.ledger.bodies(0, 10)], [row(0).body]);
+  });
+
+  test(`${name} anchors: one per epoch and kind, replaced by a newer one, listed by epoch then kind`, async () => {
+    const { store } = await open();
+    const a = store.anchors;
+    assert.deepEqual([...a.all()], []);
+    assert.deepEqual(a.kinds(5), new Set());
+    a.put({ epoch: 9, kind: 'rfc3161', data: '{"t":1}' });
+    a.put({ epoch: 5, kind: 'rfc3161', data: '{"t":2}' });
+    a.put({ epoch: 5, kind: 'rekor', data: '{"r":1}' });
+    a.put({ epoch: 5, kind: 'rekor', data: '{"r":2}' });
+    assert.deepEqual(a.kinds(5), new Set(['rfc3161', 'rekor']));
+    assert.deepEqual([...a.all()], [
+      { epoch: 5, kind: 'rekor', data: '{"r":2}' },
+      { epoch: 5, kind: 'rfc3161', data: '{"t":2}' },
+      { epoch: 9, kind: 'rfc3161', data: '{"t":1}' },
+    ]);
+  });
+}

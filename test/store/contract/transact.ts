@@ -1,0 +1,63 @@
+// Contract: one `transact` makes a decision's writes durable together or not at all; a job that
+// throws rolls back alone; what resolved is visible to every other connection; two gates
+// appending at once still make one contiguous, signed chain.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, createPublicKey } from 'node:crypto';
+import { Ledger, readEntries } from '../../../src/ledger/ledger.js';
+import { entryHash, verifyEntrySignature } from '../../../src/ledger/entry.js';
+import { keyIdOf, type GateKey } from '../../../src/ledger/keys.js';
+import { Operations } from '../../../src/operations/operations.js';
+import { FP, T, type StoreFactory } from './harness.js';
+
+function key(): GateKey {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const publicKey = createPublicKey(privateKey);
+  return { privateKey, publicKey, keyId: keyIdOf(publicKey) };
+}
+
+export function transactContract(name: string, open: StoreFactory): void {
+  test(`${name} transact: a throwing job leaves nothing behind and rejects alone`, async () => {
+    const { store, peer } = await open();
+    const ledger = new Ledger(store.ledger, key());
+    const ops = new Operations(store.operations);
+    const results = await Promise.allSettled([
+      store.transact(() => {
+        ops.begin('a', FP, 't', T);
+        return ledger.appendInTx({ kind: 'decision', n: 1 }).seq;
+      }),
+      store.transact(() => {
+        ops.begin('b', FP, 't', T);
+        ledger.appendInTx({ kind: 'decision', n: 2 });
+        throw new Error('a check failed after writing');
+      }),
+      store.transact(() => ledger.appendInTx({ kind: 'decision', n: 3 }).seq),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.match(String((results[1] as PromiseRejectedResult).reason), /a check failed/);
+    const other = await peer();
+    assert.deepEqual([...readEntries(other.ledger)].map((e) => [e.seq, e.n]), [[0, 1], [1, 3]], 'no gap where the failed job wrote');
+    assert.equal(other.operations.get('a')!.state, 'pending');
+    assert.equal(other.operations.get('b'), null);
+  });
+
+  test(`${name} transact: two connections appending at once make one contiguous chain`, async () => {
+    const { store, peer } = await open();
+    const k = key();
+    const stores = [store, await peer()];
+    const ledgers = stores.map((s) => new Ledger(s.ledger, k));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) => stores[i % 2].transact(() => ledgers[i % 2].appendInTx({ kind: 'decision', i }))),
+    );
+    const entries = [...readEntries(store.ledger)];
+    assert.deepEqual(entries.map((e) => e.seq), [...Array(40).keys()]);
+    for (let i = 1; i < entries.length; i++) assert.equal(entries[i].prev, entryHash(entries[i - 1]));
+    for (const e of entries) assert.ok(verifyEntrySignature(e, k.publicKey));
+  });
+
+  test(`${name} transact: the value of the job is what resolves; a fresh store is intact`, async () => {
+    const { store } = await open();
+    assert.deepEqual(await store.transact(() => ({ n: 42 })), { n: 42 });
+    store.assertIntact();
+  });
+}
