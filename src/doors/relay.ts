@@ -18,7 +18,7 @@ export interface RelayGate {
   handleCall(call: Omit<Call, 'taskId'>, forward: Forward): Promise<CallOutcome>;
   refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData>;
   /** The refusal for a call the gate failed on before it could answer otherwise. */
-  failClosed(detail: string): RefusalData;
+  failClosedRefusal(detail: string): RefusalData;
   observeServerOutput(output: JsonValue): void;
   observeToolList(result: JsonValue): void;
 }
@@ -160,7 +160,7 @@ export class Relay {
       })
       .catch(() => {
         if (this.pending.get(key) === entry) this.pending.delete(key);
-        this.write(refusalResponse(msg.id, this.gate.failClosed('the gate could not complete this call')));
+        this.write(refusalResponse(msg.id, this.gate.failClosedRefusal('the gate could not complete this call')));
       });
     this.track(task);
   }
