@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { upstreamEnv } from '../doors/upstream.js';
+import { upstreamEnv } from '../doors/upstream/process.js';
 import type { ListedTool } from './draft.js';
 
 export class ServerError extends Error {}
