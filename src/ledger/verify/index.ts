@@ -69,12 +69,21 @@ function toKey(k: string | KeyObject, what: string): KeyObject {
   return key;
 }
 
-export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {}): Promise<VerifyReport> {
-  const builtinRekorKey = opts.requireAnchors === true && opts.tsaRoot === undefined && opts.rekorKey === undefined;
-  const rekorKey = builtinRekorKey ? PUBLIC_REKOR_KEY_PEM : opts.rekorKey;
+/**
+ * The anchor kinds required and the Rekor key to check with: the kinds a trust root was given for;
+ * with --require-anchors and no trust root at all, Rekor with the built-in public key.
+ */
+export function anchorTrust(o: { tsaRoot?: string; rekorKey?: string | KeyObject; requireAnchors?: boolean }) {
+  const builtinRekorKey = o.requireAnchors === true && o.tsaRoot === undefined && o.rekorKey === undefined;
+  const rekorKey = builtinRekorKey ? PUBLIC_REKOR_KEY_PEM : o.rekorKey;
   const requiredKinds: AnchorKind[] = [];
-  if (opts.tsaRoot !== undefined) requiredKinds.push('rfc3161');
+  if (o.tsaRoot !== undefined) requiredKinds.push('rfc3161');
   if (rekorKey !== undefined) requiredKinds.push('rekor');
+  return { builtinRekorKey, rekorKey, requiredKinds };
+}
+
+export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {}): Promise<VerifyReport> {
+  const { builtinRekorKey, rekorKey, requiredKinds } = anchorTrust(opts);
   const report: VerifyReport = {
     ok: false,
     entries: 0,
@@ -144,8 +153,9 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     // Anchors: every one must hold; coverage per kind is the newest epoch anchored by it.
     const newest: Record<AnchorKind, number | null> = { rfc3161: null, rekor: null };
     const trust = { tsaRoot: opts.tsaRoot, rekorKey, gateKey: key };
+    const seen = new Set<string>();
     for await (const a of src.anchors()) {
-      const r = await checkAnchor(a, chain.epochs, trust);
+      const r = await checkAnchor(a, chain.epochs, trust, seen);
       const kind = a.kind as AnchorKind;
       report.anchors[kind][r]++;
       if (r === 'verified' && (newest[kind] === null || a.epoch > newest[kind]!)) newest[kind] = a.epoch;
