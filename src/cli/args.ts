@@ -1,18 +1,77 @@
-// Flag parsing shared by every command: strict (unknown flags are usage errors, exit 2).
+// Flag parsing shared by every command: strict (unknown flags are usage errors, exit 2), with a
+// suggestion for a mistyped flag, and the help text drawn from the same table as the parser.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export class UsageError extends Error {}
 
-export type Options = NonNullable<ParseArgsConfig['options']>;
+type ParseOptions = NonNullable<ParseArgsConfig['options']>;
+type ParseOption = ParseOptions[string];
+
+/** One flag: what `parseArgs` needs, plus what `--help` shows (`arg` names its value). */
+export type FlagSpec = ParseOption & { arg?: string; help?: string; defaultText?: string };
+export type Options = Record<string, FlagSpec>;
 
 const HELP = { help: { type: 'boolean' } } as const;
 
-export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false) {
-  try {
-    return parseArgs({ args: argv, options: { ...options, ...HELP } as O & typeof HELP, strict: true, allowPositionals });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
+/** Damerau–Levenshtein distance (adjacent transpositions count one), for flag suggestions. */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
   }
+  return d[a.length][b.length];
+}
+
+/** The closest candidate when it is close enough to be a typo (or the only one it begins). */
+export function suggest(word: string, candidates: Iterable<string>): string | undefined {
+  const w = word.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const dist = editDistance(w, c.toLowerCase());
+    if (dist < bestDistance) [best, bestDistance] = [c, dist];
+  }
+  if (best !== undefined && bestDistance <= Math.max(1, Math.floor(Math.max(w.length, best.length) / 3))) return best;
+  const prefixed = [...candidates].filter((c) => w.length >= 3 && c.startsWith(w));
+  return prefixed.length === 1 ? prefixed[0] : undefined;
+}
+
+/** `unknown option --manfest (did you mean --manifest?)` */
+export function unknownFlag(flag: string, options: Options): UsageError {
+  const name = flag.replace(/^-+/, '').split('=')[0];
+  const hit = flag.startsWith('--') ? suggest(name, Object.keys({ ...options, ...HELP })) : undefined;
+  return new UsageError(`unknown option ${flag}${hit ? ` (did you mean --${hit}?)` : ''}`);
+}
+
+export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false) {
+  const config: ParseOptions = {};
+  for (const [name, { arg: _a, help: _h, defaultText: _d, ...spec }] of Object.entries(options)) config[name] = spec;
+  try {
+    return parseArgs({ args: argv, options: { ...config, ...HELP } as O & typeof HELP, strict: true, allowPositionals });
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    const unknown = /^Unknown option '([^']+)'/.exec(err.message);
+    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) throw unknownFlag(unknown[1], options);
+    throw new UsageError(err.message);
+  }
+}
+
+/** The options section of a command's help: every flag, its value, what it does, its default. */
+export function optionsHelp(options: Options): string {
+  const rows = Object.entries(options).map(([name, o]) => {
+    const head = `  --${name}${o.type === 'string' ? ` ${o.arg ?? 'VALUE'}` : ''}${o.multiple ? ' (repeatable)' : ''}`;
+    const dflt = o.defaultText ?? (o.default !== undefined && o.default !== false ? String(o.default) : undefined);
+    return [head, `${o.help ?? ''}${dflt !== undefined ? ` [default: ${dflt}]` : ''}`.trim()] as const;
+  });
+  const width = Math.min(34, Math.max(...rows.map(([h]) => h.length)) + 2);
+  return rows
+    .map(([head, text]) => (head.length + 2 > width ? `${head}\n${' '.repeat(width)}${text}` : `${head.padEnd(width)}${text}`))
+    .join('\n');
 }
 
 export function required<T>(value: T | undefined, flag: string): T {

@@ -169,7 +169,8 @@ export async function run(argv: string[]): Promise<number> {
     process.off('SIGHUP', onSignal);
     await upstream.close();
   }
-  await gate.close(`confine_${summary.ended}`).catch(() => undefined);
+  // The shutdown entry says how the session ended, in the summary's fixed codes.
+  await gate.close(`confine_${summary.ended}${summary.reason ? `:${summary.reason}` : ''}`).catch(() => undefined);
   process.stdout.write(values.json ? JSON.stringify(summary) + '\n' : summaryText(summary));
   return exitCodeOf(summary);
 }

@@ -8,10 +8,12 @@ const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--
        cloakpipe ledger export --out FILE [--home DIR]
        cloakpipe ledger anchor [--home DIR] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
        cloakpipe ledger checkpoint [--home DIR] [--out FILE]
+       cloakpipe ledger prove SEQ --out FILE [--home DIR]
 
 show    the entries as a table (or one JSON object a line with --json)
 export  a self-contained JSONL file of entries, epochs and anchors, for verify --ledger
 anchor      seal an epoch of the entries since the last one and anchor it now
+prove       one entry with its inclusion proof, epoch and anchors, for verify --proof
 checkpoint  a signed note of the ledger's size and root, for an auditor to keep (verify --checkpoint)
 `;
 
@@ -20,6 +22,7 @@ const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   export: (argv) => delegate('./ledger-export.js', argv),
   anchor: (argv) => delegate('./ledger-anchor.js', argv),
   checkpoint: (argv) => delegate('./ledger-checkpoint.js', argv),
+  prove: (argv) => delegate('./ledger-prove.js', argv),
 };
 
 export async function run(argv: string[]): Promise<number> {

@@ -2,7 +2,8 @@
 // exporting `run(argv): Promise<number>`. Exit 0 success, 1 a check failed or a call was
 // refused, 2 usage or configuration error.
 import '../policy/v8-guard.js'; // first: every command that evaluates Cedar needs it
-import { UsageError } from './args.js';
+import { readFileSync } from 'node:fs';
+import { suggest, UsageError } from './args.js';
 
 const COMMANDS: Record<string, { file: string; summary: string }> = {
   init: { file: './init.js', summary: 'create the gate home: signing key, ledger and operations databases' },
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
   ledger: { file: './ledger.js', summary: 'show, export or anchor the ledger' },
   verify: { file: './verify.js', summary: 'verify a ledger offline' },
   anchor: { file: './anchor.js', summary: 'verify one Rekor entry or RFC 3161 token offline' },
+  manifest: { file: './manifest-draft.js', summary: "draft a manifest and policy from a server's tools/list" },
   policy: { file: './policy.js', summary: 'check or explain a Cedar policy' },
   pins: { file: './pins.js', summary: 'review and accept changed tool definitions' },
   scope: { file: './scope.js', summary: 'report what the evidence establishes per protected effect' },
@@ -23,7 +25,12 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(16)}${c.summary}`);
-  return `usage: cloakpipe <command> [options]\n\ncommands:\n${lines.join('\n')}\n\nRun 'cloakpipe <command> --help' for a command's options.\n`;
+  return `usage: cloakpipe <command> [options]\n       cloakpipe --version\n\ncommands:\n${lines.join('\n')}\n\nRun 'cloakpipe <command> --help' for a command's options.\n`;
+}
+
+/** The package's own version: dist/src/cli/main.js sits three folders below package.json. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -32,9 +39,14 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(usage());
     return name ? 0 : 2;
   }
-  const cmd = COMMANDS[name];
+  if (name === '--version' || name === '-V' || name === 'version') {
+    process.stdout.write(`cloakpipe ${version()}\n`);
+    return 0;
+  }
+  const cmd = Object.prototype.hasOwnProperty.call(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!cmd) {
-    process.stderr.write(`cloakpipe: unknown command "${name}"\n${usage()}`);
+    const hit = suggest(name, Object.keys(COMMANDS));
+    process.stderr.write(`cloakpipe: unknown command "${name}"${hit ? ` (did you mean "${hit}"?)` : ''}\n${usage()}`);
     return 2;
   }
   let mod: { run: (argv: string[]) => Promise<number> };

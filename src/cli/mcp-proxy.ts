@@ -1,44 +1,86 @@
 // cloakpipe mcp-proxy: the gate in front of a stdio MCP server.
-import { parseFlags, required, UsageError } from './args.js';
+import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { UpstreamStartError } from '../doors/upstream.js';
+import { readProxyConfig, splitCommandLine } from './upstream-command.js';
 import { openGate } from '../gate/open.js';
 import { runStdioProxy } from '../doors/stdio-proxy.js';
 import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 
-const HELP = `usage: cloakpipe mcp-proxy --manifest FILE --policy FILE [--context FILE] [--mode enforce|shadow]
-    [--approver-key PEM]... [--anchor-interval DURATION] [--tsa URL --tsa-root PEM]
-    [--rekor URL --rekor-key PEM] [--home DIR] [--agent ID] [--call-timeout 60s]
-    [--max-frame BYTES] -- UPSTREAM_COMMAND [ARGS...]
+export const OPTIONS = {
+  manifest: { type: 'string', arg: 'FILE', help: 'the tool manifest (YAML or JSON, v1); required' },
+  policy: { type: 'string', arg: 'FILE', help: 'the Cedar policy; required' },
+  context: { type: 'string', arg: 'FILE', help: 'the task context (JSON), re-read when it changes', defaultText: 'none (an empty context)' },
+  mode: { type: 'string', arg: 'enforce|shadow', default: 'enforce', help: 'shadow records what enforce would refuse and forwards it' },
+  'approver-key': { type: 'string', arg: 'PEM', multiple: true, help: 'a public key whose receipts approve calls', defaultText: 'none' },
+  'anchor-interval': { type: 'string', arg: 'DURATION', help: 'seal and anchor an epoch this often', defaultText: 'at shutdown only' },
+  tsa: { type: 'string', arg: 'URL', help: 'RFC 3161 time-stamp authority to anchor epochs at (needs --tsa-root)', defaultText: 'none' },
+  'tsa-root': { type: 'string', arg: 'PEM', help: "the TSA's root certificate" },
+  rekor: { type: 'string', arg: 'URL', help: 'Rekor transparency log to anchor epochs at (needs --rekor-key)', defaultText: 'none' },
+  'rekor-key': { type: 'string', arg: 'PEM', help: "the Rekor log's public key" },
+  home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
+  agent: { type: 'string', arg: 'ID', help: 'the Cedar principal', defaultText: "task.agent, else 'agent'" },
+  'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
+  'max-frame': { type: 'string', arg: 'BYTES', help: 'longest line accepted from the host', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
+  upstream: { type: 'string', arg: '"CMD ARGS"', help: 'the upstream command as one string, split into words like a shell would (no shell runs; quote with \'…\')' },
+  config: { type: 'string', arg: 'FILE', help: 'JSON {"command", "args", "flags"}: the upstream and any flags; paths relative to the file; command-line flags win' },
+} satisfies Options;
+
+/** Flags whose values are paths: a --config file's are resolved against its own folder. */
+const PATH_FLAGS = new Set(['manifest', 'policy', 'context', 'approver-key', 'home', 'tsa-root', 'rekor-key']);
+
+const HELP = `usage: cloakpipe mcp-proxy --manifest FILE --policy FILE [options] -- UPSTREAM_COMMAND [ARGS...]
+       cloakpipe mcp-proxy --manifest FILE --policy FILE [options] --upstream "UPSTREAM_COMMAND ARGS"
+       cloakpipe mcp-proxy --config FILE [options]
 
 Speaks MCP over stdio to the host, spawns the upstream server, and gates every tools/call:
 strict parsing, the manifest, the task context, the Cedar policy, approvals, operations and
 sensitivity labels; every decision is a signed ledger entry, durable before anything is
-forwarded. stdout carries only protocol frames; diagnostics go to stderr.
+forwarded. stdout carries only protocol frames; diagnostics go to stderr. The upstream gets the
+gate's environment minus CLOAKPIPE_*. An upstream that cannot be started is exit 2.
+
+options:
+${optionsHelp(OPTIONS)}
+  --help                          this text
+
+The upstream is named once: after --, by --upstream, or by "command"/"args" in --config. Use
+--upstream or --config where the client cuts its own arguments at the first -- (the MCP
+Inspector CLI). --upstream splits on blanks; '…' keeps text literally, "…" too except \\" and
+\\\\; no variable, ~ or glob expansion happens, so unquoted $ \` * ? [ ~ # | & ; < > ( ) are
+refused: quote them with '…' when they are meant literally.
 `;
 
 export async function run(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const own = dash >= 0 ? argv.slice(0, dash) : argv;
-  const upstream = dash >= 0 ? argv.slice(dash + 1) : [];
-  const { values } = parseFlags(own, {
-    manifest: { type: 'string' },
-    policy: { type: 'string' },
-    context: { type: 'string' },
-    mode: { type: 'string', default: 'enforce' },
-    'approver-key': { type: 'string', multiple: true },
-    'anchor-interval': { type: 'string' },
-    tsa: { type: 'string' },
-    'tsa-root': { type: 'string' },
-    rekor: { type: 'string' },
-    'rekor-key': { type: 'string' },
-    home: { type: 'string' },
-    agent: { type: 'string' },
-    'call-timeout': { type: 'string', default: '60s' },
-    'max-frame': { type: 'string' },
-  });
+  let upstream = dash >= 0 ? argv.slice(dash + 1) : [];
+  let values: Record<string, unknown>;
+  try {
+    values = parseFlags(own, OPTIONS).values;
+  } catch (e) {
+    // A forgotten `--`: the upstream's words arrive as stray positionals.
+    if (e instanceof UsageError && /^Unexpected argument/.test(e.message)) {
+      throw new UsageError(`${e.message}: name the upstream after --, or with --upstream "CMD ARGS" or --config FILE`);
+    }
+    throw e;
+  }
   if (values.help) return void process.stdout.write(HELP), 0;
-  if (upstream.length === 0) throw new UsageError('missing upstream command after --');
+  if (values.config !== undefined) {
+    const cfg = readProxyConfig(values.config as string, OPTIONS, PATH_FLAGS);
+    // Command-line flags win over the file's; parseArgs defaults do not count as given.
+    const given = new Set(own.filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=')[0]));
+    for (const [k, v] of Object.entries(cfg.flags)) if (!given.has(k)) values[k] = v;
+    if (cfg.command.length > 0) {
+      if (upstream.length > 0 || values.upstream !== undefined) throw new UsageError('the upstream is named twice: --config has "command" and the command line names one too');
+      upstream = cfg.command;
+    }
+  }
+  if (values.upstream !== undefined) {
+    if (upstream.length > 0) throw new UsageError('the upstream is named twice: --upstream and after --');
+    upstream = splitCommandLine(values.upstream as string);
+  }
+  if (upstream.length === 0) throw new UsageError('missing upstream command: after --, or --upstream "CMD ARGS", or "command" in --config');
   const mode = values.mode as string;
   if (mode !== 'enforce' && mode !== 'shadow') throw new UsageError('--mode must be enforce or shadow');
   let callTimeoutMs: number;
@@ -80,14 +122,23 @@ export async function run(argv: string[]): Promise<number> {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   process.stdout.on('error', () => process.stdin.destroy()); // host went away
-  const code = await runStdioProxy({
-    gate: opened.gate,
-    command: upstream[0],
-    args: upstream.slice(1),
-    maxLineBytes,
-    input: process.stdin,
-    output: process.stdout,
-  });
+  let code: number;
+  try {
+    code = await runStdioProxy({
+      gate: opened.gate,
+      command: upstream[0],
+      args: upstream.slice(1),
+      maxLineBytes,
+      input: process.stdin,
+      output: process.stdout,
+    });
+  } catch (e) {
+    if (!(e instanceof UpstreamStartError)) throw e;
+    process.stderr.write(`cloakpipe mcp-proxy: ${e.message}\n`);
+    await opened.close('upstream_exit');
+    process.stdin.destroy();
+    return 2;
+  }
   await opened.close(code === 0 ? 'ended' : 'upstream_exit');
   process.stdin.destroy(); // the upstream's exit ends the gate even while the host keeps stdin open
   return code;

@@ -5,11 +5,15 @@ import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
 import { resolveHome } from '../store/home.js';
 import { AnchorError } from '../ledger/anchors/errors.js';
-import { verifyLedger, VerifyUsageError, type VerifyReport } from '../ledger/verify/index.js';
+import { anchorTrust, verifyLedger, VerifyUsageError, type VerifyReport } from '../ledger/verify/index.js';
+import { verifyProof } from '../ledger/verify/proof.js';
+import { loadPublicKey, KeyError } from '../ledger/keys.js';
 
 const HELP = `usage: cloakpipe verify (--home DIR | --ledger FILE) [--public-key PEM] [--tsa-root PEM]
                        [--rekor-key PEM] [--require-anchors] [--checkpoint FILE]... [--json]
                        [--workers N]
+       cloakpipe verify --proof FILE --public-key PEM [--tsa-root PEM] [--rekor-key PEM]
+                       [--require-anchors] [--json]
 
 Checks a ledger offline (it never opens a network connection): the hash chain, every signature,
 contiguous sequence numbers from 0, non-decreasing time, every epoch's Merkle root, every RFC 3161
@@ -27,6 +31,8 @@ token (imprint, signature, chain to --tsa-root, timeStamping EKU, genTime) and e
                      checked with the built-in public Rekor key (rekor.sigstore.dev)
   --checkpoint FILE  a checkpoint kept from \`cloakpipe ledger checkpoint\` (repeatable): fail unless
                      the ledger still holds every entry it covers, unchanged (detects a deleted tail)
+  --proof FILE       one entry alone (cloakpipe ledger prove): its signature, its inclusion proof
+                     to its epoch's root, the signed epoch entry and the epoch's anchors
   --json             the report as one JSON object
   --workers N        signature-checking threads (default: every core; 0 = none)
 Exit 0 valid, 1 a check failed, 2 usage error.
@@ -85,10 +91,12 @@ export async function run(argv: string[]): Promise<number> {
     'rekor-key': { type: 'string' },
     'require-anchors': { type: 'boolean' },
     checkpoint: { type: 'string', multiple: true },
+    proof: { type: 'string' },
     json: { type: 'boolean' },
     workers: { type: 'string' },
   });
   if (values.help) return void process.stdout.write(HELP), 0;
+  if (values.proof !== undefined) return runProof(values);
   if ((values.home === undefined) === (values.ledger === undefined)) throw new UsageError('give exactly one of --home DIR or --ledger FILE');
   let workers: number | undefined;
   if (values.workers !== undefined) {
@@ -135,4 +143,62 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(summaryLines(report).join('\n') + '\n');
   }
   return report.ok ? 0 : 1;
+}
+
+interface ProofFlags {
+  proof?: string;
+  home?: string;
+  ledger?: string;
+  checkpoint?: string[];
+  'public-key'?: string;
+  'tsa-root'?: string;
+  'rekor-key'?: string;
+  'require-anchors'?: boolean;
+  json?: boolean;
+}
+
+async function runProof(values: ProofFlags): Promise<number> {
+  if (values.home !== undefined || values.ledger !== undefined || values.checkpoint !== undefined) throw new UsageError('--proof is checked alone: no --home, --ledger or --checkpoint');
+  if (values['public-key'] === undefined) throw new UsageError('--proof needs --public-key PEM (the gate key, obtained independently of the proof)');
+  let publicKey;
+  try {
+    publicKey = loadPublicKey(values['public-key']);
+  } catch (e) {
+    if (e instanceof KeyError) throw new UsageError(e.message);
+    throw e;
+  }
+  const text = readText(values.proof!, 'proof');
+  const tsaRoot = values['tsa-root'] !== undefined ? readText(values['tsa-root'], 'TSA root') : undefined;
+  const trust = anchorTrust({
+    tsaRoot,
+    rekorKey: values['rekor-key'] !== undefined ? readText(values['rekor-key'], 'Rekor key') : undefined,
+    requireAnchors: values['require-anchors'] === true,
+  });
+  let r;
+  try {
+    r = await verifyProof(text, {
+      publicKey,
+      tsaRoot,
+      rekorKey: trust.rekorKey,
+      requiredKinds: values['require-anchors'] === true ? trust.requiredKinds : [],
+    });
+  } catch (e) {
+    if (e instanceof AnchorError && e.code === 'key_invalid') throw new UsageError(e.message);
+    throw e;
+  }
+  if (values.json) process.stdout.write(JSON.stringify(r) + '\n');
+  else if (r.failure) {
+    const f = r.failure;
+    const what = f.anchor ? ` (${f.code}: ${f.anchor} ${f.anchorCode})` : ` (${f.code})`;
+    process.stdout.write(`proof INVALID${f.seq === null ? '' : ` at seq ${f.seq}`}${what}: ${f.detail}\n`);
+  } else {
+    const a = r.anchors;
+    process.stdout.write(
+      [
+        `proof verified: entry ${r.seq} (${r.kind}) is in epoch ${r.epoch!.seq} (entries ${r.epoch!.first}..${r.epoch!.last}), root ${r.epoch!.root}`,
+        `  anchors         rfc3161 ${a.rfc3161.verified} verified${a.rfc3161.unchecked ? `, ${a.rfc3161.unchecked} unchecked` : ''}; rekor ${a.rekor.verified} verified${a.rekor.unchecked ? `, ${a.rekor.unchecked} unchecked` : ''}`,
+      ].join('\n') + '\n',
+    );
+  }
+  return r.ok ? 0 : 1;
 }

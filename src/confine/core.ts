@@ -74,7 +74,10 @@ export class BridgeCore {
 
   /** The agent's stdout ended: a partial last line is a malformed frame. */
   endStdout(): void {
-    if (!this.stopped && this.stdout.pending > 0) this.stop('malformed_frame');
+    if (this.stopped || this.stdout.pending === 0) return;
+    this.stop('malformed_frame');
+    const line = this.stdout.rest();
+    this.enqueue(() => this.o.gate.refuseFrame('malformed_json', line), true);
   }
 
   /** A control update, ordered with the calls. */

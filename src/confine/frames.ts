@@ -96,6 +96,11 @@ export class BoundedLines {
   get pending(): number {
     return this.partBytes;
   }
+
+  /** Those bytes (at most one frame's bound). */
+  rest(): Buffer {
+    return Buffer.concat(this.parts);
+  }
 }
 
 export interface Frame {

@@ -3,7 +3,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { isJsonObject } from '../core/json.js';
-import { parseStrict } from '../wire/strict-parse.js';
+import { parseStrict, WireError } from '../wire/strict-parse.js';
+import { jsonErrorPosition } from '../wire/position.js';
 import { digestJson, type Digest } from '../core/digest.js';
 
 export class ContextError extends Error {}
@@ -37,11 +38,16 @@ export function readContextFile(path: string): TaskContext {
   } catch (e) {
     throw new ContextError(`cannot read task context ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
+  const trimmed = text.trim();
   try {
-    return buildContext(parseStrict(text.trim()));
+    return buildContext(parseStrict(trimmed));
   } catch (e) {
     if (e instanceof ContextError) throw e;
-    throw new ContextError(`task context ${path} is not strict JSON`);
+    if (!(e instanceof WireError)) throw new ContextError(`task context ${path} is not strict JSON`);
+    // Positions count in the file as written, before the trim.
+    const lead = text.length - text.trimStart().length;
+    if (e.at !== undefined) e.at += lead;
+    throw new ContextError(`task context ${path} is not strict JSON: ${jsonErrorPosition(text, e)}`);
   }
 }
 

@@ -27,7 +27,7 @@ interface Waiter {
 
 const idKey = (id: RpcId) => JSON.stringify(id);
 
-/** Runs until the host or the upstream ends; resolves with the gate's exit status. */
+/** Runs until the host or the upstream ends; resolves with the gate's exit status, rejects with UpstreamStartError. */
 export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
   const { gate, output } = opts;
   const callWaiters = new Map<string, Waiter>(); // forwarded tools/call awaiting the server
@@ -46,7 +46,8 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
   const writeMsg = (msg: JsonObject) => write(encodeMessage(msg));
 
   let finish!: (code: number) => void;
-  const done = new Promise<number>((r) => (finish = r));
+  let fail!: (e: Error) => void;
+  const done = new Promise<number>((resolve, reject) => ((finish = resolve), (fail = reject)));
 
   const upstream = new Upstream(opts.command, opts.args, {
     line(raw) {
@@ -93,6 +94,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
       upstream.stop();
       return; // the upstream's exit calls shutdown again
     }
+    if (upstream.startError) return fail(upstream.startError); // the caller names it: exit 2
     finish(upstreamExit.code === 0 || hostEnded ? 0 : 1);
   }
 

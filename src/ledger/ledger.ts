@@ -74,3 +74,4 @@ export class Ledger {
 export function* readEntries(port: LedgerPort, fromSeq = 0, limit = Number.MAX_SAFE_INTEGER): Generator<Entry> {
   for (const body of port.bodies(fromSeq, limit)) yield parseStoredEntry(body);
 }
+

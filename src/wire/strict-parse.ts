@@ -12,6 +12,8 @@ export class WireError extends Error {
   constructor(
     readonly code: WireRefusal,
     readonly detail: string,
+    /** Where in the text it was found (UTF-16 offset), when a parse found it. */
+    public at?: number,
   ) {
     super(detail);
     this.name = 'WireError';
@@ -130,7 +132,7 @@ function numberValue(token: string, intPart: string, fracPart: string, expNegati
 // ---------------------------------------------------------------------------------------------
 // The parser.
 
-const malformed = (what: string, at: number): WireError => new WireError('malformed_json', `${what} at offset ${at}`);
+const malformed = (what: string, at: number): WireError => new WireError('malformed_json', `${what} at offset ${at}`, at);
 
 interface ArrayFrame {
   kind: 0;
@@ -269,6 +271,7 @@ class Parser {
   /** Reads `"key"` `:` and leaves the cursor on the member's value. */
   private readKey(frame: ObjectFrame): string {
     if (this.s.charCodeAt(this.i) !== 0x22) throw malformed('expected a string key', this.i);
+    const at = this.i;
     const key = this.readString();
     const folded = foldKey(key);
     const seen = frame.folded.get(folded);
@@ -276,6 +279,7 @@ class Parser {
       this.deferred ??= new WireError(
         'duplicate_key',
         seen === key ? 'the same key appears twice in one object' : 'two keys in one object are equal under case folding',
+        at,
       );
     } else {
       frame.folded.set(folded, key);
@@ -352,6 +356,7 @@ class Parser {
       return numberValue(s.slice(start, i), intPart, fracPart, expNegative, expDigits);
     } catch (e) {
       if (!(e instanceof WireError)) throw e;
+      e.at = start;
       this.deferred ??= e;
       return 0; // never seen: the deferred refusal is thrown once the text is read
     }

@@ -165,11 +165,13 @@ test('a gateway error stops the session', async (t) => {
   assert.equal(out.length, 0);
 });
 
-test('a partial last line at EOF is a malformed frame', async (t) => {
-  const { core, stops } = await setup(t);
+test('a partial last line at EOF is a malformed frame, recorded malformed_json', async (t) => {
+  const { core, stops, ledger } = await setup(t);
   core.pushStdout(Buffer.from('{"operation":'));
   core.endStdout();
   assert.deepEqual(stops, ['malformed_frame']);
+  await core.idle();
+  assert.deepEqual(refusals(await ledger()), ['malformed_json']);
 });
 
 test('live restriction: the in-flight call finishes before the ack; the queued call sees the revocation; restore works', async (t) => {

@@ -600,8 +600,9 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
       assert.deepEqual([summary.ended, summary.reason, summary.allowed, summary.denied], ['stopped', 'frame_keys', 1, 1]);
       // Every frame is in the record: the allowed call, the refused one, and the frame carrying
       // policy fields as the wire refusal that stopped the session.
-      const run = (await ledgerEntries(f.home)).filter((e) => e.seq > seqBefore && e.kind === 'decision');
-      assert.deepEqual(run.map((e) => e.reason ?? e.outcome), ['allow', 'sink_ceiling_exceeded', 'invalid_request']);
+      const run = (await ledgerEntries(f.home)).filter((e) => e.seq > seqBefore);
+      assert.deepEqual(run.filter((e) => e.kind === 'decision').map((e) => e.reason ?? e.outcome), ['allow', 'sink_ceiling_exceeded', 'invalid_request']);
+      assert.deepEqual(run.filter((e) => e.kind === 'shutdown').map((e) => e.reason), ['confine_stopped:frame_keys'], 'the shutdown entry says why the session ended');
       assert.equal((await cli(['verify', '--home', f.home])).status, 0);
     }
     if (mode === 'crash') assert.equal(summary.ended, 'agent_crashed');

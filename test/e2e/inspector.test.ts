@@ -91,7 +91,7 @@ test('Inspector CLI through the gate: a refused call fails and names the refusal
   }
 });
 
-test('Inspector CLI with the upstream given as --upstream (no shell, no `--`)', { todo: 'mcp-proxy --upstream "CMD ARGS" (product.md section 2, issue item 18)' }, () => {
+test('Inspector CLI with the upstream given as --upstream (no shell, no `--`)', () => {
   const m = CALLS[0]!;
   assert.deepEqual(json(inspector(viaFlag(), m)), json(inspector(server, m)));
 });

@@ -172,3 +172,51 @@ test('the tools/call notifications among the mutated lines are never forwarded n
     await gate.end();
   }
 });
+
+// product.md section 1: a refused line is answered with its id whenever the id can be read,
+// with a bounded scan of the top level; never with an id read from inside params or a string.
+const idValue = fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.stringMatching(/^[A-Za-z0-9_-]{1,10}$/));
+// Damage inside params, which leaves the top level readable wherever the id stands.
+const inner = [
+  { name: 'a lone surrogate', apply: (s: string) => s.replace('"text":"', '"text":"\\udc00') },
+  { name: 'a duplicate argument', apply: (s: string) => s.replace('"text":', '"to":"x","TO":') },
+  { name: 'an integer past 2^53', apply: (s: string) => s.replace('"text":', '"n":9007199254740993,"text":') },
+  { name: 'a raw tab', apply: (s: string) => s.replace('"text":"', '"text":"\t') },
+];
+// Damage at the end of the line, after an id written first.
+const outer = [
+  { name: 'truncated', apply: (s: string) => s.slice(0, -3) },
+  { name: 'trailing data', apply: (s: string) => s + ' {}' },
+];
+
+test('a refused line is answered with the top-level id, wherever it stands, and never with a nested one', { todo: 'id recovery from refused lines (product.md section 1, issue item 9)' }, async () => {
+  const shape = fc.constantFrom('id first', 'id last', 'only nested ids');
+  const cases = fc.sample(fc.tuple(idValue, shape, fc.constantFrom(...inner, ...outer)), { seed: FIXED_SEED, numRuns: 60 });
+  const { gate } = await startGate();
+  try {
+    for (const [id, where, d] of cases) {
+      const nestedParams = '{"name":"echo","arguments":{"text":"say \\"id\\":7","to":"a@x","meta":{"id":99}}}';
+      const params = '{"name":"echo","arguments":{"text":"say \\"id\\":7","to":"a@x"}}';
+      let line: string;
+      let want: unknown;
+      if (where === 'id first') {
+        line = d.apply(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"tools/call","params":${params}}`);
+        want = id;
+      } else if (where === 'id last') {
+        // The SDK writes the id after params, at the end of the line.
+        const di = inner.includes(d) ? d : inner[0]!;
+        line = `{"jsonrpc":"2.0","method":"tools/call","params":${di.apply(params)},"id":${JSON.stringify(id)}}`;
+        want = id;
+      } else {
+        line = d.apply(`{"jsonrpc":"2.0","method":"tools/call","params":${nestedParams}}`);
+        want = null;
+      }
+      assert.equal(expectFor(Buffer.from(line))?.kind, 'refused', line);
+      const answers = await exchange(gate, Buffer.from(line), 0, (a) => a.error !== undefined);
+      assert.equal(answers.length, 1, line);
+      assert.deepEqual(answers[0].id, want, `${where}, ${d.name}: ${line}`);
+    }
+  } finally {
+    await gate.end();
+  }
+});

@@ -361,7 +361,7 @@ test('usage and configuration errors exit 2; --help exits 0', () => {
     [['scope'], /missing subcommand/],
     [['scope', 'summary', '--manifest', good], /unknown subcommand/],
     [['scope', 'report'], /missing required --manifest/],
-    [['scope', 'report', '--manifest', good, '--bogus'], /Unknown option/],
+    [['scope', 'report', '--manifest', good, '--bogus'], /unknown option/i],
     [['scope', 'report', '--manifest', join(dir, 'absent.yaml')], /cannot read manifest/],
     [['scope', 'report', '--manifest', noEffects], /declares no effects/],
     [['scope', 'report', '--manifest', badEffects], /effects\.order_create\.paths\[0\]\.kind/],

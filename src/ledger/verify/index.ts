@@ -69,12 +69,21 @@ function toKey(k: string | KeyObject, what: string): KeyObject {
   return key;
 }
 
-export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {}): Promise<VerifyReport> {
-  const builtinRekorKey = opts.requireAnchors === true && opts.tsaRoot === undefined && opts.rekorKey === undefined;
-  const rekorKey = builtinRekorKey ? PUBLIC_REKOR_KEY_PEM : opts.rekorKey;
+/**
+ * The anchor kinds required and the Rekor key to check with: the kinds a trust root was given for;
+ * with --require-anchors and no trust root at all, Rekor with the built-in public key.
+ */
+export function anchorTrust(o: { tsaRoot?: string; rekorKey?: string | KeyObject; requireAnchors?: boolean }) {
+  const builtinRekorKey = o.requireAnchors === true && o.tsaRoot === undefined && o.rekorKey === undefined;
+  const rekorKey = builtinRekorKey ? PUBLIC_REKOR_KEY_PEM : o.rekorKey;
   const requiredKinds: AnchorKind[] = [];
-  if (opts.tsaRoot !== undefined) requiredKinds.push('rfc3161');
+  if (o.tsaRoot !== undefined) requiredKinds.push('rfc3161');
   if (rekorKey !== undefined) requiredKinds.push('rekor');
+  return { builtinRekorKey, rekorKey, requiredKinds };
+}
+
+export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {}): Promise<VerifyReport> {
+  const { builtinRekorKey, rekorKey, requiredKinds } = anchorTrust(opts);
   const report: VerifyReport = {
     ok: false,
     entries: 0,

@@ -19,6 +19,8 @@ export type VerifyCode =
   | 'unanchored' // (--require-anchors) entries outside every anchored epoch
   | 'checkpoint_invalid' // (--checkpoint) a file that is not a checkpoint signed by the gate key
   | 'checkpoint_not_held' // (--checkpoint) the ledger holds fewer entries than a checkpoint covers (tail deleted)
+  | 'proof_invalid' // (--proof) a proof file that is unreadable, or names another position or epoch
+  | 'inclusion_invalid' // (--proof) the inclusion proof does not lead from the entry to the epoch root
   | 'checkpoint_mismatch'; // (--checkpoint) the first N entries are not those the checkpoint covers
 
 export interface VerifyFailure {
