@@ -148,7 +148,7 @@ export function runStdioProxy(opts: StdioProxyOptions): Promise<number> {
             return writeMsg(unknownOutcomeResponse(msg.id, outcome.why, outcome.entry, outcome.fingerprint));
         }
       })
-      .catch(() => writeMsg(refusalResponse(msg.id, { reason: 'fail_closed', detail: 'the gate could not complete this call', manifest_digest: gate.parts.manifest.digest, policy_digest: gate.parts.services.policy.digest, entry: null })));
+      .catch(() => writeMsg(refusalResponse(msg.id, { reason: 'fail_closed', detail: 'the gate could not complete this call', ...gate.digests(), entry: null })));
     inFlight.add(task);
     void task.finally(() => inFlight.delete(task));
   }

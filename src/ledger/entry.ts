@@ -17,6 +17,7 @@ export type EntryKind =
   | 'operator'
   | 'label'
   | 'pins'
+  | 'reload'
   | 'epoch'
   | 'anchor'
   | 'anchor_failure';
