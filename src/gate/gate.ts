@@ -81,6 +81,11 @@ export class Gate {
     }
   }
 
+  /** The refusal a door answers with when the gate failed before it could answer otherwise. */
+  failClosedRefusal(detail: string): RefusalData {
+    return { reason: 'fail_closed', detail, ...this.digests(), entry: null };
+  }
+
   /** Record a wire-level refusal (the message was never forwarded). */
   async refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData> {
     const line_digest = digestBytes(line);
