@@ -32,8 +32,6 @@ export interface GateConfig {
   admission?: AdmissionService;
 }
 
-export class StartupError extends Error {}
-
 export interface OpenedGate {
   gate: Gate;
   home: HomePaths;
