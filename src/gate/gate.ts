@@ -5,13 +5,14 @@
 import type { LoadedManifest } from '../contract/manifest.js';
 import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { Entry, EntryFields } from '../ledger/entry.js';
+import type { EntryFields, LedgerEntry } from '../ledger/entry.js';
 import type { Transact } from '../store/ports.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import type { DecisionRefusal, RefusalCode } from '../core/refusal.js';
 import type { Call } from '../core/call.js';
 import { decide, type Decision } from './decide.js';
+import { decisionOutcome } from '../core/entries.js';
 import type { GateServices } from './services.js';
 import type { CallOutcome, Mode, RefusalData, UpstreamReply } from '../core/outcome.js';
 export type { CallOutcome, Mode, RefusalData };
@@ -109,7 +110,7 @@ export class Gate {
   }
 
   /** Append an entry on its own (start-up, shutdown, operator actions). */
-  record(fields: EntryFields): Promise<Entry> {
+  record(fields: EntryFields): Promise<LedgerEntry> {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
   }
 
@@ -124,7 +125,7 @@ export class Gate {
   private async decideAndForward(call: Omit<Call, 'taskId'>, forward: Forward, timer: DecisionTimer): Promise<CallOutcome> {
     const { parts } = this;
     let decision: Decision | undefined;
-    let recorded: { entry: Entry; decision: Decision; refused: DecisionRefusal | null; taskCall: Call };
+    let recorded: { entry: LedgerEntry; decision: Decision; refused: DecisionRefusal | null; taskCall: Call };
     try {
       recorded = await parts.commit.run(() => {
         const now = this.clock();
@@ -134,8 +135,7 @@ export class Gate {
         decision = decide(taskCall, { manifest: parts.manifest, context, services: parts.services, sessionLabel, now });
         timer.decided(decision);
         const v = decision.verdict;
-        const enforce = parts.services.mode === 'enforce';
-        const outcome = v.ok ? (decision.notes.replay !== undefined ? 'replay' : 'allow') : enforce ? 'refuse' : 'would_refuse';
+        const outcome = decisionOutcome(v.ok, decision.notes.replay !== undefined, parts.services.mode);
         if (v.ok) for (const effect of decision.notes.onAllow) effect();
         const entry = parts.ledger.appendInTx({
           kind: 'decision',

@@ -1,6 +1,7 @@
 // Per-call telemetry for the gate: a timer the gate marks as the call moves (decided,
 // committed, upstream answered), and one report at the end that becomes the decision span and
 // the `decision` log line. It reads only what the ledger entry holds in the clear.
+import { decisionOutcome } from '../core/entries.js';
 import type { Decision } from '../gate/decide.js';
 import type { CallOutcome, Mode } from '../core/outcome.js';
 import { decisionFields, spanDecision, type DecisionOutcome, type DecisionTelemetry } from './spans.js';
@@ -41,9 +42,10 @@ export class DecisionTimer {
 
   report(tool: string, outcome: CallOutcome, mode: Mode): DecisionTelemetry {
     const d = this.decision;
-    const refusedInShadow = d !== undefined && !d.verdict.ok && mode === 'shadow';
+    // The recorded outcome (core/entries.ts), except a call that never got a decision (a refusal
+    // before or instead of deciding) and one whose forwarded outcome is unknown.
     const kind: DecisionOutcome =
-      outcome.kind === 'refused' ? 'refuse' : outcome.kind === 'replayed' ? 'replay' : outcome.kind === 'unknown' ? 'unknown' : refusedInShadow ? 'would_refuse' : 'allow';
+      outcome.kind === 'unknown' ? 'unknown' : outcome.kind === 'refused' || d === undefined ? 'refuse' : decisionOutcome(d.verdict.ok, d.notes.replay !== undefined, mode);
     const reason = outcome.kind === 'refused' ? outcome.data.reason : d && !d.verdict.ok ? d.verdict.code : undefined;
     const label = d?.notes.fields.session_label;
     return {
