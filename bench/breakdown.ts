@@ -88,17 +88,20 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
     const now = Date.now();
     const counts = p.services.rates.counts(ctx.taskId, 'echo', now);
     add('rates: RateCounter.counts (2 statements, 10 index seeks), empty table', micro(() => p.services.rates.counts(ctx.taskId, 'echo', now), k), 1);
-    const req = { agent: p.services.agent, tool: 'echo', args, task: ctx.task, sessionLabel: p.sessionLabel(), ...counts };
-    add('Cedar: policy.evaluate (wasm, preparsed, 3 policies)', micro(() => p.services.policy.evaluate(req), k), 1);
-    add('decide(): contract → flow → policy (rates + Cedar) → operations → approval', micro(() => decide(call, { manifest: p.manifest, context: ctx, services: p.services, sessionLabel: p.sessionLabel(), now }), k), 1);
+    const rules = p.rules.current();
+    const session = gate.session;
+    const input = { manifest: rules.manifest, policy: rules.policy, context: ctx, services: p.services, session, now };
+    const req = { agent: p.services.agent, tool: 'echo', args, task: ctx.task, sessionLabel: session.label, ...counts };
+    add('Cedar: policy.evaluate (wasm, preparsed, 3 policies)', micro(() => rules.policy.evaluate(req), k), 1);
+    add('decide(): contract → flow → policy (rates + Cedar) → operations → approval', micro(() => decide(call, input), k), 1);
 
     // 3. Recording: canonical body, Ed25519 signature, entry hash, the INSERT inside a transaction.
     const key = loadGateKey(join(files.home, 'gate.key'));
-    const d0 = decide(call, { manifest: p.manifest, context: ctx, services: p.services, sessionLabel: p.sessionLabel(), now });
+    const d0 = decide(call, input);
     const body: EntryBody = {
       v: 1, seq: 123456, ts: new Date().toISOString(), prev: 'sha256:' + 'a'.repeat(64), kind: 'decision', outcome: 'allow', tool: 'echo',
-      fingerprint: d0.fingerprint, args_digest: digestJson(args), context_digest: ctx.digest, task: ctx.taskId, session_label: p.sessionLabel(), agent: p.services.agent,
-      manifest_digest: p.manifest.digest, policy_digest: p.services.policy.digest, policy_ids: ['echo-allowed'],
+      fingerprint: d0.fingerprint, args_digest: digestJson(args), context_digest: ctx.digest, task: ctx.taskId, session_label: session.label, agent: p.services.agent,
+      manifest_digest: rules.manifest.digest, policy_digest: rules.policy.digest, policy_ids: ['echo-allowed'],
     };
     add('canonicalize an entry body', micro(() => canonicalize(body), k), 2);
     add('sign: signEntry (canonical + Ed25519 sign, node:crypto)', micro(() => signEntry(body, key.privateKey), k), 2);
@@ -143,7 +146,7 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
     add('reply: JSON.parse of the server line', micro(() => JSON.parse(replyLine), k), 1);
     add('reply: digestJson(result)', micro(() => digestJson({ content: [{ type: 'text', text: 'ok' }] }), k), 1);
     const timer = new DecisionTimer();
-    timer.decided(d0);
+    timer.decided({ declared: d0.tool !== undefined, fingerprint: d0.fingerprint, sessionLabel: session.label });
     timer.committed();
     add('telemetry: reportDecision (span + JSON log line built)', micro(() => reportDecision(timer.report('echo', { kind: 'forwarded', reply: { result: {} }, entry: 1 }, 'enforce')), k), 1);
 
@@ -192,7 +195,7 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
       db.exec('BEGIN IMMEDIATE');
       const rec = micro(() => p.services.rates.record(ctx.taskId, 'echo', now), Math.max(3, Math.round(200 * scale)), 7);
       db.exec('ROLLBACK');
-      const dd = micro(() => decide(call, { manifest: p.manifest, context: ctx, services: p.services, sessionLabel: p.sessionLabel(), now }), Math.max(3, Math.round(100 * scale)), 7);
+      const dd = micro(() => decide(call, input), Math.max(3, Math.round(100 * scale)), 7);
       rateRows.push([target.toLocaleString('en-US'), us(r.median / 1000), us(r.min / 1000), us(rec.median / 1000), us(dd.median / 1000)]);
     }
     return { rows, rateRows, inProcess };

@@ -21,13 +21,26 @@ const child = spawn(
   ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=900000', '--test-reporter=spec', ...files],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
-let tail = '';
+// The summary lines (`ℹ pass N`) are read as they stream: the spec reporter prints the failing
+// tests after them, todo ones included, which can be longer than any fixed tail.
+const summary = {};
+let partial = '';
+const scan = (text) => {
+  for (const line of text.split('\n')) {
+    const m = /^ℹ (\w+) (\d+)$/.exec(line.trim());
+    if (m) summary[m[1]] = Number(m[2]);
+  }
+};
+child.stdout.setEncoding('utf8'); // a chunk may end inside a multi-byte character
 child.stdout.on('data', (d) => {
   process.stdout.write(d);
-  tail = (tail + d.toString()).slice(-4000);
+  const lines = (partial + d).split('\n');
+  partial = lines.pop();
+  scan(lines.join('\n'));
 });
 child.on('close', (code) => {
-  const num = (name) => Number((new RegExp(`ℹ ${name} (\\d+)`).exec(tail) ?? [])[1] ?? 0);
+  scan(partial);
+  const num = (name) => summary[name] ?? 0;
   const passed = num('pass');
   const failed = num('fail') + num('cancelled');
   const skipped = num('skipped') + num('todo');

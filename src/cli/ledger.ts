@@ -62,6 +62,8 @@ export function describeEntry(e: LedgerEntry): string {
       return `#${e.first}..#${e.last}  ${e.size} entries  root ${short(e.root)}`;
     case 'pins':
       return `${e.action}  ${e.tool}  ${short(e.action === 'changed' ? e.observed : e.digest)}`;
+    case 'reload':
+      return e.outcome === 'loaded' ? `loaded  manifest ${short(e.manifest_digest)}  policy ${short(e.policy_digest)}` : 'failed';
     case 'label':
       return `from=${e.from}  to=${e.to}  cause=${e.cause}`;
     case 'anchor_failure':

@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';
 import { draftFromTools } from '../onboarding/draft.js';
-import { listServerTools, ServerError } from '../onboarding/list-tools.js';
+import { listServerTools, ServerError, type ServerTarget } from '../onboarding/list-tools.js';
 import { buildManifest, ManifestError } from '../contract/manifest.js';
 import { parseDuration } from '../util/duration.js';
 
@@ -14,10 +14,11 @@ const OPTIONS = {
   'policy-out': { type: 'string', arg: 'FILE', help: 'write the policy here instead', defaultText: 'beside --out' },
   release: { type: 'string', arg: 'NAME@VERSION', help: "the manifest's release", defaultText: "the server's name@version from initialize" },
   upstream: { type: 'string', arg: '"CMD ARGS"', help: 'the server command as one string (as mcp-proxy --upstream)' },
+  'upstream-url': { type: 'string', arg: 'URL', help: "a remote server's Streamable HTTP endpoint instead of a command" },
   timeout: { type: 'string', arg: 'DURATION', default: '30s', help: 'for the server to start and list its tools' },
 } satisfies Options;
 
-const HELP = `usage: cloakpipe manifest draft [options] (-- SERVER_COMMAND [ARGS...] | --upstream "CMD ARGS")
+const HELP = `usage: cloakpipe manifest draft [options] (-- SERVER_COMMAND [ARGS...] | --upstream "CMD ARGS" | --upstream-url URL)
 
 Starts the server, reads its whole tools/list (every page) and prints a v1 manifest declaring
 every tool and argument with the rules its inputSchema states (type, enum, RE2-compatible
@@ -44,7 +45,21 @@ export async function run(argv: string[]): Promise<number> {
     if (server.length) throw new UsageError('the server is named twice: --upstream and after --');
     server = splitCommandLine(values.upstream);
   }
-  if (server.length === 0) throw new UsageError('name the server: -- CMD ARGS, or --upstream "CMD ARGS"');
+  let target: ServerTarget;
+  if (values['upstream-url'] !== undefined) {
+    if (server.length) throw new UsageError('the server is named twice: --upstream-url and a command');
+    let url: URL;
+    try {
+      url = new URL(values['upstream-url']);
+    } catch {
+      throw new UsageError('--upstream-url is not a URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--upstream-url must be http: or https:');
+    target = { url };
+  } else {
+    if (server.length === 0) throw new UsageError('name the server: -- CMD ARGS, --upstream "CMD ARGS" or --upstream-url URL');
+    target = { command: server[0], args: server.slice(1) };
+  }
   let timeoutMs: number;
   try {
     timeoutMs = parseDuration(values.timeout);
@@ -53,14 +68,14 @@ export async function run(argv: string[]): Promise<number> {
   }
   let listed;
   try {
-    listed = await listServerTools(server[0], server.slice(1), timeoutMs);
+    listed = await listServerTools(target, timeoutMs);
   } catch (e) {
     if (!(e instanceof ServerError)) throw e;
     process.stderr.write(`cloakpipe manifest draft: ${e.message}\n`);
     return 2;
   }
   const release = values.release ?? listed.release;
-  const draft = draftFromTools(listed.tools, { release, source: server.join(' ') });
+  const draft = draftFromTools(listed.tools, { release, source: 'url' in target ? target.url.origin + target.url.pathname : server.join(' ') }); // never a URL's credentials or query
   // The draft must load as the gate loads it: a failure here is a fault of the drafter.
   try {
     buildManifest(parseYaml(draft.manifest, { schema: 'core', uniqueKeys: true }));

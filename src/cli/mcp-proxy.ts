@@ -1,9 +1,10 @@
 // cloakpipe mcp-proxy: the gate in front of a stdio MCP server.
 import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
-import { UpstreamStartError } from '../doors/upstream.js';
+import { ProcessTransport, UpstreamStartError } from '../doors/upstream/process.js';
 import { readProxyConfig, splitCommandLine } from './upstream-command.js';
 import { openGate } from '../gate/open.js';
-import { runStdioProxy } from '../doors/stdio-proxy.js';
+import { Relay } from '../doors/relay.js';
+import { StdioHostTransport } from '../doors/stdio.js';
 import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
@@ -124,14 +125,13 @@ export async function run(argv: string[]): Promise<number> {
   process.stdout.on('error', () => process.stdin.destroy()); // host went away
   let code: number;
   try {
-    code = await runStdioProxy({
+    const relay = new Relay({
       gate: opened.gate,
-      command: upstream[0],
-      args: upstream.slice(1),
+      host: new StdioHostTransport(process.stdin, process.stdout, maxLineBytes),
+      upstream: new ProcessTransport(upstream[0], upstream.slice(1)),
       maxLineBytes,
-      input: process.stdin,
-      output: process.stdout,
     });
+    code = await relay.run();
   } catch (e) {
     if (!(e instanceof UpstreamStartError)) throw e;
     process.stderr.write(`cloakpipe mcp-proxy: ${e.message}\n`);

@@ -25,8 +25,6 @@ export interface LoadedManifest {
   /** Compiled patterns, keyed by the rule object that declares them. */
   patterns: WeakMap<ArgumentRule, LinearPattern>;
   classify: { label: string; pattern: LinearPattern }[];
-  /** label name → rank (0 = lowest). */
-  rank: Map<string, number>;
 }
 
 function fail(where: string, msg: string): never {
@@ -149,7 +147,7 @@ export function buildManifest(doc: unknown): LoadedManifest {
     ...(doc.pins !== undefined ? { pins: doc.pins as Record<string, string> } : {}),
     ...(doc.effects !== undefined ? { effects: doc.effects as Record<string, unknown> } : {}),
   };
-  return { manifest, digest, patterns, classify, rank };
+  return { manifest, digest, patterns, classify };
 }
 
 export function loadManifest(path: string): LoadedManifest {

@@ -85,6 +85,11 @@ export type PinsFields =
   | { kind: 'pins'; action: 'changed'; tool: string; pinned: string; observed: string }
   | { kind: 'pins'; action: 'restored'; tool: string; digest: string };
 
+/** The manifest and policy files changed under a running gate: reloaded, or refused (calls fail closed). */
+export type ReloadFields =
+  | { kind: 'reload'; outcome: 'loaded'; manifest_digest: Digest; policy_digest: Digest }
+  | { kind: 'reload'; outcome: 'failed' };
+
 export interface EpochFields {
   kind: 'epoch';
   first: number;
@@ -134,6 +139,7 @@ export type EntryFields =
   | ResultFields
   | LabelFields
   | PinsFields
+  | ReloadFields
   | EpochFields
   | AnchorFailureFields
   | OperatorFields;

@@ -46,13 +46,3 @@ export function jsonRpcCode(code: RefusalCode): number {
       return -32001;
   }
 }
-
-/** A refusal raised by a check: `detail` is one line and never carries an argument value. */
-export class Refusal extends Error {
-  constructor(
-    readonly code: RefusalCode,
-    readonly detail: string,
-  ) {
-    super(`cloakpipe refused: ${code}`);
-  }
-}

@@ -2,7 +2,6 @@
 // an entry naming the labels, the cause and the digest of what caused it, never its content.
 // The gate calls these inside its transactions; the in-memory rise happens first, so a failed
 // commit leaves the session higher (safe), never lower.
-import type { TaskContext } from '../contract/context.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
 import type { EntryFields } from '../ledger/entry.js';
 import type { UpstreamReply } from '../core/outcome.js';
@@ -18,16 +17,6 @@ export function labelEntry(raise: LabelRaise, tool: string | null): EntryFields 
     ...(tool !== null ? { tool } : {}),
     digest: raise.digest,
   };
-}
-
-/**
- * Before deciding a call, inside the decision's transaction: follow the (re-read) task
- * context's sensitivity up. Returns the label entry to append before the decision, or null.
- * Throws FlowError when the context names an undeclared label (the gate refuses fail_closed).
- */
-export function flowBeforeDecide(session: FlowSession, context: TaskContext): EntryFields | null {
-  const raise = session.observeContext(context);
-  return raise ? labelEntry(raise, null) : null;
 }
 
 /**

@@ -11,7 +11,8 @@ import { checkFlow } from './checks/flow.js';
 import { checkPins } from './checks/pins.js';
 import { checkPolicy } from './checks/policy.js';
 import type { Facts } from './facts.js';
-import type { GateServices } from './services.js';
+import type { GateServices, PolicyService } from './services.js';
+import type { GateSession } from './session.js';
 import { PASS, type Annotations, type Verdict } from './verdict.js';
 import type { Digest } from '../core/digest.js';
 import { checkOperations } from './checks/operations.js';
@@ -32,9 +33,10 @@ export const CHECKS: { name: string; check: Check }[] = [
 
 export interface DecideInput {
   manifest: LoadedManifest;
+  policy: PolicyService;
   context: TaskContext;
   services: GateServices;
-  sessionLabel: string;
+  session: GateSession;
   now: number;
 }
 
@@ -55,7 +57,7 @@ export function decide(call: Call, input: DecideInput): Decision {
   const contract = checkContract(call, input.manifest, input.context);
   const tool = resolveTool(call, input.manifest);
   if (!contract.ok || !tool) return { verdict: contract, tool, fingerprint, notes };
-  const facts: Facts = { ...input, call, tool, fingerprint, notes };
+  const facts: Facts = { ...input, sessionLabel: input.session.label, call, tool, fingerprint, notes };
   for (const { check } of CHECKS) {
     const v = check(facts);
     if (!v.ok) return { verdict: v, tool, fingerprint, notes };

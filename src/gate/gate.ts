@@ -1,20 +1,21 @@
-// The gate: one per gate process (= one MCP session). Doors (stdio proxy, confinement bridge)
-// hand it calls; it decides each inside a durable transaction together with the call's effects
-// and its ledger entry, and only then lets the door forward. Any error while deciding or
-// recording refuses the call `fail_closed`.
-import type { LoadedManifest } from '../contract/manifest.js';
+// The gate: doors (stdio proxy, confinement bridge, and later HTTP) hand it calls, each with the
+// session it belongs to; it decides each inside a durable transaction together with the call's
+// effects and its ledger entry, and only then lets the door forward. Any error while deciding
+// or recording refuses the call `fail_closed`.
 import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { EntryFields, LedgerEntry } from '../ledger/entry.js';
+import { decisionOutcome } from '../core/entries.js';
 import type { Transact } from '../store/ports.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import type { DecisionRefusal, RefusalCode } from '../core/refusal.js';
 import type { Call } from '../core/call.js';
 import { decide, type Decision } from './decide.js';
-import { decisionOutcome } from '../core/entries.js';
 import type { GateServices } from './services.js';
-import type { CallOutcome, Mode, RefusalData, UpstreamReply } from '../core/outcome.js';
+import type { GateSession } from './session.js';
+import { RulesBroken, type RulesSource } from './rules.js';
+import type { CallOutcome, Mode, RefusalData, UnknownWhy, UpstreamReply } from '../core/outcome.js';
 export type { CallOutcome, Mode, RefusalData };
 import { DecisionTimer, reportDecision } from '../telemetry/decision.js';
 import { log } from '../telemetry/log.js';
@@ -25,34 +26,48 @@ export type Forward = () => Promise<UpstreamReply>;
 export class UpstreamGone extends Error {}
 
 export interface GateParts {
-  manifest: LoadedManifest;
+  /** The manifest and policy in force, re-read when their files change. */
+  rules: RulesSource;
   context: ContextSource;
   ledger: Ledger;
   /** The store's write transaction (group commit): durable when it resolves. */
   commit: { run: Transact };
   services: GateServices;
   callTimeoutMs: number;
-  /** Hook for the flow session: the label in force and what a reply does to it. */
-  sessionLabel: () => string;
-  afterReply?: (call: Call, decision: Decision, reply: UpstreamReply) => EntryFields[];
-  /** Hook for the flow session: server output outside a gated call, before the host sees it. */
-  serverOutput?: (output: JsonValue) => EntryFields[];
+  /** A new session (flow label, pins view); the gate opens its default one at construction. */
+  openSession: () => GateSession;
   clock?: () => number;
 }
 
 export class Gate {
   private readonly clock: () => number;
+  /** The session of a door that has one (stdio, confinement): used when a call names none. */
+  readonly session: GateSession;
 
   constructor(readonly parts: GateParts) {
     this.clock = parts.clock ?? Date.now;
+    this.session = parts.openSession();
   }
 
   get mode(): Mode {
     return this.parts.services.mode;
   }
 
-  private digests() {
-    return { manifest_digest: this.parts.manifest.digest, policy_digest: this.parts.services.policy.digest };
+  /** Another session over the same rules, stores and ledger (one per MCP session of a door). */
+  openSession(): GateSession {
+    return this.parts.openSession();
+  }
+
+  /** The digests of the rules a refusal was made under (the last that loaded). */
+  digests(): { manifest_digest: Digest; policy_digest: Digest } {
+    const r = this.parts.rules.lastLoaded;
+    return { manifest_digest: r.manifest.digest, policy_digest: r.policy.digest };
+  }
+
+  /** Append entries in one transaction; a failure is swallowed (the caller already decided). */
+  private appendAll(entries: EntryFields[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return this.parts.commit.run(() => entries.forEach((f) => this.parts.ledger.appendInTx(f))).catch(() => undefined);
   }
 
   /** Record a refusal made outside decide(); the entry number is null when even that failed. */
@@ -65,6 +80,11 @@ export class Gate {
     } catch {
       return null; // still refused: nothing was forwarded
     }
+  }
+
+  /** The refusal a door answers with when the gate failed before it could answer otherwise. */
+  failClosedRefusal(detail: string): RefusalData {
+    return { reason: 'fail_closed', detail, ...this.digests(), entry: null };
   }
 
   /** Record a wire-level refusal (the message was never forwarded). */
@@ -80,22 +100,22 @@ export class Gate {
    * prompts/get, notifications, server requests, a line that does not parse). The label rises
    * in memory now, before the door writes the line; its ledger entry follows.
    */
-  observeServerOutput(output: JsonValue): void {
-    let labels: EntryFields[] = [];
+  observeServerOutput(output: JsonValue, session: GateSession = this.session): void {
+    let labels: EntryFields[];
     try {
-      labels = this.parts.serverOutput?.(output) ?? [];
+      labels = session.serverOutput(output);
     } catch {
       return; // classify cannot fail on a value; nothing to record
     }
-    if (labels.length > 0) void this.parts.commit.run(() => labels.forEach((f) => this.parts.ledger.appendInTx(f))).catch(() => undefined);
+    void this.appendAll(labels);
   }
 
   /**
    * A tools/list answer on its way to the host: the declared tools' definitions are noted now
    * (a call decided after this sees them) and pinned or recorded as changed durably.
    */
-  observeToolList(result: JsonValue): void {
-    const pins = this.parts.services.pins;
+  observeToolList(result: JsonValue, session: GateSession = this.session): void {
+    const pins = session.pins;
     if (!pins) return;
     let seen: Map<string, string>;
     try {
@@ -104,9 +124,8 @@ export class Gate {
       return;
     }
     if (seen.size === 0) return;
-    void this.parts.commit
-      .run(() => pins.recordList(seen, this.clock()).forEach((f) => this.parts.ledger.appendInTx(f)))
-      .catch(() => undefined); // not durable: the in-memory view still refuses changed tools
+    // Not durable on failure: the in-memory view still refuses changed tools.
+    void this.parts.commit.run(() => pins.recordList(seen, this.clock()).forEach((f) => this.parts.ledger.appendInTx(f))).catch(() => undefined);
   }
 
   /** Append an entry on its own (start-up, shutdown, operator actions). */
@@ -114,27 +133,53 @@ export class Gate {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
   }
 
-  /** Decide one tools/call, record it durably, and forward it only when allowed. */
-  async handleCall(call: Omit<Call, 'taskId'>, forward: Forward): Promise<CallOutcome> {
+  /** Decide one tools/call of `session`, record it durably, and forward it only when allowed. */
+  async handleCall(call: Omit<Call, 'taskId'>, forward: Forward, session: GateSession = this.session): Promise<CallOutcome> {
     const timer = new DecisionTimer();
-    const outcome = await this.decideAndForward(call, timer.timeUpstream(forward), timer);
+    const outcome = await this.decideAndForward(call, timer.timeUpstream(forward), timer, session);
     reportDecision(timer.report(call.tool, outcome, this.mode)); // span + log line; never throws
     return outcome;
   }
 
-  private async decideAndForward(call: Omit<Call, 'taskId'>, forward: Forward, timer: DecisionTimer): Promise<CallOutcome> {
+  private failClosed(call: Omit<Call, 'taskId'>, detail: string, fingerprint?: Digest): Promise<CallOutcome> {
+    return this.recordRefusal('fail_closed', { args_digest: digestJson(call.arguments), ...(fingerprint ? { fingerprint } : {}) }).then((entry) => ({
+      kind: 'refused',
+      data: { reason: 'fail_closed', detail, ...this.digests(), entry, ...(fingerprint ? { fingerprint } : {}) },
+    }));
+  }
+
+  /** The manifest or policy files changed: record the reload before deciding under it. */
+  private async refreshRules(): Promise<void> {
+    const { rules, context, commit, ledger } = this.parts;
+    const change = rules.refresh(() => context.get().task);
+    if (!change) return;
+    await commit.run(() => ledger.appendInTx(change));
+    rules.recorded(change);
+  }
+
+  private async decideAndForward(call: Omit<Call, 'taskId'>, forward: Forward, timer: DecisionTimer, session: GateSession): Promise<CallOutcome> {
     const { parts } = this;
+    try {
+      await this.refreshRules();
+      parts.rules.current();
+    } catch (e) {
+      return this.failClosed(call, e instanceof RulesBroken ? e.message : 'the gate could not decide or record this call');
+    }
     let decision: Decision | undefined;
-    let recorded: { entry: LedgerEntry; decision: Decision; refused: DecisionRefusal | null; taskCall: Call };
+    let recorded: { entry: LedgerEntry; decision: Decision; refused: DecisionRefusal | null };
     try {
       recorded = await parts.commit.run(() => {
         const now = this.clock();
         const context = parts.context.get();
+        const rules = parts.rules.current();
         const taskCall: Call = { ...call, taskId: context.taskId };
-        const sessionLabel = parts.sessionLabel();
-        decision = decide(taskCall, { manifest: parts.manifest, context, services: parts.services, sessionLabel, now });
-        timer.decided(decision);
+        decision = decide(taskCall, { manifest: rules.manifest, policy: rules.policy, context, services: parts.services, session, now });
         const v = decision.verdict;
+        const sessionLabel = typeof decision.notes.fields.session_label === 'string' ? decision.notes.fields.session_label : session.label;
+        timer.decided({ declared: decision.tool !== undefined, code: v.ok ? undefined : v.code, fingerprint: decision.fingerprint, sessionLabel });
+        // What the answer does to the session comes first among the after-reply effects: the
+        // label rises before anything else can fail.
+        decision.notes.afterReply.unshift(session.replyEffect(call.tool, decision.tool));
         const outcome = decisionOutcome(v.ok, decision.notes.replay !== undefined, parts.services.mode);
         if (v.ok) for (const effect of decision.notes.onAllow) effect();
         const entry = parts.ledger.appendInTx({
@@ -147,35 +192,29 @@ export class Gate {
           args_digest: digestJson(call.arguments),
           context_digest: context.digest,
           task: context.taskId,
-          session_label: sessionLabel,
+          session_label: session.label,
           agent: parts.services.agent,
-          ...this.digests(),
+          manifest_digest: rules.manifest.digest,
+          policy_digest: rules.policy.digest,
           ...decision.notes.fields,
         });
-        return { entry, decision, refused: v.ok ? null : v.code, taskCall };
+        return { entry, decision, refused: v.ok ? null : v.code };
       });
       timer.committed();
     } catch {
       // Deciding or recording failed: refuse, and try to leave a trace of the refusal.
-      const fingerprint = decision?.fingerprint;
-      const entry = await this.recordRefusal('fail_closed', {
-        args_digest: digestJson(call.arguments),
-        ...(fingerprint ? { fingerprint } : {}),
-      });
-      const detail = 'the gate could not decide or record this call';
-      return { kind: 'refused', data: { reason: 'fail_closed', detail, ...this.digests(), entry, ...(fingerprint ? { fingerprint } : {}) } };
+      return this.failClosed(call, 'the gate could not decide or record this call', decision?.fingerprint);
     }
-    const { entry, refused, taskCall } = recorded;
-    decision = recorded.decision;
+    const { entry, refused } = recorded;
+    const d = recorded.decision;
     if (refused && this.mode === 'enforce') {
-      const v = decision.verdict as { detail: string };
-      return { kind: 'refused', data: { reason: refused, detail: v.detail, ...this.digests(), entry: entry.seq, fingerprint: decision.fingerprint } };
+      const v = d.verdict as { detail: string };
+      return { kind: 'refused', data: { reason: refused, detail: v.detail, ...this.digests(), entry: entry.seq, fingerprint: d.fingerprint } };
     }
-    if (!refused && decision.notes.replay !== undefined) {
-      // A replayed result reaches the host like a fresh one: the session label rises first.
-      const replay = decision.notes.replay;
-      const labels = parts.afterReply?.(taskCall, decision, { result: replay }) ?? [];
-      if (labels.length > 0) await parts.commit.run(() => labels.forEach((f) => parts.ledger.appendInTx(f))).catch(() => undefined);
+    if (!refused && d.notes.replay !== undefined) {
+      // A replayed result reaches the host like a fresh one: what it does to the session first.
+      const replay = d.notes.replay;
+      await this.settle(d, { result: replay }, null);
       return { kind: 'replayed', result: replay, entry: entry.seq };
     }
 
@@ -183,37 +222,45 @@ export class Gate {
     try {
       reply = await withTimeout(forward(), parts.callTimeoutMs);
     } catch (e) {
-      const why = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : 'error';
-      const d = decision;
+      const why: UnknownWhy = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : 'error';
       await parts.commit
         .run(() => {
-          for (const f of d.notes.afterFailure) f(why);
+          const now = this.clock();
+          for (const f of d.notes.afterFailure) f(why, now);
           parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
         })
         .catch(() => undefined);
       return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };
     }
-    const d = decision;
-    // The session label rises in memory before anything can fail, so a reply that reaches the
-    // host has always raised it; only the label entry waits for the transaction below.
-    const extra = parts.afterReply?.(taskCall, d, reply) ?? [];
+    await this.settle(d, reply, entry.seq);
+    return { kind: 'forwarded', reply, entry: entry.seq };
+  }
+
+  /**
+   * The one after-reply path, for a forwarded reply and a replayed result alike: every effect is
+   * computed first (the session label rises in memory before anything can fail), then applied
+   * with its entries and the result entry (`decision` set: a forwarded call) in one transaction.
+   */
+  private async settle(d: Decision, reply: UpstreamReply, decision: number | null): Promise<void> {
+    const now = this.clock();
+    const after = d.notes.afterReply.map((f) => f(reply, now));
     try {
-      await parts.commit.run(() => {
-        for (const f of d.notes.afterReply) f(reply);
-        parts.ledger.appendInTx({
-          kind: 'result',
-          outcome: reply.error !== undefined ? 'error' : 'ok',
-          fingerprint: d.fingerprint,
-          decision: entry.seq,
-          result_digest: digestJson(reply.error ?? reply.result ?? null),
-        });
-        for (const fields of extra) parts.ledger.appendInTx(fields);
+      await this.parts.commit.run(() => {
+        for (const a of after) a.effect?.();
+        if (decision !== null)
+          this.parts.ledger.appendInTx({
+            kind: 'result',
+            outcome: reply.error !== undefined ? 'error' : 'ok',
+            fingerprint: d.fingerprint,
+            decision,
+            result_digest: digestJson(reply.error ?? reply.result ?? null),
+          });
+        for (const a of after) for (const fields of a.entries ?? []) this.parts.ledger.appendInTx(fields);
       });
     } catch {
       // The tool ran; its settlement could not be recorded. The reply still reaches the host
       // (withholding it would not undo the effect); verify shows the missing result entry.
     }
-    return { kind: 'forwarded', reply, entry: entry.seq };
   }
 }
 

@@ -1,19 +1,17 @@
 // Opening a gate from its configuration. Everything that can fail does so here, before the
 // upstream is spawned: a manifest, policy, context, key or store that does not load stops
 // start-up with a clear message (fail closed).
-import { loadManifest } from '../contract/manifest.js';
 import { ContextSource } from '../contract/context.js';
 import { openHome } from '../home/open.js';
 import type { HomePaths } from '../store/home.js';
 import type { Store } from '../store/ports.js';
-import { loadPolicyFile } from '../policy/engine.js';
-import { TaskBoundPolicy } from '../policy/task-guard.js';
-import { openPins } from '../pins/open.js';
+import { PinSession } from '../pins/session.js';
+import { GateSession } from './session.js';
+import { fileRules, RulesSource } from './rules.js';
 import { Gate, type Mode } from './gate.js';
 import type { AdmissionService, GateServices } from './services.js';
 import { openOperationsServices } from '../operations/open.js';
 import { FlowSession } from '../flow/session.js';
-import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
 import { setDeclaredTools } from '../telemetry/fields.js';
 import { guardOtelDiagnostics } from '../telemetry/spans.js';
 import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
@@ -44,9 +42,12 @@ export interface OpenedGate {
 }
 
 export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
-  const manifest = loadManifest(cfg.manifestPath);
   const context = new ContextSource(cfg.contextPath);
-  const policy = loadPolicyFile(manifest.manifest, cfg.policyPath, { task: context.get().task });
+  const say = (m: string) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`);
+  const files = { manifest: cfg.manifestPath, policy: cfg.policyPath };
+  const load = fileRules(files, say);
+  const initial = load(context.get().task);
+  const { manifest, policy } = initial;
   const opened = openHome({ home: cfg.home });
   const { store, ledger, key, paths: home } = opened;
   const commit = { run: store.transact };
@@ -61,38 +62,27 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   const services: GateServices = {
     agent: cfg.agent ?? (typeof agentFromTask === 'string' ? agentFromTask : 'agent'),
     mode: cfg.mode,
-    // A reloaded task context is validated against the policy before it is used (drift → fail_closed).
-    policy: new TaskBoundPolicy(policy, context.get().task, {
-      source: cfg.policyPath,
-      onDrift: (m) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`),
-    }),
     rates: store.rates,
     operations: ops.operations,
     approvals: ops.approvals,
-    pins: openPins(store.pins, manifest),
     ...(cfg.admission ? { admission: cfg.admission } : {}),
   };
-  // One flow session per gate process (= one MCP session); an undeclared sensitivity stops start-up.
-  const flow = new FlowSession(manifest, context.get());
-  services.flow = flow;
-  setDeclaredTools(Object.keys(manifest.manifest.tools));
+  const declare = (m: typeof manifest) => setDeclaredTools(Object.keys(m.manifest.tools));
+  declare(manifest);
   guardOtelDiagnostics();
+  // The manifest and policy files are re-read when they change (rules.ts).
+  const rules = new RulesSource(files, load, initial, { log: say, onLoaded: (r) => declare(r.manifest) });
   const gate = new Gate({
-    manifest,
+    rules,
     context,
     ledger,
     commit,
     services,
     callTimeoutMs: cfg.callTimeoutMs,
-    sessionLabel: () => flow.label,
-    afterReply: (call, decision, reply) => {
-      const label = flowAfterReply(flow, call.tool, decision.tool, reply);
-      return label ? [label] : [];
-    },
-    serverOutput: (output) => {
-      const label = flowServerOutput(flow, output);
-      return label ? [label] : [];
-    },
+    // A session's ceilings are those of the manifest when it starts (product.md section 6); an
+    // undeclared sensitivity stops start-up (the default session is opened here).
+    openSession: () =>
+      new GateSession(new FlowSession(rules.lastLoaded.manifest, context.get()), new PinSession(store.pins, () => rules.lastLoaded.manifest.manifest)),
   });
   await gate.record({
     kind: 'startup',

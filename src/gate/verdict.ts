@@ -2,7 +2,8 @@
 // holds an argument value; checks may annotate the decision (policy ids, receipt, operation).
 import type { DecisionRefusal } from '../core/refusal.js';
 import type { JsonValue } from '../core/json.js';
-import type { UpstreamReply } from '../core/outcome.js';
+import type { UnknownWhy, UpstreamReply } from '../core/outcome.js';
+import type { EntryFields } from '../ledger/entry.js';
 
 export interface Refused {
   ok: false;
@@ -22,6 +23,13 @@ export function refuse(code: DecisionRefusal, detail: string): Refused {
   return { ok: false, code, detail };
 }
 
+/** What the answer to a forwarded call does: in-memory changes happen when the function runs
+ *  (before the host sees the reply); `effect` and `entries` are applied in one transaction. */
+export interface AfterReply {
+  effect?: () => void;
+  entries?: EntryFields[];
+}
+
 /** Facts a check adds to the decision's ledger entry (digests and ids only) and effects to apply. */
 export interface Annotations {
   /** Extra ledger fields (names from the domain; values never argument values). */
@@ -30,8 +38,9 @@ export interface Annotations {
   onAllow: (() => void)[];
   /** A stored result to answer with instead of forwarding (operation replay). */
   replay?: JsonValue;
-  /** Run in a transaction once the upstream answered (settle an operation, ...). */
-  afterReply: ((reply: UpstreamReply) => void)[];
+  /** What the upstream's answer (or a replayed result) does: the session's label, settling an
+   *  operation. `now` is the gate's clock when the answer arrived. */
+  afterReply: ((reply: UpstreamReply, now: number) => AfterReply)[];
   /** Run in a transaction when the outcome is unknown: timeout, upstream died, gate error. */
-  afterFailure: ((why: 'timeout' | 'upstream_exit' | 'error') => void)[];
+  afterFailure: ((why: UnknownWhy, now: number) => void)[];
 }

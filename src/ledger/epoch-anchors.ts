@@ -4,6 +4,7 @@
 // chain also means obtaining it never appends an entry that would itself need anchoring.
 import type { AnchorRow, AnchorsPort } from '../store/ports.js';
 import type { RekorEntryFile } from './anchors/rekor/entry.js';
+import { readEvidenceJson } from './anchors/evidence-json.js';
 
 export type AnchorKind = 'rfc3161' | 'rekor';
 export const ANCHOR_KINDS: readonly AnchorKind[] = ['rfc3161', 'rekor'];
@@ -26,7 +27,7 @@ export function* parseAnchors(rows: Iterable<AnchorRow>): Generator<StoredAnchor
   for (const row of rows) {
     let parsed: unknown;
     try {
-      parsed = JSON.parse(row.data);
+      parsed = readEvidenceJson(row.data, 'stored anchor'); // strict: a duplicate key is unreadable, not last-wins
     } catch {
       parsed = null;
     }

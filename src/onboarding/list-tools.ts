@@ -1,7 +1,9 @@
 // Reads a server's whole tools/list (every page) with the official SDK client, as a host would.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { upstreamEnv } from '../doors/upstream.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { upstreamEnv } from '../doors/upstream/process.js';
 import type { ListedTool } from './draft.js';
 
 export class ServerError extends Error {}
@@ -14,10 +16,30 @@ export interface Listed {
   release: string;
 }
 
-export async function listServerTools(command: string, args: string[], timeoutMs: number): Promise<Listed> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(upstreamEnv())) if (v !== undefined) env[k] = v;
-  const transport = new StdioClientTransport({ command, args, env, stderr: 'inherit' });
+/** The server: a command to start (stdio), or the URL of a Streamable HTTP endpoint. */
+export type ServerTarget = { command: string; args: string[] } | { url: URL };
+
+export async function listServerTools(target: ServerTarget, timeoutMs: number): Promise<Listed> {
+  let transport: Transport;
+  let named: string;
+  if ('url' in target) {
+    // Credentials in the URL travel as HTTP Basic (fetch refuses them in a URL); they are never
+    // shown: messages name the origin and path only.
+    const url = new URL(target.url.href);
+    const headers: Record<string, string> = {};
+    if (url.username || url.password) {
+      headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+      url.username = '';
+      url.password = '';
+    }
+    transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+    named = url.origin + url.pathname;
+  } else {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(upstreamEnv())) if (v !== undefined) env[k] = v;
+    transport = new StdioClientTransport({ command: target.command, args: target.args, env, stderr: 'inherit' });
+    named = target.command;
+  }
   const client = new Client({ name: 'cloakpipe-manifest-draft', version: '1' });
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
@@ -30,15 +52,23 @@ export async function listServerTools(command: string, args: string[], timeoutMs
           await client.connect(transport);
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
-          const reason = code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'not executable (permission denied)' : (e as Error).message;
-          throw new ServerError(`cannot start the server ${JSON.stringify(command)}: ${reason}`);
+          let reason = code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'not executable (permission denied)' : (e as Error).message.split('\n')[0];
+          if ('url' in target) reason = reason.split(target.url.href).join(named).replace(/\?\S*/g, '');
+          throw new ServerError(`cannot ${'url' in target ? 'reach' : 'start'} the server ${JSON.stringify(named)}: ${reason}`);
         }
         const tools: ListedTool[] = [];
         const cursors = new Set<string>();
         let cursor: string | undefined;
         for (let page = 0; ; page++) {
           if (page >= MAX_PAGES) throw new ServerError(`tools/list has more than ${MAX_PAGES} pages`);
-          const r = await client.listTools(cursor === undefined ? {} : { cursor });
+          let r;
+          try {
+            r = await client.listTools(cursor === undefined ? {} : { cursor });
+          } catch (e) {
+            let reason = (e as Error).message.split('\n')[0];
+            if ('url' in target) reason = reason.split(target.url.href).join(named).replace(/\?\S*/g, '');
+            throw new ServerError(`tools/list failed: ${reason}`);
+          }
           tools.push(...(r.tools as ListedTool[]));
           if (r.nextCursor === undefined) {
             const info = client.getServerVersion();

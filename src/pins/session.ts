@@ -4,6 +4,7 @@ import { digestJson } from '../core/digest.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
 import type { EntryFields } from '../ledger/entry.js';
 import type { PinsPort } from '../store/ports.js';
+import type { Manifest } from '../contract/manifest-types.js';
 
 export class PinSession {
   /** tool → digest of the definition the server gave most recently in this session. */
@@ -11,11 +12,22 @@ export class PinSession {
 
   constructor(
     readonly store: PinsPort,
-    readonly release: string,
-    private readonly declared: (tool: string) => boolean,
-    /** The manifest's own pins: authoritative, never rewritten by what the server says. */
-    private readonly manifestPins: Record<string, string> = {},
+    /** The manifest in force (it may be reloaded while the session runs). */
+    private readonly manifest: () => Manifest,
   ) {}
+
+  get release(): string {
+    return this.manifest().release;
+  }
+
+  private declared(tool: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.manifest().tools, tool);
+  }
+
+  /** The manifest's own pins: authoritative, never rewritten by what the server says. */
+  private get manifestPins(): Record<string, string> {
+    return this.manifest().pins ?? {};
+  }
 
   /** Digests of the declared tools in a tools/list result; held in memory at once. */
   seeList(result: JsonValue): Map<string, string> {

@@ -1,11 +1,22 @@
 // Per-call telemetry for the gate: a timer the gate marks as the call moves (decided,
 // committed, upstream answered), and one report at the end that becomes the decision span and
 // the `decision` log line. It reads only what the ledger entry holds in the clear.
-import { decisionOutcome } from '../core/entries.js';
-import type { Decision } from '../gate/decide.js';
 import type { CallOutcome, Mode } from '../core/outcome.js';
+import { decisionOutcome } from '../core/entries.js';
+import type { Digest } from '../core/digest.js';
+import type { RefusalCode } from '../core/refusal.js';
 import { decisionFields, spanDecision, type DecisionOutcome, type DecisionTelemetry } from './spans.js';
 import { log } from './log.js';
+
+/** What telemetry reads of a decision: the fields its ledger entry holds in the clear. */
+export interface DecisionSummary {
+  /** Whether the manifest declares the tool (an undeclared name is never reported). */
+  declared: boolean;
+  /** The refusal code when a check refused (in shadow mode the call is forwarded anyway). */
+  code?: RefusalCode;
+  fingerprint: Digest;
+  sessionLabel?: string;
+}
 
 export class DecisionTimer {
   readonly startTime = Date.now();
@@ -14,9 +25,9 @@ export class DecisionTimer {
   private committedAt?: number;
   private upstreamMs?: number;
   /** The decision, once made (set by the gate). */
-  decision?: Decision;
+  decision?: DecisionSummary;
 
-  decided(d: Decision): void {
+  decided(d: DecisionSummary): void {
     this.decision = d;
     this.decidedAt = performance.now();
   }
@@ -42,19 +53,18 @@ export class DecisionTimer {
 
   report(tool: string, outcome: CallOutcome, mode: Mode): DecisionTelemetry {
     const d = this.decision;
-    // The recorded outcome (core/entries.ts), except a call that never got a decision (a refusal
-    // before or instead of deciding) and one whose forwarded outcome is unknown.
+    // The recorded outcome (core/entries.ts), except a refusal the door writes and a forwarded
+    // call whose outcome is unknown.
     const kind: DecisionOutcome =
-      outcome.kind === 'unknown' ? 'unknown' : outcome.kind === 'refused' || d === undefined ? 'refuse' : decisionOutcome(d.verdict.ok, d.notes.replay !== undefined, mode);
-    const reason = outcome.kind === 'refused' ? outcome.data.reason : d && !d.verdict.ok ? d.verdict.code : undefined;
-    const label = d?.notes.fields.session_label;
+      outcome.kind === 'unknown' ? 'unknown' : outcome.kind === 'refused' || d === undefined ? 'refuse' : decisionOutcome(d.code === undefined, outcome.kind === 'replayed', mode);
+    const reason = outcome.kind === 'refused' ? outcome.data.reason : d?.code;
     return {
       tool,
-      declared: d?.tool !== undefined,
+      declared: d?.declared ?? false,
       outcome: kind,
       reason,
       fingerprint: d?.fingerprint,
-      sessionLabel: typeof label === 'string' ? label : undefined,
+      sessionLabel: d?.sessionLabel,
       entry: outcome.kind === 'refused' ? outcome.data.entry : outcome.entry,
       mode,
       startTime: this.startTime,

@@ -95,3 +95,11 @@ test('Inspector CLI with the upstream given as --upstream (no shell, no `--`)', 
   const m = CALLS[0]!;
   assert.deepEqual(json(inspector(viaFlag(), m)), json(inspector(server, m)));
 });
+
+test('Inspector CLI from an mcp.json config (the shape hosts use), the gate as the server', () => {
+  const [command, ...args] = viaFlag();
+  const config = writeFiles({ 'mcp.json': { mcpServers: { gated: { command, args } } } })['mcp.json']!;
+  const m = CALLS[0]!;
+  const r = spawnSync(process.execPath, [INSPECTOR, '--cli', '--config', config, '--server', 'gated', ...m], { encoding: 'utf8', timeout: 60_000 });
+  assert.deepEqual(json({ status: r.status, out: r.stdout, err: r.stderr }), json(inspector(server, m)));
+});

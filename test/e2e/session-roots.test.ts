@@ -59,7 +59,7 @@ let host: ReturnType<typeof rootsHost>;
  * listing names the directory (bounded by tries, never by time).
  */
 async function allowedOnce(c: Client, dir: string): Promise<unknown> {
-  for (let k = 0; k < 200; k++) {
+  for (let k = 0; k < 400; k++) {
     const r = await c.callTool({ name: 'list_allowed_directories', arguments: {} });
     if (JSON.stringify(r).includes(dir)) return r;
     await new Promise((res) => setTimeout(res, 25));

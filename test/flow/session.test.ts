@@ -7,7 +7,7 @@ import { buildManifest } from '../../src/contract/manifest.js';
 import { buildContext, NO_CONTEXT } from '../../src/contract/context.js';
 import { FlowSession, UNDIGESTIBLE } from '../../src/flow/session.js';
 import { FlowError } from '../../src/flow/labels.js';
-import { flowAfterReply, flowBeforeDecide, flowServerOutput, labelEntry } from '../../src/flow/evidence.js';
+import { flowAfterReply, flowServerOutput, labelEntry } from '../../src/flow/evidence.js';
 import { digestJson } from '../../src/core/digest.js';
 import type { JsonValue } from '../../src/core/json.js';
 
@@ -174,10 +174,6 @@ test('label entries: names and digests only; after a reply an error counts as ou
   const e = flowAfterReply(s, 'echo', man.manifest.tools.echo, { error: err });
   assert.deepEqual(e, { kind: 'label', from: 'public', to: 'restricted', cause: 'classify', tool: 'echo', digest: digestJson(err) });
   assert.ok(!JSON.stringify(e).includes('4111'));
-  const s2 = new FlowSession(man, ctx());
-  const c = ctx('internal');
-  assert.deepEqual(flowBeforeDecide(s2, c), { kind: 'label', from: 'public', to: 'internal', cause: 'context', digest: c.digest });
-  assert.equal(flowBeforeDecide(s2, c), null);
   assert.deepEqual(labelEntry({ from: 'a', to: 'b', cause: 'returns', digest: digestJson(1) }, 't'), {
     kind: 'label', from: 'a', to: 'b', cause: 'returns', tool: 't', digest: digestJson(1),
   });

@@ -179,3 +179,42 @@ test('without --out the manifest goes to stdout and still loads, the policy as a
   assert.match(r.stdout, /# @id\("read:lookup"\)/);
   assert.equal(cloakpipe(['policy', 'check', '--manifest', join(dir, 'm.yaml'), '--policy', join(dir, 'p.cedar')]).status, 0);
 });
+
+test('--upstream-url drafts from a remote server (Streamable HTTP) as from its stdio form', async () => {
+  const { spawn } = await import('node:child_process');
+  const { createServer } = await import('node:net');
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let err = '';
+      child.stderr!.on('data', (d: Buffer) => {
+        err += d.toString();
+        if (err.includes('listening')) resolve();
+      });
+      child.once('exit', () => reject(new Error(`server-everything exited: ${err}`)));
+    });
+    const dir = tempDir();
+    const r = cloakpipe(['manifest', 'draft', '--out', join(dir, 'm.yaml'), '--upstream-url', `http://user:secret@127.0.0.1:${port}/mcp?token=t0k3n`], { timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const remote = readFileSync(join(dir, 'm.yaml'), 'utf8');
+    assert.doesNotMatch(remote, /secret|t0k3n/, 'no credentials or query in the draft');
+    const local = draft([process.execPath, EVERYTHING, 'stdio']);
+    const body = (m: string) => m.replace(/^#[^\n]*\n/gm, '');
+    assert.equal(body(remote), body(local.manifest));
+    assert.equal(cloakpipe(['policy', 'check', '--manifest', join(dir, 'm.yaml'), '--policy', join(dir, 'm.cedar')]).status, 0);
+  } finally {
+    child.kill();
+  }
+});
+
+test('a server that never answers tools/list is reported within --timeout, exit 2', () => {
+  const r = cloakpipe(['manifest', 'draft', '--timeout', '2s', '--', process.execPath, '-e', 'setInterval(() => {}, 1000)'], { timeout: 30_000 });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /did not answer tools\/list within 2000 ms/);
+});

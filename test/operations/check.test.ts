@@ -4,7 +4,7 @@ import { checkOperations } from '../../src/gate/checks/operations.js';
 import { Operations } from '../../src/operations/operations.js';
 import { operationDigest } from '../../src/operations/operation-id.js';
 import { gateLikeStore } from './helpers.js';
-import { applyAllow, factsFor, READ } from './facts.js';
+import { applyAllow, applyFailure, applyReply, factsFor, READ } from './facts.js';
 
 function setup(mode: 'enforce' | 'shadow' = 'enforce') {
   const { store } = gateLikeStore();
@@ -36,7 +36,7 @@ test('a new operation: pending on allow, settled by the reply, replayed afterwar
   const g = factsFor({ args: args('k-1'), services });
   const gv = checkOperations(g);
   assert.equal(!gv.ok && gv.code, 'reconcile_before_retry');
-  for (const r of f.notes.afterReply) r(OK);
+  applyReply(f, OK);
   assert.equal(operations.get('k-1')!.state, 'succeeded');
   const h = factsFor({ args: args('k-1'), services });
   assert.ok(checkOperations(h).ok);
@@ -64,15 +64,17 @@ test('failed → a new attempt; unknown → reconcile_before_retry', () => {
   const f = factsFor({ args: args('k'), services });
   checkOperations(f);
   applyAllow(f);
-  for (const r of f.notes.afterReply) r({ error: { code: -1, message: 'no' } });
+  applyReply(f, { error: { code: -1, message: 'no' } }, Date.UTC(2030, 0, 1));
   assert.equal(operations.get('k')!.state, 'failed');
+  assert.equal(operations.get('k')!.updated_at, '2030-01-01T00:00:00.000Z', "settled at the gate's clock");
   const g = factsFor({ args: args('k'), services });
   assert.ok(checkOperations(g).ok);
   assert.equal(g.notes.fields.operation_attempt, 2);
   applyAllow(g);
   assert.equal(operations.get('k')!.attempts, 2);
-  for (const x of g.notes.afterFailure) x('timeout');
+  applyFailure(g, 'timeout', Date.UTC(2031, 0, 1));
   assert.equal(operations.get('k')!.state, 'unknown');
+  assert.equal(operations.get('k')!.updated_at, '2031-01-01T00:00:00.000Z');
   const h = factsFor({ args: args('k'), services });
   const v = checkOperations(h);
   assert.equal(!v.ok && v.code, 'reconcile_before_retry');
@@ -108,7 +110,7 @@ test('shadow mode: a succeeded operation is not replayed, only noted', () => {
   const f = factsFor({ args: args('s'), services });
   checkOperations(f);
   applyAllow(f);
-  for (const r of f.notes.afterReply) r(OK);
+  applyReply(f, OK);
   const g = factsFor({ args: args('s'), services });
   assert.ok(checkOperations(g).ok);
   assert.equal(g.notes.replay, undefined);
@@ -124,9 +126,9 @@ test('a reply settles only the attempt its own decision began', () => {
   const b = factsFor({ args: args('x'), services });
   assert.ok(checkOperations(b).ok);
   applyAllow(b);
-  for (const r of a.notes.afterReply) r(OK);
-  for (const r of a.notes.afterFailure) r('timeout');
+  applyReply(a, OK);
+  applyFailure(a, 'timeout');
   assert.equal(operations.get('x')!.state, 'pending', "a's reply did not touch b's attempt");
-  for (const r of b.notes.afterReply) r(OK);
+  applyReply(b, OK);
   assert.equal(operations.get('x')!.state, 'succeeded');
 });

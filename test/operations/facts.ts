@@ -5,6 +5,7 @@ import type { GateServices } from '../../src/gate/services.js';
 import { fingerprintOf } from '../../src/core/call.js';
 import { newAnnotations } from '../../src/gate/decide.js';
 import type { JsonObject } from '../../src/core/json.js';
+import type { UnknownWhy, UpstreamReply } from '../../src/core/outcome.js';
 
 export const SEND: ToolDecl = {
   effect: 'write',
@@ -29,6 +30,8 @@ export function factsFor(opts: {
   const call = { tool: name, arguments: args, meta: opts.meta ?? {}, taskId };
   return {
     manifest: undefined as never,
+    policy: undefined as never,
+    session: undefined as never,
     context: undefined as never,
     tool: opts.tool ?? SEND,
     call,
@@ -38,6 +41,16 @@ export function factsFor(opts: {
     services: { agent: 'agent', mode: 'enforce', ...opts.services } as GateServices,
     notes: newAnnotations(),
   };
+}
+
+/** What the gate does with the upstream's answer: compute every after-reply, then apply them. */
+export function applyReply(f: Facts, reply: UpstreamReply, now = Date.now()) {
+  for (const a of f.notes.afterReply.map((r) => r(reply, now))) a.effect?.();
+}
+
+/** What the gate does when the outcome is unknown. */
+export function applyFailure(f: Facts, why: UnknownWhy, now = Date.now()) {
+  for (const r of f.notes.afterFailure) r(why, now);
 }
 
 /** What the gate does with an allowed decision: run its effects (in a transaction). */

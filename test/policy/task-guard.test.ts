@@ -9,7 +9,7 @@ import { TaskBoundPolicy } from '../../src/policy/task-guard.js';
 import { checkPolicy } from '../../src/gate/checks/policy.js';
 import { newAnnotations } from '../../src/gate/decide.js';
 import type { Facts } from '../../src/gate/facts.js';
-import type { GateServices } from '../../src/gate/services.js';
+import type { GateServices, PolicyService } from '../../src/gate/services.js';
 import type { JsonObject } from '../../src/core/json.js';
 import { request, SMALL } from './fixtures.js';
 
@@ -65,8 +65,9 @@ test('an attribute no policy reads never reaches Cedar; one it reads keeps its t
   assert.equal(p.evaluate(request({ task: { id: 'T', level: 'gold', note: 5 } })).allow, true);
 });
 
-function facts(services: Partial<GateServices>, args: JsonObject, task: JsonObject, tool = 'send'): Facts {
+function facts({ policy, ...services }: Partial<GateServices> & { policy: PolicyService }, args: JsonObject, task: JsonObject, tool = 'send'): Facts {
   return {
+    policy,
     services: {
       agent: 'agent',
       mode: 'enforce',

@@ -2,33 +2,22 @@
 // whose `accepts` is below it is refused, whatever Cedar says. Guards against a model (or text
 // steering it) moving data read from a sensitive tool into a sink that may only receive less.
 // A tool without `accepts` has the lowest ceiling: an undeclared ceiling is not a hole (ADR 003).
-import { LabelOrder } from '../../flow/labels.js';
 import type { Facts } from '../facts.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 
 export function checkFlow(f: Facts): Verdict {
+  const flow = f.session.flow;
   let label: string;
   let ceiling: string;
-  let order: LabelOrder;
   try {
-    const flow = f.services.flow;
-    if (flow) {
-      order = flow.order;
-      // A re-read context that names a higher sensitivity raises the session for good (it only
-      // rises, so this is safe to do while deciding); the rise is a fact of this decision.
-      const raise = flow.observeContext(f.context);
-      if (raise) f.notes.fields.label_raise = { from: raise.from, to: raise.to, cause: raise.cause, digest: raise.digest };
-      label = order.max(flow.label, f.sessionLabel);
-      ceiling = flow.ceilingOf(f.call.tool);
-    } else {
-      // No session wired: the same rule from the facts alone (no fixed-ceiling snapshot).
-      order = LabelOrder.of(f.manifest);
-      const s = f.context.sensitivity;
-      label = s === null ? f.sessionLabel : order.max(f.sessionLabel, s);
-      ceiling = f.tool.accepts ?? order.lowest;
-    }
-    order.rankOf(label);
-    order.rankOf(ceiling);
+    // A re-read context that names a higher sensitivity raises the session for good (it only
+    // rises, so this is safe to do while deciding); the rise is a fact of this decision.
+    const raise = flow.observeContext(f.context);
+    if (raise) f.notes.fields.label_raise = { from: raise.from, to: raise.to, cause: raise.cause, digest: raise.digest };
+    label = flow.order.max(flow.label, f.sessionLabel);
+    ceiling = flow.ceilingOf(f.call.tool);
+    flow.order.rankOf(label);
+    flow.order.rankOf(ceiling);
   } catch {
     return refuse('fail_closed', 'the session label could not be determined');
   }
@@ -36,7 +25,7 @@ export function checkFlow(f: Facts): Verdict {
   f.sessionLabel = label;
   f.notes.fields.session_label = label;
   f.notes.fields.ceiling = ceiling;
-  if (order.above(label, ceiling))
+  if (flow.order.above(label, ceiling))
     return refuse('sink_ceiling_exceeded', `session label ${label} is above the tool's ceiling ${ceiling}`);
   return PASS;
 }

@@ -68,7 +68,7 @@ export function checkOperations(f: Facts): Verdict {
     }
   }
   fields.operation_attempt = attempt;
-  f.notes.afterReply.push((reply) => void (begun && store.settle(id, attempt, reply, Date.now())));
-  f.notes.afterFailure.push((why) => void (begun && store.fail(id, attempt, why, Date.now())));
+  f.notes.afterReply.push((reply, now) => ({ effect: () => void (begun && store.settle(id, attempt, reply, now)) }));
+  f.notes.afterFailure.push((why, now) => void (begun && store.fail(id, attempt, why, now)));
   return PASS;
 }

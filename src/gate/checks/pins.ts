@@ -5,7 +5,7 @@ import type { Facts } from '../facts.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 
 export function checkPins(f: Facts): Verdict {
-  const pins = f.services.pins;
+  const pins = f.session.pins;
   if (!pins) return PASS;
   const { pinned, changed } = pins.status(f.call.tool);
   if (pinned) f.notes.fields.pin = pinned;

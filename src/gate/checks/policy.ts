@@ -12,7 +12,7 @@ export function checkPolicy(f: Facts): Verdict {
   const { calls, callsAll } = s.rates.counts(context.taskId, call.tool, f.now);
   let r: PolicyDecision;
   try {
-    r = s.policy.evaluate({
+    r = f.policy.evaluate({
       agent: s.agent,
       tool: call.tool,
       args: call.arguments,

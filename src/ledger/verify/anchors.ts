@@ -30,11 +30,21 @@ export function notBeforeOf(epoch: EpochInfo): Date {
   return new Date(t - (t % 1000));
 }
 
-/** Returns 'verified', or 'unchecked' when no trust root for its kind was given; throws otherwise. */
-export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo>, trust: AnchorTrust): Promise<'verified' | 'unchecked'> {
+/**
+ * Returns 'verified', or 'unchecked' when no trust root for its kind was given; throws otherwise.
+ * `seen` holds the (epoch, kind) pairs already checked: a ledger stores one anchor of each kind
+ * per epoch, so a second one (a repeated export line) is an edit, refused rather than counted
+ * twice in the report.
+ */
+export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo>, trust: AnchorTrust, seen?: Set<string>): Promise<'verified' | 'unchecked'> {
   const epoch = epochs.get(a.epoch);
   if (!epoch) fail('anchor_orphan', a.epoch, `an anchor names epoch ${a.epoch}, which is not an epoch entry of this ledger`);
   const kind = a.kind as AnchorKind;
+  if (seen) {
+    const k = `${a.epoch} ${String(a.kind)}`;
+    if (seen.has(k)) fail('anchor_invalid', a.epoch, `epoch ${a.epoch} has more than one ${String(a.kind)} anchor`, { anchorCode: 'malformed' });
+    seen.add(k);
+  }
   if ('malformed' in a || (kind !== 'rfc3161' && kind !== 'rekor')) fail('anchor_invalid', a.epoch, 'stored anchor is unreadable', { anchorCode: 'malformed' });
   const root = { algorithm: 'sha256' as const, value: rootBytes(epoch.root) };
   const notBefore = notBeforeOf(epoch);

@@ -161,8 +161,9 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     // Anchors: every one must hold; coverage per kind is the newest epoch anchored by it.
     const newest: Record<AnchorKind, number | null> = { rfc3161: null, rekor: null };
     const trust = { tsaRoot: opts.tsaRoot, rekorKey, gateKey: key };
+    const seen = new Set<string>();
     for await (const a of src.anchors()) {
-      const r = await checkAnchor(a, chain.epochs, trust);
+      const r = await checkAnchor(a, chain.epochs, trust, seen);
       const kind = a.kind as AnchorKind;
       report.anchors[kind][r]++;
       if (r === 'verified' && (newest[kind] === null || a.epoch > newest[kind]!)) newest[kind] = a.epoch;

@@ -6,6 +6,8 @@ import { openLedgerSnapshot } from '../../store/sqlite/store.js';
 import { parseAnchors, type StoredAnchor } from '../epoch-anchors.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from '../export.js';
 import { fail } from './reasons.js';
+// Anchor lines and the header are evidence: read strictly (duplicate keys refused), see evidence-json.ts.
+import { readEvidenceJson } from '../anchors/evidence-json.js';
 
 export type AnchorRecord = StoredAnchor | { epoch: number; kind: string; malformed: true };
 
@@ -46,9 +48,9 @@ export async function openExportSource(path: string): Promise<OpenedSource> {
     const first = await it.next();
     if (first.done) fail('source_invalid', null, 'export is empty');
     try {
-      header = JSON.parse(first.value) as ExportHeader;
+      header = readEvidenceJson(first.value, 'export header') as unknown as ExportHeader;
     } catch {
-      fail('source_invalid', null, 'export header is not JSON');
+      fail('source_invalid', null, 'export header is not strict JSON');
     }
     if (header?.format !== EXPORT_FORMAT || header.version !== EXPORT_VERSION) fail('source_invalid', null, 'not a cloakpipe ledger export (version 1)');
     if (!Number.isSafeInteger(header.entries) || header.entries < 0 || !Number.isSafeInteger(header.anchors) || header.anchors < 0)
@@ -76,9 +78,9 @@ export async function openExportSource(path: string): Promise<OpenedSource> {
         n++;
         let a: AnchorRecord;
         try {
-          a = JSON.parse(r.value) as AnchorRecord;
+          a = readEvidenceJson(r.value, 'anchor line') as unknown as AnchorRecord;
         } catch {
-          fail('source_invalid', null, `export anchor line ${n} is not JSON`);
+          fail('source_invalid', null, `export anchor line ${n} is not strict JSON (a duplicate key is refused)`);
         }
         if (!a || typeof a !== 'object' || !Number.isSafeInteger(a.epoch)) fail('source_invalid', null, `export anchor line ${n} names no epoch`);
         yield a;

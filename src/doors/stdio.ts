@@ -1,0 +1,72 @@
+// The stdio door: the host's newline-delimited JSON-RPC on the gate's stdin and stdout, as a
+// Transport for the relay. It frames and nothing else; a paused door keeps the lines it has
+// already framed and reads no more from stdin, so the host's flood waits in the pipe.
+import type { Readable, Writable } from 'node:stream';
+import { LineFramer, type FrameEvent } from '../wire/frame.js';
+import type { InboundFrame, Transport, TransportClosed } from './transport.js';
+
+export class StdioHostTransport implements Transport {
+  onframe?: (frame: InboundFrame) => void;
+  onclose?: (info: TransportClosed) => void;
+  onerror?: (error: Error) => void;
+  private readonly framer: LineFramer;
+  private queue: FrameEvent[] = [];
+  private paused = false;
+  private ended = false;
+
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+    readonly maxLineBytes: number,
+  ) {
+    this.framer = new LineFramer({ maxLineBytes });
+  }
+
+  async start(): Promise<void> {
+    this.input.on('data', (chunk: Buffer) => this.deliver(this.framer.push(chunk)));
+    this.input.on('end', () => {
+      this.ended = true;
+      this.deliver(this.framer.end());
+    });
+    this.output.on('error', (e) => this.onerror?.(e));
+  }
+
+  send(message: string): void {
+    if (this.output.writable) this.output.write(message + '\n');
+  }
+
+  /** Stop reading the host for good; what is already framed is dropped, writes still go out. */
+  async close(): Promise<void> {
+    this.queue = [];
+    this.paused = true;
+    this.input.pause();
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.input.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.deliver([]);
+    if (!this.paused && !this.ended) this.input.resume();
+  }
+
+  private deliver(events: FrameEvent[]): void {
+    this.queue.push(...events);
+    while (!this.paused && this.queue.length > 0) {
+      const ev = this.queue.shift()!;
+      if (ev.kind === 'line') this.onframe?.({ kind: 'frame', bytes: ev.line });
+      else this.onframe?.({ kind: 'oversize', id: null, limit: this.maxLineBytes });
+    }
+    if (this.paused && this.queue.length > 0) this.input.pause();
+    if (this.ended && this.queue.length === 0 && !this.paused) this.finish();
+  }
+
+  private finish(): void {
+    const cb = this.onclose;
+    this.onclose = undefined;
+    cb?.({ code: null });
+  }
+}

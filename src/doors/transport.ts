@@ -1,0 +1,37 @@
+// One peer of the relay, seen as frames in and frames out (modelled on the MCP SDK's
+// shared/transport.ts). A door's transport faces the host (stdio, HTTP, an LLM API); an upstream
+// transport faces the tool server (a child process, an HTTP URL). Transports only frame bytes:
+// parsing, matching and deciding are the relay's, so every door gets the same checks.
+import type { RpcId } from '../wire/jsonrpc.js';
+
+/**
+ * What a transport hands the relay: the bytes of one message exactly as received (never
+ * parsed here), or the notice that a message was larger than the transport accepts, with the
+ * id a bounded-memory scan read from it (null when none could be read for sure).
+ */
+export type InboundFrame = { kind: 'frame'; bytes: Uint8Array } | { kind: 'oversize'; id: RpcId | null; limit: number };
+
+/** How the peer went away: a process's exit status, or null when it has none (a closed stream). */
+export interface TransportClosed {
+  code: number | null;
+  signal?: NodeJS.Signals | null;
+  /** The peer could not be reached at all (an upstream that could not be started). */
+  startError?: Error;
+}
+
+export interface Transport {
+  /** Begin delivering frames; callbacks are installed before this is called. */
+  start(): Promise<void>;
+  /** Send one serialized JSON-RPC message (no framing: the transport adds its own). */
+  send(message: string): void;
+  /** Close the connection (stop the process); onclose follows once it is gone. */
+  close(): Promise<void>;
+  /** Stop delivering frames until resume() (backpressure); frames already read wait inside. */
+  pause?(): void;
+  resume?(): void;
+  onframe?: (frame: InboundFrame) => void;
+  /** The peer is gone: no more frames will arrive. Called once. */
+  onclose?: (info: TransportClosed) => void;
+  /** Out-of-band trouble (a write that failed); not necessarily fatal. */
+  onerror?: (error: Error) => void;
+}

@@ -1,0 +1,111 @@
+// The upstream MCP server as a child process speaking newline-delimited JSON-RPC on stdio, as
+// a Transport for the relay. Its stderr goes to the gate's stderr unchanged (the gate never
+// logs it itself). Its lines are framed here and parsed strictly by the relay.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { LineFramer, type FrameEvent } from '../../wire/frame.js';
+import type { InboundFrame, Transport, TransportClosed } from '../transport.js';
+
+/** Bounds the memory one server line may take; a longer line is dropped, never forwarded. */
+export const MAX_SERVER_LINE = 64 * 1024 * 1024;
+
+/** Why the upstream could not be started; names the command and the OS's reason, nothing else. */
+export class UpstreamStartError extends Error {}
+
+const START_REASONS: Record<string, string> = {
+  ENOENT: 'command not found',
+  EACCES: 'not executable (permission denied)',
+  ENOEXEC: 'not an executable format',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'a path component is not a directory',
+  E2BIG: 'argument list too long',
+  EMFILE: 'too many open files',
+  ENOMEM: 'out of memory',
+};
+
+/** The upstream's environment: the host-given one minus the gate's own (`CLOAKPIPE_*`). */
+export function upstreamEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!k.toUpperCase().startsWith('CLOAKPIPE_')) out[k] = v;
+  return out;
+}
+
+/**
+ * Spawns the upstream with its own environment; `onStartError` hears once, with the reason,
+ * when the OS could not start it at all (then no exit status follows: there was no process).
+ */
+export function spawnUpstream(command: string, args: string[], onStartError: (e: UpstreamStartError) => void): ChildProcess {
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], env: upstreamEnv() });
+  let started = false;
+  child.once('spawn', () => (started = true));
+  child.on('error', (e: NodeJS.ErrnoException) => {
+    if (started) return; // a later error (kill of a dead process) is not a start failure
+    started = true;
+    const reason = START_REASONS[e.code ?? ''] ?? e.code ?? 'error';
+    onStartError(new UpstreamStartError(`cannot start the upstream ${JSON.stringify(command)}: ${reason}`));
+  });
+  return child;
+}
+
+export class ProcessTransport implements Transport {
+  onframe?: (frame: InboundFrame) => void;
+  onclose?: (info: TransportClosed) => void;
+  onerror?: (error: Error) => void;
+  private child: ChildProcess | undefined;
+  private exited = false;
+
+  constructor(
+    readonly command: string,
+    readonly args: string[],
+  ) {}
+
+  async start(): Promise<void> {
+    let reported = false;
+    const report = (code: number | null, signal: NodeJS.Signals | null, startError?: UpstreamStartError) => {
+      this.exited = true;
+      if (reported) return;
+      reported = true;
+      this.onclose?.({ code, signal, ...(startError ? { startError } : {}) });
+    };
+    const child = spawnUpstream(this.command, this.args, (e) => report(null, null, e));
+    this.child = child;
+    const framer = new LineFramer({ maxLineBytes: MAX_SERVER_LINE });
+    const deliver = (events: FrameEvent[]) => {
+      for (const ev of events) {
+        if (ev.kind === 'line') this.onframe?.({ kind: 'frame', bytes: ev.line });
+        else if (ev.kind === 'tooLarge') this.onframe?.({ kind: 'oversize', id: null, limit: MAX_SERVER_LINE });
+      }
+    };
+    child.stdout!.on('data', (chunk: Buffer) => deliver(framer.push(chunk)));
+    child.stdout!.on('end', () => deliver(framer.end()));
+    child.stdin!.on('error', () => undefined); // EPIPE after the server died: exit reports it
+    child.on('close', (code, signal) => report(code, signal));
+  }
+
+  get alive(): boolean {
+    return this.child !== undefined && !this.exited;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  send(message: string): void {
+    if (!this.alive || !this.child!.stdin!.writable) return;
+    this.child!.stdin!.write(message + '\n');
+  }
+
+  /** Close its stdin, then escalate if it does not leave. */
+  async close(graceMs = 5000): Promise<void> {
+    const child = this.child;
+    if (!child || this.exited) return;
+    child.stdin!.end();
+    const term = setTimeout(() => child.kill('SIGTERM'), graceMs);
+    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs * 2);
+    term.unref();
+    kill.unref();
+    child.once('close', () => {
+      clearTimeout(term);
+      clearTimeout(kill);
+    });
+  }
+}

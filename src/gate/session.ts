@@ -1,0 +1,44 @@
+// One session of the gate: what the agent behind one MCP session has seen. It holds the flow
+// label (flow/session.ts) and the pins view (what this session's server showed of its tool
+// definitions, pins/session.ts). A gate serves any number of sessions (the stdio door has one,
+// the HTTP door one per MCP session); every call names its session, so one session's label
+// never lowers or raises another's.
+import type { ToolDecl } from '../contract/manifest-types.js';
+import type { JsonValue } from '../core/json.js';
+import type { UpstreamReply } from '../core/outcome.js';
+import type { EntryFields } from '../ledger/entry.js';
+import type { FlowSession } from '../flow/session.js';
+import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
+import type { PinSession } from '../pins/session.js';
+import type { AfterReply } from './verdict.js';
+
+export class GateSession {
+  constructor(
+    readonly flow: FlowSession,
+    /** Absent: no pin check (a gate opened without a pin store). */
+    readonly pins: PinSession | null,
+  ) {}
+
+  /** The session label in force. */
+  get label(): string {
+    return this.flow.label;
+  }
+
+  /**
+   * What a reply (or a replayed result) to a call of `toolName` does to this session, as an
+   * after-reply effect: the label rises in memory when the effect is computed, before the
+   * host can see the reply; its entry is appended with the call's result entry.
+   */
+  replyEffect(toolName: string, tool: ToolDecl | undefined): (reply: UpstreamReply) => AfterReply {
+    return (reply) => {
+      const label = flowAfterReply(this.flow, toolName, tool, reply);
+      return { entries: label ? [label] : [] };
+    };
+  }
+
+  /** Server output outside a gated call (resources/read, notifications, …): label entries. */
+  serverOutput(output: JsonValue): EntryFields[] {
+    const label = flowServerOutput(this.flow, output);
+    return label ? [label] : [];
+  }
+}
