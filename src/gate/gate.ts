@@ -4,7 +4,8 @@
 // or recording refuses the call `fail_closed`.
 import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { Entry, EntryFields } from '../ledger/entry.js';
+import type { EntryFields, LedgerEntry } from '../ledger/entry.js';
+import { decisionOutcome } from '../core/entries.js';
 import type { Transact } from '../store/ports.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
@@ -55,6 +56,18 @@ export class Gate {
   /** Another session over the same rules, stores and ledger (one per MCP session of a door). */
   openSession(): GateSession {
     return this.parts.openSession();
+  }
+
+  /** The gate as one session sees it: what a relay serving that session calls (the HTTP door
+   *  opens a session and a view per MCP session; the stdio door uses the gate's own). */
+  view(session: GateSession) {
+    return {
+      handleCall: (call: Omit<Call, 'taskId'>, forward: Forward) => this.handleCall(call, forward, session),
+      refuseWire: (code: RefusalCode, detail: string, line: Uint8Array) => this.refuseWire(code, detail, line),
+      failClosedRefusal: (detail: string) => this.failClosedRefusal(detail),
+      observeServerOutput: (output: JsonValue) => this.observeServerOutput(output, session),
+      observeToolList: (result: JsonValue) => this.observeToolList(result, session),
+    };
   }
 
   /** The digests of the rules a refusal was made under (the last that loaded). */
@@ -128,7 +141,7 @@ export class Gate {
   }
 
   /** Append an entry on its own (start-up, shutdown, operator actions). */
-  record(fields: EntryFields): Promise<Entry> {
+  record(fields: EntryFields): Promise<LedgerEntry> {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
   }
 
@@ -165,7 +178,7 @@ export class Gate {
       return this.failClosed(call, e instanceof RulesBroken ? e.message : 'the gate could not decide or record this call');
     }
     let decision: Decision | undefined;
-    let recorded: { entry: Entry; decision: Decision; refused: DecisionRefusal | null };
+    let recorded: { entry: LedgerEntry; decision: Decision; refused: DecisionRefusal | null };
     try {
       recorded = await parts.commit.run(() => {
         const now = this.clock();
@@ -179,8 +192,7 @@ export class Gate {
         // What the answer does to the session comes first among the after-reply effects: the
         // label rises before anything else can fail.
         decision.notes.afterReply.unshift(session.replyEffect(call.tool, decision.tool));
-        const enforce = parts.services.mode === 'enforce';
-        const outcome = v.ok ? (decision.notes.replay !== undefined ? 'replay' : 'allow') : enforce ? 'refuse' : 'would_refuse';
+        const outcome = decisionOutcome(v.ok, decision.notes.replay !== undefined, parts.services.mode);
         if (v.ok) for (const effect of decision.notes.onAllow) effect();
         const entry = parts.ledger.appendInTx({
           kind: 'decision',
