@@ -4,7 +4,8 @@
 // or recording refuses the call `fail_closed`.
 import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { Entry, EntryFields } from '../ledger/entry.js';
+import type { EntryFields, LedgerEntry } from '../ledger/entry.js';
+import { decisionOutcome } from '../core/entries.js';
 import type { Transact } from '../store/ports.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
@@ -140,7 +141,7 @@ export class Gate {
   }
 
   /** Append an entry on its own (start-up, shutdown, operator actions). */
-  record(fields: EntryFields): Promise<Entry> {
+  record(fields: EntryFields): Promise<LedgerEntry> {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
   }
 
@@ -177,7 +178,7 @@ export class Gate {
       return this.failClosed(call, e instanceof RulesBroken ? e.message : 'the gate could not decide or record this call');
     }
     let decision: Decision | undefined;
-    let recorded: { entry: Entry; decision: Decision; refused: DecisionRefusal | null };
+    let recorded: { entry: LedgerEntry; decision: Decision; refused: DecisionRefusal | null };
     try {
       recorded = await parts.commit.run(() => {
         const now = this.clock();
@@ -193,8 +194,7 @@ export class Gate {
         // What the answer does to the session comes first among the after-reply effects: the
         // label rises before anything else can fail.
         decision.notes.afterReply.unshift(session.replyEffect(call.tool, decision.tool));
-        const enforce = parts.services.mode === 'enforce';
-        const outcome = v.ok ? (decision.notes.replay !== undefined ? 'replay' : 'allow') : enforce ? 'refuse' : 'would_refuse';
+        const outcome = decisionOutcome(v.ok, decision.notes.replay !== undefined, parts.services.mode);
         if (v.ok) for (const effect of decision.notes.onAllow) effect();
         const entry = parts.ledger.appendInTx({
           kind: 'decision',

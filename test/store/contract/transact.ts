@@ -24,14 +24,14 @@ export function transactContract(name: string, open: StoreFactory): void {
     const results = await Promise.allSettled([
       store.transact(() => {
         ops.begin('a', FP, 't', T);
-        return ledger.appendInTx({ kind: 'decision', n: 1 }).seq;
+        return ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', n: 1 }).seq;
       }),
       store.transact(() => {
         ops.begin('b', FP, 't', T);
-        ledger.appendInTx({ kind: 'decision', n: 2 });
+        ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', n: 2 });
         throw new Error('a check failed after writing');
       }),
-      store.transact(() => ledger.appendInTx({ kind: 'decision', n: 3 }).seq),
+      store.transact(() => ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', n: 3 }).seq),
     ]);
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
     assert.match(String((results[1] as PromiseRejectedResult).reason), /a check failed/);
@@ -47,7 +47,7 @@ export function transactContract(name: string, open: StoreFactory): void {
     const stores = [store, await peer()];
     const ledgers = stores.map((s) => new Ledger(s.ledger, k));
     await Promise.all(
-      Array.from({ length: 40 }, (_, i) => stores[i % 2].transact(() => ledgers[i % 2].appendInTx({ kind: 'decision', i }))),
+      Array.from({ length: 40 }, (_, i) => stores[i % 2].transact(() => ledgers[i % 2].appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', i }))),
     );
     const entries = [...readEntries(store.ledger)];
     assert.deepEqual(entries.map((e) => e.seq), [...Array(40).keys()]);
