@@ -18,7 +18,8 @@ const HELP = `usage: cloakpipe verify (--home DIR | --ledger FILE) [--public-key
 Checks a ledger offline (it never opens a network connection): the hash chain, every signature,
 contiguous sequence numbers from 0, non-decreasing time, every epoch's Merkle root, every RFC 3161
 token (imprint, signature, chain to --tsa-root, timeStamping EKU, genTime) and every Rekor entry
-(body, signed entry timestamp, inclusion proof, signed checkpoint).
+(body, signed entry timestamp, inclusion proof, signed checkpoint; a Rekor v2 entry has no signed
+entry timestamp: its signed checkpoint is the proof and its time is the epoch's RFC 3161 token's).
   --home DIR         a gate home (its ledger.db; the key is the home's gate.pub unless --public-key)
   --ledger FILE      an export (cloakpipe ledger export); give --public-key: without it the key
                      inside the file is trusted, which cannot detect a forger (a warning says so)

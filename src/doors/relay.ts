@@ -20,21 +20,20 @@ import type { Call } from '../core/call.js';
 import type { RefusalCode } from '../core/refusal.js';
 import type { CallOutcome, RefusalData, UpstreamReply } from '../core/outcome.js';
 import { NotForwarded, UpstreamGone, type Forward } from '../gate/gate.js';
-import type { GateSession } from '../gate/session.js';
 import { log } from '../telemetry/log.js';
 import type { InboundFrame, Transport, TransportClosed } from './transport.js';
 import { readCallParams } from './call-params.js';
 import { filterToolList } from './tool-list.js';
 import { notForwardedResponse, refusalResponse, unknownOutcomeResponse, upstreamGoneResponse } from './responses.js';
 
-/** What the relay needs from the gate (src/gate/gate.ts implements it). */
+/** What the relay needs from the gate: the gate itself (its default session) or gate.view(session). */
 export interface RelayGate {
-  handleCall(call: Omit<Call, 'taskId'>, forward: Forward, session?: GateSession): Promise<CallOutcome>;
+  handleCall(call: Omit<Call, 'taskId'>, forward: Forward): Promise<CallOutcome>;
   refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData>;
   /** The refusal for a call the gate failed on before it could answer otherwise. */
   failClosedRefusal(detail: string): RefusalData;
-  observeServerOutput(output: JsonValue, session?: GateSession): void;
-  observeToolList(result: JsonValue, session?: GateSession): void;
+  observeServerOutput(output: JsonValue): void;
+  observeToolList(result: JsonValue): void;
   /** Whether the manifest declares a tool (tools/list filtering). */
   declares(tool: string): boolean;
 }
@@ -53,8 +52,6 @@ export interface RelayOptions {
   maxInFlight?: number;
   /** Pass the server's whole tools/list, undeclared tools included. */
   listUndeclared?: boolean;
-  /** This session's label and pins view (gate.openSession()); default: the gate's own. */
-  session?: GateSession;
 }
 
 /** A host request forwarded (or being decided) and not yet answered. */
@@ -230,7 +227,7 @@ export class Relay {
         this.toUpstream({ ...msg.msg, params: params.forwarded });
       });
     const task = this.gate
-      .handleCall(params.call, forward, this.opts.session)
+      .handleCall(params.call, forward)
       .then((outcome) => {
         // A call given up on may still be answered: that answer must not match a reused id.
         if (outcome.kind === 'unknown' && this.pending.get(key) === entry && !this.upstreamExit) this.abandoned.add(key);
@@ -286,7 +283,7 @@ export class Relay {
     }
     if (msg.kind === 'response') return this.reply(msg, frame.bytes);
     // A server request or notification: the flow session sees it before the host does.
-    this.gate.observeServerOutput(msg.msg, this.opts.session);
+    this.gate.observeServerOutput(msg.msg);
     this.write(msg.msg);
   }
 
@@ -309,10 +306,10 @@ export class Relay {
     let out = msg.msg;
     if (entry.method === 'tools/list' && result !== undefined) {
       // The server's tool definitions, checked against their pins before the host sees them.
-      this.gate.observeToolList(result, this.opts.session);
+      this.gate.observeToolList(result);
       if (!this.opts.listUndeclared) out = { ...out, result: filterToolList(result, (t) => this.gate.declares(t)) };
     }
-    this.gate.observeServerOutput(out, this.opts.session);
+    this.gate.observeServerOutput(out);
     if (!entry.cancelled) this.write(out);
   }
 

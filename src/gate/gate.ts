@@ -59,6 +59,19 @@ export class Gate {
     return this.parts.openSession();
   }
 
+  /** The gate as one session sees it: what a relay serving that session calls (the HTTP door
+   *  opens a session and a view per MCP session; the stdio door uses the gate's own). */
+  view(session: GateSession) {
+    return {
+      handleCall: (call: Omit<Call, 'taskId'>, forward: Forward) => this.handleCall(call, forward, session),
+      refuseWire: (code: RefusalCode, detail: string, line: Uint8Array) => this.refuseWire(code, detail, line),
+      failClosedRefusal: (detail: string) => this.failClosedRefusal(detail),
+      observeServerOutput: (output: JsonValue) => this.observeServerOutput(output, session),
+      observeToolList: (result: JsonValue) => this.observeToolList(result, session),
+      declares: (tool: string) => this.declares(tool),
+    };
+  }
+
   /** The digests of the rules a refusal was made under (the last that loaded). */
   digests(): { manifest_digest: Digest; policy_digest: Digest } {
     const r = this.parts.rules.lastLoaded;

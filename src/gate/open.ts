@@ -4,7 +4,7 @@
 import { ContextSource } from '../contract/context.js';
 import { openHome } from '../home/open.js';
 import type { HomePaths } from '../store/home.js';
-import type { Store } from '../store/ports.js';
+import { StoreError, type Store } from '../store/ports.js';
 import { PinSession } from '../pins/session.js';
 import { GateSession } from './session.js';
 import { fileRules, RulesSource } from './rules.js';
@@ -32,8 +32,6 @@ export interface GateConfig {
   admission?: AdmissionService;
 }
 
-export class StartupError extends Error {}
-
 export interface OpenedGate {
   gate: Gate;
   home: HomePaths;
@@ -50,7 +48,19 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   const { manifest, policy } = initial;
   const opened = openHome({ home: cfg.home });
   const { store, ledger, key, paths: home } = opened;
-  const commit = { run: store.transact };
+  // A store error refuses the call (fail_closed, in the gate); the operator learns why here,
+  // once per cause (e.g. a database deleted under the running gate).
+  const told = new Set<string>();
+  const commit = {
+    run: <T>(fn: () => T): Promise<T> =>
+      store.transact(fn).catch((e: unknown) => {
+        if (e instanceof StoreError && !told.has(e.message)) {
+          told.add(e.message);
+          process.stderr.write(`cloakpipe mcp-proxy: ${e.message}; every call is refused fail_closed\n`);
+        }
+        throw e;
+      }),
+  };
   let ops;
   try {
     ops = await openOperationsServices(store, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals });

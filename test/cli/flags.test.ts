@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { PERMIT_ALL, ROOT, cloakpipe, makeHome, writeFiles } from '../helpers/cli.js';
 import { editDistance, suggest } from '../../src/cli/args.js';
 import { lineColumn } from '../../src/wire/position.js';
+import { OPTIONS } from '../../src/cli/mcp-proxy.js';
 
 const MANIFEST = 'version: 1\nrelease: flags-test@1\ntools: {}\n';
 
@@ -78,6 +79,11 @@ test('mcp-proxy --help lists every option, its value and its default', () => {
     assert.ok(at >= 0, `--help lists ${head}`);
     const entry = r.stdout.slice(at, r.stdout.indexOf('\n  --', at + 1));
     if (dflt) assert.ok(entry.includes(`[default: ${dflt}`), `${head} shows its default ${dflt}: ${entry}`);
+  }
+  // Every flag the parser takes is listed with what it does (a flag added later cannot hide).
+  for (const [name, o] of Object.entries(OPTIONS)) {
+    assert.match(r.stdout, new RegExp(`^  --${name}\\b`, 'm'), `--help lists --${name}`);
+    assert.ok((o as { help?: string }).help, `--${name} says what it does`);
   }
   // Every flag the help names is one the parser accepts (no stale help): an accepted flag fails
   // later (or not at all), never as an unknown option.

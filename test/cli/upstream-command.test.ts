@@ -80,13 +80,15 @@ test('a host that passes no -- reaches the server through --upstream', async () 
   }
 });
 
-test('--config names the upstream and the flags, with paths relative to the file', async () => {
+test('--config names the upstream and the flags, with paths relative to the file; command-line flags win', async () => {
   const dir = join(tempDir(), 'cfg');
   mkdirSync(dir);
   writeFileSync(join(dir, 'manifest.yaml'), MANIFEST);
   writeFileSync(join(dir, 'policy.cedar'), PERMIT_ALL);
-  writeFileSync(join(dir, 'gate.json'), JSON.stringify({ command: process.execPath, args: [EVERYTHING, 'stdio'], flags: { manifest: 'manifest.yaml', policy: './policy.cedar', 'call-timeout': '30s' } }, null, 2));
-  const client = await connect(['mcp-proxy', '--config', join(dir, 'gate.json'), '--home', makeHome()], tempDir());
+  writeFileSync(join(dir, 'deny.cedar'), 'forbid (principal, action, resource);\n');
+  writeFileSync(join(dir, 'gate.json'), JSON.stringify({ command: process.execPath, args: [EVERYTHING, 'stdio'], flags: { manifest: 'manifest.yaml', policy: './deny.cedar', 'call-timeout': '30s' } }, null, 2));
+  // The file's policy denies everything; the command line's --policy wins over it.
+  const client = await connect(['mcp-proxy', '--config', join(dir, 'gate.json'), '--home', makeHome(), '--policy', join(dir, 'policy.cedar')], tempDir());
   try {
     const res = await client.callTool({ name: 'echo', arguments: { message: 'configured' } });
     assert.deepEqual(res.content, [{ type: 'text', text: 'Echo: configured' }]);

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openGate } from '../../src/gate/open.js';
+import type { RelayGate } from '../../src/doors/relay.js';
 import { makeHome, PERMIT_ALL, writeFiles } from '../helpers/cli.js';
 
 const MANIFEST = `version: 1
@@ -36,6 +37,12 @@ test('two sessions of one gate: a label earned in one never refuses a call of th
     assert.equal(fromA.kind === 'refused' && fromA.data.reason, 'sink_ceiling_exceeded');
     const fromB = await gate.handleCall({ tool: 'post_public', arguments: { text: 'x' }, meta: {} }, answer('posted'), b);
     assert.equal(fromB.kind, 'forwarded');
+    // A view binds a session for a relay: its calls are that session's.
+    const c = gate.openSession();
+    const relayGate: RelayGate = gate.view(c);
+    assert.equal((await relayGate.handleCall({ tool: 'read_secret', arguments: {}, meta: {} }, answer('s3cret'))).kind, 'forwarded');
+    assert.equal(c.label, 'confidential');
+    assert.equal(b.label, 'public');
     // A replayed or forwarded answer raises only its own session; server output likewise.
     gate.observeServerOutput({ note: 'nothing sensitive' }, b);
     assert.equal(b.label, 'public');

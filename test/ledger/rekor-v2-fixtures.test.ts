@@ -7,7 +7,11 @@ import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { verifyRekorEntry } from '../../src/ledger/anchors/rekor/verify.js';
 import { AnchorError, type AnchorErrorCode } from '../../src/ledger/anchors/errors.js';
-import { REKOR_V2_ENTRIES, REKOR_V2_KEY, fixtureText } from '../helpers/public-log.js';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI, REKOR_V2_ENTRIES, REKOR_V2_KEY, fixturePath, fixtureText } from '../helpers/public-log.js';
 
 const KEY = createPublicKey(fixtureText(REKOR_V2_KEY));
 type Entry = Record<string, any>;
@@ -110,14 +114,34 @@ test('every one-bit change to every signed or hashed part of the v2 entry is ref
   assert.ok(total > 14000, `ran ${total} mutations`);
 });
 
-test('a v2 entry file with a duplicate key is refused, whichever copy is genuine', () => {
-  const text = fixtureText(REKOR_V2_ENTRIES[0]);
-  for (const [field, forged] of [
-    ['"logIndex"', '"logIndex": 1,'],
-    ['"canonicalizedBody"', `"canonicalizedBody": "${Buffer.from('{}').toString('base64')}",`],
-  ] as const) {
-    const dup = text.replace(field, `${forged}\n  ${field}`);
-    assert.notEqual(dup, text);
-    assert.equal(code(() => verifyRekorEntry(dup, KEY)), 'malformed', field);
+test('an entry file (v1 or v2) with a duplicate key is refused, whichever copy is genuine', () => {
+  for (const [name, key] of [[REKOR_V2_ENTRIES[0], KEY], ['rekor-entry-1.json', createPublicKey(fixtureText('rekor-public.pem'))]] as const) {
+    const text = fixtureText(name);
+    assert.equal(code(() => verifyRekorEntry(text, key)), 'valid');
+    for (const [field, forged] of [
+      ['"logIndex"', '"logIndex": 1,'],
+      ['"canonicalizedBody"', `"canonicalizedBody": "${Buffer.from('{}').toString('base64')}",`],
+    ] as const) {
+      const dup = text.replace(field, `${forged}\n  ${field}`);
+      assert.notEqual(dup, text);
+      assert.equal(code(() => verifyRekorEntry(dup, key)), 'malformed', `${name} ${field}`);
+      assert.equal(code(() => verifyRekorEntry(Buffer.from(dup), key)), 'malformed', `${name} ${field} (bytes)`);
+    }
   }
+});
+
+test('anchor verify (the binary) accepts the real v2 entry and refuses it with one proof bit flipped', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cp-v2fix-'));
+  const e = load(REKOR_V2_ENTRIES[0]);
+  writeFileSync(join(dir, 'ok.json'), JSON.stringify(e));
+  const h: string = e.inclusionProof.hashes[1];
+  e.inclusionProof.hashes[1] = h.slice(0, -1) + (h.endsWith('0') ? '1' : '0');
+  writeFileSync(join(dir, 'bad.json'), JSON.stringify(e));
+  const run = (f: string) => spawnSync(process.execPath, [CLI, 'anchor', 'verify', '--rekor-entry', join(dir, f), '--rekor-key', fixturePath(REKOR_V2_KEY), '--json'], { encoding: 'utf8' });
+  const ok = run('ok.json');
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+  assert.equal(JSON.parse(ok.stdout).logVersion, 2);
+  const bad = run('bad.json');
+  assert.equal(bad.status, 1, bad.stdout + bad.stderr);
+  assert.equal(JSON.parse(bad.stdout).reason, 'inclusion_invalid');
 });

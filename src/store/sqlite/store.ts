@@ -1,12 +1,12 @@
 // The SQLite store: ledger.db with operations.db ATTACHed as `ops` on one connection, so a
 // decision, its effects and its entry commit in one transaction (ADR 002), with group commit.
 // Opening an existing home refuses (StoreError, named) a file that is not the gate's: missing,
-// empty or foreign (no schema), or failing PRAGMA quick_check. A missing database is never
+// empty or foreign (no schema), or failing PRAGMA integrity_check (schema.ts says why not quick_check). A missing database is never
 // silently re-created: a new ledger would verify from seq 0, and a new operations database
 // would let a write that already succeeded run again.
 import { closeSync, openSync, statSync } from 'node:fs';
 import { attachDb, openDb, type Db } from './db.js';
-import { ensureLedgerSchema, ensureOperationsSchema, missingTables, quickCheck } from './schema.js';
+import { ensureLedgerSchema, ensureOperationsSchema, missingTables, integrityCheck } from './schema.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteOperations, SqliteReceipts } from './operations.js';
 import { SqliteLedger, SqliteAnchors, ledgerSnapshot } from './ledger.js';
@@ -32,8 +32,8 @@ function refuseDamaged(which: 'ledger' | 'operations', path: string, db: Db, sch
     throw new StoreError(
       `${which} database ${path} does not hold the gate's schema (no table ${missing.join(', ')}): an empty or foreign file is refused, never re-created; restore it from a backup`,
     );
-  const problem = quickCheck(db, schema);
-  if (problem !== null) throw new StoreError(`${which} database ${path} fails its integrity check (PRAGMA quick_check: ${problem.slice(0, 200)})`);
+  const problem = integrityCheck(db, schema);
+  if (problem !== null) throw new StoreError(`${which} database ${path} is damaged (PRAGMA integrity_check: ${problem.slice(0, 200)}); restore it from a backup`);
 }
 
 /** A new database file that only its owner can read (SQLite gives its -wal and -shm the same mode). */

@@ -58,6 +58,12 @@ export function paramsAbsentOrNull(params: Der | undefined): boolean {
 
 /** The most certificates a token's (unsigned) bag may hold: real TSAs embed 0 to 4. */
 export const MAX_EMBEDDED_CERTS = 16;
+/**
+ * The largest token (or TimeStampResp) read at all: real ones are 0.7 to 6 KB (freetsa, with two
+ * RSA-4096 certificates, is 5.4 KB). Refused before parsing, so the cost of an oversized, stuffed
+ * token is not its size.
+ */
+export const MAX_TOKEN_BYTES = 256 * 1024;
 
 function parseTstInfo(bytes: Buffer): TstInfo {
   const s = expect(parseDer(bytes), T.SEQUENCE, 'TSTInfo').children;
@@ -129,6 +135,7 @@ function parseSignerInfo(n: Der): SignerInfo {
 }
 
 export function parseTimeStamp(der: Uint8Array): ParsedTimeStamp {
+  if (der.length > MAX_TOKEN_BYTES) fail('malformed', `token is ${der.length} bytes; at most ${MAX_TOKEN_BYTES} are read`);
   const root = expect(parseDer(der), T.SEQUENCE, 'timestamp');
   let status: number | undefined;
   let ci = root;
