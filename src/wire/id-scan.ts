@@ -3,9 +3,9 @@
 // content still names the request's id whenever it can be read for sure. The scan walks the
 // top level of one object byte by byte and holds at most a few hundred bytes whatever the
 // line's size, so it also reads the `id` at the end of a 5 MB line (the SDK writes `id` last).
-// "For sure" means: the line opens an object, its top level is well formed up to the closing
-// brace, exactly one top-level member is `id` (also under case folding) and its value is a
-// string or an integer that the strict parser accepts. Anything else gives null.
+// "For sure" means: the line opens an object, its top level is well formed up to and including
+// the `id` member's value, no other member of that well-formed part folds to `id`, and the
+// value is a string or an integer that the strict parser accepts. Anything else gives null.
 import { parseStrict, WireError } from './strict-parse.js';
 import { isRpcId, type RpcId } from './jsonrpc.js';
 
@@ -45,7 +45,9 @@ export class IdScanner {
 
   /** The id, once the whole line was pushed; null when it cannot be read for sure. */
   result(): RpcId | null {
-    if (this.state !== 'done' || this.idMembers !== 1 || this.idToken === null) return null;
+    // Past a break in the top level (or a line that ends inside it) nothing more is read: an id
+    // the well-formed part named stays readable, and a later one could not be told apart.
+    if (this.state === 'start' || this.idMembers !== 1 || this.idToken === null) return null;
     try {
       const v = parseStrict(this.idToken.toString('utf8'));
       return isRpcId(v) ? v : null;

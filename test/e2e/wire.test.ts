@@ -48,7 +48,7 @@ async function startGate(extraFlags: string[] = []) {
 const CANARY = 'CANARY-wire-7f3a';
 
 const CASES: { name: string; line: Buffer | string; code: string; rpc: number; id: unknown }[] = [
-  { name: 'not JSON', line: `{"jsonrpc":"2.0","id":1,"method":"tools/call",${CANARY}`, code: 'malformed_json', rpc: -32700, id: null },
+  { name: 'not JSON', line: `{"jsonrpc":"2.0","id":1,"method":"tools/call",${CANARY}`, code: 'malformed_json', rpc: -32700, id: 1 },
   { name: 'invalid UTF-8', line: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":2,"method":"x","params":{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]), code: 'malformed_json', rpc: -32700, id: 2 },
   { name: 'lone surrogate', line: '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\ud800"}}}', code: 'malformed_json', rpc: -32700, id: 3 },
   { name: 'trailing data', line: '{"jsonrpc":"2.0","id":4,"method":"ping"} {"jsonrpc":"2.0","id":5,"method":"ping"}', code: 'malformed_json', rpc: -32700, id: 4 },

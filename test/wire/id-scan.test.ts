@@ -28,9 +28,12 @@ const CASES: [string, unknown][] = [
   ['{"id":true}', null],
   ['{"id":"\\ud800"}', null], // a lone surrogate is not echoed
   ['[{"id":1}]', null],
-  ['{"jsonrpc":"2.0","id":1,"method":"x",CANARY', null], // broken top level
-  ['{"id":1,"params":{"a":1}', null], // never closed
-  ['{"id":1 "x":2}', null],
+  ['{"jsonrpc":"2.0","id":1,"method":"x",CANARY', 1], // broken after the id: the id stands
+  ['{"id":1,"params":{"a":1}', 1], // never closed (an unclosed nested document)
+  ['{"id":1 "x":2}', 1],
+  ['{"method":"x",CANARY,"id":1}', null], // broken before the id
+  ['{"id":12x}', null],
+  ['{"id":1', null], // the value itself never ended
   ['"id"', null],
   ['', null],
   [`{"id":"${'x'.repeat(2000)}"}`, null], // too long to echo back
