@@ -107,7 +107,7 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
     add('sign: signEntry (canonical + Ed25519 sign, node:crypto)', micro(() => signEntry(body, key.privateKey), k), 2);
     const signed = signEntry(body, key.privateKey);
     add('hash: entryHash (canonical + SHA-256)', micro(() => entryHash(signed), k), 2);
-    const fields = { kind: 'result' as const, outcome: 'ok', fingerprint: d0.fingerprint, decision: 1, result_digest: digestJson({ content: [{ type: 'text', text: 'ok' }] }) };
+    const fields = { kind: 'result' as const, outcome: 'ok' as const, fingerprint: d0.fingerprint, decision: 1, result_digest: digestJson({ content: [{ type: 'text', text: 'ok' }] }) };
     const batchAppend = 200;
     const appendMany = db.transaction(() => {
       for (let i = 0; i < batchAppend; i++) p.ledger.appendInTx(fields);

@@ -15,7 +15,7 @@ import { openDb } from '../src/store/sqlite/db.js';
 import { SqliteLedger } from '../src/store/sqlite/ledger.js';
 import { Ledger, readEntries } from '../src/ledger/ledger.js';
 import { loadGateKey } from '../src/ledger/keys.js';
-import { entryHash, GENESIS_PREV, verifyEntrySignature, type EntryFields } from '../src/ledger/entry.js';
+import { entryHash, GENESIS_PREV, verifyEntrySignature, type EntryFields, type ResultFields } from '../src/ledger/entry.js';
 import { canonicalBytes } from '../src/core/canonical.js';
 import { BENCH_DIST, CLI, DIST, flags, isMain, loadNow, machine, num, section, table } from './lib.js';
 
@@ -26,7 +26,7 @@ const DECISION: EntryFields = {
   task: 'bench-task-1', session_label: 'public', agent: 'agent',
   manifest_digest: 'sha256:' + '4'.repeat(64), policy_digest: 'sha256:' + '5'.repeat(64), policy_ids: ['echo-allowed'],
 };
-const RESULT: EntryFields = { kind: 'result', outcome: 'ok', fingerprint: 'sha256:' + '1'.repeat(64), decision: 0, result_digest: 'sha256:' + '6'.repeat(64) };
+const RESULT: ResultFields = { kind: 'result', outcome: 'ok', fingerprint: 'sha256:' + '1'.repeat(64), decision: 0, result_digest: 'sha256:' + '6'.repeat(64) };
 
 /** The verifier in src/ledger/verify*.ts, reached through the CLI, if it has landed. */
 export function verifierAvailable(): boolean {

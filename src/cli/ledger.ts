@@ -2,7 +2,7 @@
 import { parseFlags, UsageError } from './args.js';
 import { resolveHome } from '../store/home.js';
 import { openLedgerSnapshot } from '../store/sqlite/store.js';
-import type { Entry } from '../ledger/entry.js';
+import { EntryFormatError, parseStoredEntry, type LedgerEntry } from '../ledger/entry.js';
 
 const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--home DIR]
        cloakpipe ledger export --out FILE [--home DIR]
@@ -45,27 +45,34 @@ function nonNegInt(v: string | undefined, flag: string, dflt: number): number {
 }
 
 /** The one-line summary of an entry: codes, names and short digests, never payloads. */
-export function describeEntry(e: Entry): string {
-  const short = (d: unknown) => (typeof d === 'string' ? d.replace(/^sha256:/, '').slice(0, 12) : '');
-  const parts: string[] = [];
-  if (e.kind === 'decision') {
-    parts.push(String(e.outcome));
-    if (e.tool) parts.push(String(e.tool));
-    else if (e.tool_digest) parts.push(`tool#${short(e.tool_digest)}`);
-    if (e.reason) parts.push(String(e.reason));
-    if (e.fingerprint) parts.push(`fp ${short(e.fingerprint)}`);
-  } else if (e.kind === 'result') {
-    parts.push(String(e.outcome), `for #${e.decision}`);
-  } else if (e.kind === 'startup') {
-    parts.push(String(e.mode), String(e.release));
-  } else if (e.kind === 'epoch') {
-    parts.push(`#${e.first}..#${e.last}`, `${e.size} entries`, `root ${short(e.root)}`);
-  } else if (e.kind === 'pins') {
-    parts.push(String(e.action), String(e.tool), short(e.observed ?? e.digest));
-  } else {
-    for (const k of ['action', 'reason', 'outcome', 'from', 'to', 'cause']) if (e[k] !== undefined) parts.push(`${k}=${e[k]}`);
+export function describeEntry(e: LedgerEntry): string {
+  const short = (d: string | undefined) => (d ?? '').replace(/^sha256:/, '').slice(0, 12);
+  switch (e.kind) {
+    case 'decision':
+      return [e.outcome, e.tool ?? (e.tool_digest ? `tool#${short(e.tool_digest)}` : ''), e.reason ?? '', e.fingerprint ? `fp ${short(e.fingerprint)}` : '']
+        .filter(Boolean)
+        .join('  ');
+    case 'result':
+      return [e.outcome, `for #${e.decision}`, ...(e.why ? [`why=${e.why}`] : [])].join('  ');
+    case 'startup':
+      return `${e.mode}  ${e.release}`;
+    case 'shutdown':
+      return `reason=${e.reason}`;
+    case 'epoch':
+      return `#${e.first}..#${e.last}  ${e.size} entries  root ${short(e.root)}`;
+    case 'pins':
+      return `${e.action}  ${e.tool}  ${short(e.action === 'changed' ? e.observed : e.digest)}`;
+    case 'reload':
+      return e.outcome === 'loaded' ? `loaded  manifest ${short(e.manifest_digest)}  policy ${short(e.policy_digest)}` : 'failed';
+    case 'label':
+      return `from=${e.from}  to=${e.to}  cause=${e.cause}`;
+    case 'anchor_failure':
+      return `epoch #${e.epoch}  ${e.anchor}  reason=${e.reason}`;
+    case 'operator':
+      if (e.action === 'reconcile') return `action=reconcile  outcome=${e.outcome}  ${e.state_before} -> ${e.state}`;
+      if (e.action === 'pins_accept') return `action=pins_accept  ${e.tool}  ${short(e.from)} -> ${short(e.to)}`;
+      return `action=${e.action}  accepted=${e.accepted}  admission=${e.admission}`;
   }
-  return parts.join('  ');
 }
 
 async function show(argv: string[]): Promise<number> {
@@ -80,15 +87,26 @@ async function show(argv: string[]): Promise<number> {
   const limit = nonNegInt(values.limit, '--limit', Number.MAX_SAFE_INTEGER);
   const home = resolveHome(values.home);
   const snap = openLedgerSnapshot(home.ledger);
+  let unreadable = 0;
   try {
     if (!values.json) process.stdout.write(`${'SEQ'.padStart(6)}  ${'TIME'.padEnd(24)}  ${'KIND'.padEnd(9)}  DETAIL\n`);
     for (const body of snap.bodies(from, limit)) {
-      const e = JSON.parse(body) as Entry;
-      if (values.json) process.stdout.write(JSON.stringify(e) + '\n');
+      // Read strictly: a body a lenient parser reads one way and SQLite another is shown as what it is.
+      let e: LedgerEntry;
+      try {
+        e = parseStoredEntry(body) as unknown as LedgerEntry;
+      } catch (err) {
+        if (!(err instanceof EntryFormatError)) throw err;
+        unreadable++;
+        if (!values.json) process.stdout.write(`${'?'.padStart(6)}  ${''.padEnd(24)}  ${'?'.padEnd(9)}  UNREADABLE: ${err.message} (cloakpipe verify names it)\n`);
+        continue;
+      }
+      if (values.json) process.stdout.write(body + '\n');
       else process.stdout.write(`${String(e.seq).padStart(6)}  ${e.ts.padEnd(24)}  ${e.kind.padEnd(9)}  ${describeEntry(e)}\n`);
     }
   } finally {
     snap.close();
   }
-  return 0;
+  if (unreadable > 0) process.stderr.write(`cloakpipe ledger show: ${unreadable} entries are not in their signed form; run cloakpipe verify\n`);
+  return unreadable > 0 ? 1 : 0;
 }

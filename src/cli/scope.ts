@@ -79,11 +79,12 @@ export async function run(argv: string[]): Promise<number> {
       throw e;
     }
     try {
-      ledger = readLedgerFacts(home.ledger);
-      outcomes = home.storedOutcomes();
-    } finally {
-      home.close();
+      ledger = await readLedgerFacts(home.ledger);
+    } catch (e) {
+      if ((e as { name?: string }).name === 'StoreError') throw new UsageError((e as Error).message);
+      throw e;
     }
+    outcomes = home.storedOutcomes();
   }
 
   const report = buildReport(manifest, { effects, ledger, outcomes, evidence });

@@ -4,7 +4,8 @@
 // or recording refuses the call `fail_closed`.
 import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { Entry, EntryFields } from '../ledger/entry.js';
+import type { EntryFields, LedgerEntry } from '../ledger/entry.js';
+import { decisionOutcome } from '../core/entries.js';
 import type { Transact } from '../store/ports.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
@@ -12,7 +13,7 @@ import type { DecisionRefusal, RefusalCode } from '../core/refusal.js';
 import type { Call } from '../core/call.js';
 import { decide, type Decision } from './decide.js';
 import type { GateServices } from './services.js';
-import type { GateSession } from './session.js';
+import type { GateSession, SessionScope } from './session.js';
 import { RulesBroken, type RulesSource } from './rules.js';
 import type { CallOutcome, Mode, RefusalData, UnknownWhy, UpstreamReply } from '../core/outcome.js';
 export type { CallOutcome, Mode, RefusalData };
@@ -36,7 +37,7 @@ export interface GateParts {
   services: GateServices;
   callTimeoutMs: number;
   /** A new session (flow label, pins view); the gate opens its default one at construction. */
-  openSession: () => GateSession;
+  openSession: (scope?: SessionScope) => GateSession;
   clock?: () => number;
 }
 
@@ -55,8 +56,8 @@ export class Gate {
   }
 
   /** Another session over the same rules, stores and ledger (one per MCP session of a door). */
-  openSession(): GateSession {
-    return this.parts.openSession();
+  openSession(scope?: SessionScope): GateSession {
+    return this.parts.openSession(scope);
   }
 
   /** The gate as one session sees it: what a relay serving that session calls (the HTTP door
@@ -148,7 +149,7 @@ export class Gate {
   }
 
   /** Append an entry on its own (start-up, shutdown, operator actions). */
-  record(fields: EntryFields): Promise<Entry> {
+  record(fields: EntryFields): Promise<LedgerEntry> {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
   }
 
@@ -185,22 +186,23 @@ export class Gate {
       return this.failClosed(call, e instanceof RulesBroken ? e.message : 'the gate could not decide or record this call');
     }
     let decision: Decision | undefined;
-    let recorded: { entry: Entry; decision: Decision; refused: DecisionRefusal | null };
+    let recorded: { entry: LedgerEntry; decision: Decision; refused: DecisionRefusal | null };
     try {
       recorded = await parts.commit.run(() => {
         const now = this.clock();
-        const context = parts.context.get();
+        const { scope } = session;
+        const context = (scope.context ?? parts.context).get();
+        const services = scope.agent !== undefined ? { ...parts.services, agent: scope.agent } : parts.services;
         const rules = parts.rules.current();
         const taskCall: Call = { ...call, taskId: context.taskId };
-        decision = decide(taskCall, { manifest: rules.manifest, policy: rules.policy, context, services: parts.services, session, now });
+        decision = decide(taskCall, { manifest: rules.manifest, policy: rules.policy, context, services, session, now });
         const v = decision.verdict;
         const sessionLabel = typeof decision.notes.fields.session_label === 'string' ? decision.notes.fields.session_label : session.label;
         timer.decided({ declared: decision.tool !== undefined, code: v.ok ? undefined : v.code, fingerprint: decision.fingerprint, sessionLabel });
         // What the answer does to the session comes first among the after-reply effects: the
         // label rises before anything else can fail.
         decision.notes.afterReply.unshift(session.replyEffect(call.tool, decision.tool));
-        const enforce = parts.services.mode === 'enforce';
-        const outcome = v.ok ? (decision.notes.replay !== undefined ? 'replay' : 'allow') : enforce ? 'refuse' : 'would_refuse';
+        const outcome = decisionOutcome(v.ok, decision.notes.replay !== undefined, parts.services.mode);
         if (v.ok) for (const effect of decision.notes.onAllow) effect();
         const entry = parts.ledger.appendInTx({
           kind: 'decision',
@@ -213,7 +215,8 @@ export class Gate {
           context_digest: context.digest,
           task: context.taskId,
           session_label: session.label,
-          agent: parts.services.agent,
+          agent: services.agent,
+          ...(scope.digest ? { session: scope.digest } : {}),
           manifest_digest: rules.manifest.digest,
           policy_digest: rules.policy.digest,
           ...decision.notes.fields,

@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { loadManifest, type LoadedManifest } from '../contract/manifest.js';
 import { loadPolicyFile } from '../policy/engine.js';
 import { TaskBoundPolicy } from '../policy/task-guard.js';
-import type { EntryFields } from '../ledger/entry.js';
+import type { ReloadFields } from '../core/entries.js';
 import type { JsonObject } from '../core/json.js';
 import type { PolicyService } from './services.js';
 
@@ -42,7 +42,7 @@ export class RulesSource {
   /** Why the files on disk do not load, while they do not. */
   private broken: string | null = null;
   /** A reload (or a failed one) not yet durable in the ledger. */
-  private unrecorded: EntryFields | null = null;
+  private unrecorded: ReloadFields | null = null;
 
   constructor(
     private readonly files: RulesFiles,
@@ -67,7 +67,7 @@ export class RulesSource {
    * Before a decision: re-read the files when they changed. Returns the entry that records the
    * change while it is not yet durable (the caller appends it, then calls `recorded`), else null.
    */
-  refresh(task: () => JsonObject): EntryFields | null {
+  refresh(task: () => JsonObject): ReloadFields | null {
     const stamp = this.stampNow();
     if (stamp === this.stamp) return this.unrecorded;
     this.stamp = stamp;
@@ -87,7 +87,7 @@ export class RulesSource {
     return this.unrecorded;
   }
 
-  recorded(entry: EntryFields): void {
+  recorded(entry: ReloadFields): void {
     if (this.unrecorded === entry) this.unrecorded = null;
   }
 

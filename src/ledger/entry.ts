@@ -4,37 +4,24 @@
 import { sign, verify, type KeyObject } from 'node:crypto';
 import { canonicalBytes, canonicalize } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
+import { isJsonObject, type JsonValue } from '../core/json.js';
 import { parseStrict, WireError } from '../wire/strict-parse.js';
 
 export const GENESIS_PREV = 'sha256:' + '0'.repeat(64);
 
-export type EntryKind =
-  | 'startup'
-  | 'shutdown'
-  | 'decision'
-  | 'result'
-  | 'operator'
-  | 'label'
-  | 'pins'
-  | 'reload'
-  | 'epoch'
-  | 'anchor'
-  | 'anchor_failure';
+export type { EntryFields, EntryKind, LedgerEntry, EntryOf, ResultFields, DecisionFields } from '../core/entries.js';
 
+/** A parsed entry before its kind is trusted: any JSON object with the header fields. */
 export interface EntryBody {
   v: 1;
   seq: number;
   ts: string; // ISO 8601 UTC with milliseconds
   prev: string;
-  kind: EntryKind;
+  kind: string;
   [field: string]: JsonValue;
 }
 
 export type Entry = EntryBody & { sig: string };
-
-/** Fields a caller supplies; seq, ts, prev and sig are the ledger's. */
-export type EntryFields = { kind: EntryKind } & JsonObject;
 
 export function signEntry(body: EntryBody, key: KeyObject): Entry {
   const sig = sign(null, canonicalBytes(body), key).toString('base64');

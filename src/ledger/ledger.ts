@@ -7,7 +7,7 @@
 import { canonicalize } from '../core/canonical.js';
 import type { LedgerPort } from '../store/ports.js';
 import type { GateKey } from './keys.js';
-import { GENESIS_PREV, entryHash, parseStoredEntry, signEntry, storedHash, verifyEntrySignature, type Entry, type EntryFields } from './entry.js';
+import { GENESIS_PREV, entryHash, parseStoredEntry, signEntry, storedHash, verifyEntrySignature, type Entry, type EntryBody, type EntryFields, type LedgerEntry } from './entry.js';
 
 export interface ChainHead {
   seq: number;
@@ -51,22 +51,19 @@ export class Ledger {
   }
 
   /** Append one entry. Call inside `store.transact` to commit it with its effects. */
-  appendInTx(fields: EntryFields): Entry {
+  appendInTx(fields: EntryFields): LedgerEntry {
     const head = this.head();
     // Time never goes backwards in the chain, even if the clock does or another gate is ahead.
     let now = new Date(this.clock()).toISOString();
     if (head && now < head.ts) now = head.ts;
-    const { kind, ...rest } = fields;
-    const entry = signEntry(
-      { ...rest, v: 1, seq: head ? head.seq + 1 : 0, ts: now, prev: head ? head.hash : GENESIS_PREV, kind },
-      this.key.privateKey,
-    );
-    const body = canonicalize(entry);
+    const body = { ...fields, v: 1 as const, seq: head ? head.seq + 1 : 0, ts: now, prev: head ? head.hash : GENESIS_PREV };
+    const entry = signEntry(body as unknown as EntryBody, this.key.privateKey);
+    const stored = canonicalize(entry);
     const hash = entryHash(entry);
-    this.port.insert({ seq: entry.seq, ts: entry.ts, kind: entry.kind, hash, body });
+    this.port.insert({ seq: entry.seq, ts: entry.ts, kind: entry.kind, hash, body: stored });
     // Only after the insert succeeded; a rolled-back transaction re-reads and re-verifies.
-    this.known = { body, head: { seq: entry.seq, ts: entry.ts, hash } };
-    return entry;
+    this.known = { body: stored, head: { seq: entry.seq, ts: entry.ts, hash } };
+    return entry as unknown as LedgerEntry;
   }
 }
 

@@ -8,6 +8,7 @@
 //   pending ──fail (timeout, upstream died, gate error)──► unknown
 //   pending ──recoverPending (start-up; owning gate no longer running)──► unknown
 //   failed ──retry──► pending            (a new attempt of the same call)
+//   succeeded | failed ──renew──► pending (no explicit id: the same call again is a new operation)
 //   unknown | pending(dead owner) ──reconcile──► succeeded | failed   (operator; not-executed → failed)
 // Each attempt is numbered: a settle or fail for an attempt that is no longer the pending one
 // (late answer, another gate's start-up already declared it unknown) changes nothing.
@@ -64,6 +65,17 @@ export class Operations {
     if (!this.port.restart(id, fingerprint, { state: 'failed', attempts: failedAttempt }, 'retry', this.owner, iso(now)))
       throw new StoreError('operation changed while deciding');
     return failedAttempt + 1;
+  }
+
+  /**
+   * A settled operation named only by its fingerprint, called again: a new operation in the
+   * same row (attempt + 1, pending). Returns the new attempt number.
+   */
+  renew(id: string, fingerprint: string, settled: { state: OperationState; attempts: number }, now: number): number {
+    if (settled.state !== 'succeeded' && settled.state !== 'failed') throw new StoreError('only a settled operation is renewed');
+    if (!this.port.restart(id, fingerprint, { state: settled.state, attempts: settled.attempts }, 'renew', this.owner, iso(now)))
+      throw new StoreError('operation changed while deciding');
+    return settled.attempts + 1;
   }
 
   /**

@@ -1,27 +1,27 @@
 // Where the scope report reads its facts: the ledger (decisions, results, operator actions) and
 // the operations database (stored outcomes). Guards against a report built on a record that was
-// edited: the chain and every signature are checked with the gate's public key before a single
-// entry is used, and a broken ledger makes every claim resting on it NOT ESTABLISHED.
-// A source is anything that yields entries; a home (SQLite) is the first, an exported ledger
-// file (JSONL) can be added as another `LedgerSource` without touching the assessment.
+// edited: the facts are the entries `verify` itself hands over once each passed its checks
+// (ledger/verify, the one verifier: canonical bytes, chain, signatures, epochs), and a ledger
+// that fails verification makes every claim resting on it NOT ESTABLISHED.
 import type { KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { GENESIS_PREV, entryHash, verifyEntrySignature, type Entry } from '../ledger/entry.js';
+import type { DecisionOutcome, LedgerEntry, ResultOutcome } from '../core/entries.js';
+import type { Mode } from '../core/outcome.js';
 import { loadPublicKey } from '../ledger/keys.js';
+import { verifyLedger, type VerifySource } from '../ledger/verify/index.js';
 import { operationDigest } from '../operations/operation-id.js';
 import { resolveHome } from '../store/home.js';
-import { openLedgerSnapshot, openOperationsReader } from '../store/sqlite/store.js';
-import type { LedgerSnapshot } from '../store/ports.js';
+import { openOperationsReader } from '../store/sqlite/store.js';
 import { digestJson } from '../core/digest.js';
 
 export class SourceError extends Error {}
 
+/** A ledger to read: where it is and the gate key it must verify with. */
 export interface LedgerSource {
   /** A short, path-free description for the report. */
   describe: string;
-  entries(): Iterable<Entry>;
+  source: VerifySource;
   publicKey: KeyObject;
-  close(): void;
 }
 
 /** A stored outcome, keyed by operation digest (ids are argument values: never shown). */
@@ -36,20 +36,20 @@ export interface StoredOutcome {
 
 export interface DecisionFact {
   seq: number;
-  outcome: string;
+  outcome: DecisionOutcome;
   tool: string | null;
   fingerprint: string | null;
   operation: string | null;
   operation_state: string | null;
   manifest_digest: string | null;
   /** The gate's mode from the last start-up entry before this decision (null if none). */
-  mode: string | null;
+  mode: Mode | null;
 }
 
 export interface ResultFact {
   seq: number;
   decision: number;
-  outcome: string;
+  outcome: ResultOutcome;
   fingerprint: string | null;
   result_digest: string | null;
 }
@@ -66,47 +66,44 @@ export interface LedgerFacts {
   reconciled: Map<string, string>;
 }
 
-const str = (v: unknown) => (typeof v === 'string' ? v : null);
-
-/** Read and verify a ledger source into the facts the report uses. Never throws on bad entries. */
-export function readLedgerFacts(src: LedgerSource): LedgerFacts {
+/** Verify a ledger and read the facts the report uses from its verified entries. */
+export async function readLedgerFacts(src: LedgerSource): Promise<LedgerFacts> {
   const facts: LedgerFacts = { describe: src.describe, entries: 0, broken: null, decisions: [], results: new Map(), reconciled: new Map() };
-  let prevHash = GENESIS_PREV;
-  let expected: number | null = null;
-  let mode: string | null = null;
-  for (const e of src.entries()) {
-    facts.entries++;
-    if (!facts.broken) {
-      const why =
-        expected !== null && e.seq !== expected
-          ? `sequence jumps from ${expected - 1} to ${e.seq}`
-          : expected === null && e.seq !== 0
-            ? `the ledger starts at ${e.seq}, not 0`
-            : e.prev !== prevHash
-              ? 'prev does not match the previous entry'
-              : !verifyEntrySignature(e, src.publicKey)
-                ? 'signature does not verify with the gate public key'
-                : null;
-      if (why) facts.broken = { seq: typeof e.seq === 'number' ? e.seq : -1, why };
+  let mode: DecisionFact['mode'] = null;
+  const take = (e: LedgerEntry) => {
+    switch (e.kind) {
+      case 'startup':
+        mode = e.mode;
+        break;
+      case 'decision':
+        facts.decisions.push({
+          seq: e.seq,
+          outcome: e.outcome,
+          tool: e.tool ?? null,
+          fingerprint: e.fingerprint ?? null,
+          operation: e.operation ?? null,
+          operation_state: e.operation_state ?? null,
+          manifest_digest: e.manifest_digest,
+          mode,
+        });
+        break;
+      case 'result':
+        facts.results.set(e.decision, [
+          ...(facts.results.get(e.decision) ?? []),
+          { seq: e.seq, decision: e.decision, outcome: e.outcome, fingerprint: e.fingerprint, result_digest: e.result_digest ?? null },
+        ]);
+        break;
+      case 'operator':
+        if (e.action === 'reconcile') facts.reconciled.set(e.operation, e.outcome);
+        break;
     }
-    expected = (typeof e.seq === 'number' ? e.seq : -1) + 1;
-    prevHash = entryHash(e);
-    if (e.kind === 'startup') mode = str(e.mode);
-    else if (e.kind === 'decision')
-      facts.decisions.push({
-        seq: e.seq,
-        outcome: String(e.outcome),
-        tool: str(e.tool),
-        fingerprint: str(e.fingerprint),
-        operation: str(e.operation),
-        operation_state: str(e.operation_state),
-        manifest_digest: str(e.manifest_digest),
-        mode,
-      });
-    else if (e.kind === 'result' && typeof e.decision === 'number') {
-      const r: ResultFact = { seq: e.seq, decision: e.decision, outcome: String(e.outcome), fingerprint: str(e.fingerprint), result_digest: str(e.result_digest) };
-      facts.results.set(e.decision, [...(facts.results.get(e.decision) ?? []), r]);
-    } else if (e.kind === 'operator' && e.action === 'reconcile' && typeof e.operation === 'string') facts.reconciled.set(e.operation, String(e.outcome));
+  };
+  // A verified entry was written by the gate key holder, so its kind's fields are as typed.
+  const report = await verifyLedger(src.source, { publicKey: src.publicKey, onEntry: (e) => take(e as unknown as LedgerEntry) });
+  facts.entries = report.entries;
+  if (report.failure) {
+    const f = report.failure;
+    facts.broken = { seq: f.seq ?? report.entries, why: `${f.code}: ${f.detail}` };
   }
   return facts;
 }
@@ -115,7 +112,6 @@ export function readLedgerFacts(src: LedgerSource): LedgerFacts {
 export class HomeSources {
   readonly ledger: LedgerSource;
   private readonly opsPath: string;
-  private readonly snapshot: LedgerSnapshot;
 
   constructor(dir: string) {
     const home = resolveHome(dir);
@@ -126,21 +122,8 @@ export class HomeSources {
     } catch (e) {
       throw new SourceError((e as Error).message);
     }
-    try {
-      this.snapshot = openLedgerSnapshot(home.ledger);
-    } catch (e) {
-      throw new SourceError((e as Error).message);
-    }
-    const snap = this.snapshot;
     this.opsPath = home.operations;
-    this.ledger = {
-      describe: 'home ledger (ledger.db, gate.pub)',
-      publicKey,
-      entries: function* () {
-        for (const body of snap.bodies()) yield JSON.parse(body) as Entry;
-      },
-      close: () => snap.close(),
-    };
+    this.ledger = { describe: 'home ledger (ledger.db, gate.pub)', source: { ledgerDb: home.ledger }, publicKey };
   }
 
   /** Stored outcomes by operation digest, or null when the home has no operations database. */
@@ -163,9 +146,5 @@ export class HomeSources {
     } finally {
       reader.close();
     }
-  }
-
-  close() {
-    this.ledger.close();
   }
 }

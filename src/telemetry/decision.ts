@@ -2,6 +2,7 @@
 // committed, upstream answered), and one report at the end that becomes the decision span and
 // the `decision` log line. It reads only what the ledger entry holds in the clear.
 import type { CallOutcome, Mode } from '../core/outcome.js';
+import { decisionOutcome } from '../core/entries.js';
 import type { Digest } from '../core/digest.js';
 import type { RefusalCode } from '../core/refusal.js';
 import { decisionFields, spanDecision, type DecisionOutcome, type DecisionTelemetry } from './spans.js';
@@ -52,9 +53,10 @@ export class DecisionTimer {
 
   report(tool: string, outcome: CallOutcome, mode: Mode): DecisionTelemetry {
     const d = this.decision;
-    const refusedInShadow = d?.code !== undefined && mode === 'shadow';
+    // The recorded outcome (core/entries.ts), except a refusal the door writes and a forwarded
+    // call whose outcome is unknown.
     const kind: DecisionOutcome =
-      outcome.kind === 'refused' ? 'refuse' : outcome.kind === 'replayed' ? 'replay' : outcome.kind === 'unknown' ? 'unknown' : refusedInShadow ? 'would_refuse' : 'allow';
+      outcome.kind === 'unknown' ? 'unknown' : outcome.kind === 'refused' || d === undefined ? 'refuse' : decisionOutcome(d.code === undefined, outcome.kind === 'replayed', mode);
     const reason = outcome.kind === 'refused' ? outcome.data.reason : d?.code;
     return {
       tool,

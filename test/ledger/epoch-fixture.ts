@@ -45,7 +45,7 @@ export function fixture(opts: { start?: number } = {}): Fixture {
       db.transaction(() => {
         for (let i = 0; i < n; i++) {
           now.t += 7;
-          ledger.appendInTx({ kind: 'decision', outcome: 'allow', tool: 'echo', fingerprint: 'sha256:' + 'ab'.repeat(32) });
+          ledger.appendInTx({ kind: 'decision', outcome: 'allow', tool: 'echo', fingerprint: 'sha256:' + 'ab'.repeat(32), manifest_digest: 'sha256:' + 'cd'.repeat(32), policy_digest: 'sha256:' + 'ef'.repeat(32) });
         }
       })();
     },

@@ -33,7 +33,7 @@ test('two gates on one home seal contiguous, non-overlapping epochs', async () =
   const other = new Ledger(port2, f.key);
   for (let i = 0; i < 6; i++) {
     f.add(2);
-    other.appendInTx({ kind: 'decision', outcome: 'allow' });
+    other.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: `sha256:${'ab'.repeat(32)}`, policy_digest: `sha256:${'ab'.repeat(32)}` });
     if (i % 2 === 0) sealEpoch(f.ledger);
     else sealEpoch(other);
   }

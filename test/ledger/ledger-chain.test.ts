@@ -17,16 +17,20 @@ function key(): GateKey {
   return { privateKey: pk, publicKey, keyId: keyIdOf(publicKey) };
 }
 
+const D = `sha256:${'ab'.repeat(32)}` as const;
+const DECISION = { kind: 'decision', outcome: 'allow', manifest_digest: D, policy_digest: D } as const;
+const STARTUP = { kind: 'startup', mode: 'enforce', release: 't@1', manifest_digest: D, policy_digest: D, context_digest: D, gate_key: D, pid: 1, operations_recovered: 0 } as const;
+
 test('entries chain, sign and keep time monotonic even when the clock steps back', () => {
   const { ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
   const k = key();
   let now = Date.parse('2026-01-01T00:00:10Z');
   const ledger = new Ledger(port, k, () => now);
-  ledger.appendInTx({ kind: 'startup' });
+  ledger.appendInTx({ ...STARTUP });
   now -= 5000; // NTP step backwards
-  ledger.appendInTx({ kind: 'decision', outcome: 'allow' });
+  ledger.appendInTx({ ...DECISION });
   now += 60_000;
-  ledger.appendInTx({ kind: 'shutdown' });
+  ledger.appendInTx({ kind: 'shutdown', reason: 'test' });
   const entries = [...readEntries(port)];
   assert.deepEqual(entries.map((e) => e.seq), [0, 1, 2]);
   assert.equal(entries[0].prev, GENESIS_PREV);
@@ -47,7 +51,7 @@ test('two connections on one ledger append to one contiguous chain', () => {
   const k = key();
   const a = new Ledger(ledgerDb(path, { create: true }).ledger, k);
   const b = new Ledger(ledgerDb(path).ledger, k);
-  for (let i = 0; i < 20; i++) (i % 3 === 0 ? b : a).appendInTx({ kind: 'decision', i });
+  for (let i = 0; i < 20; i++) (i % 3 === 0 ? b : a).appendInTx({ ...DECISION, i });
   const entries = [...readEntries(a.port)];
   assert.deepEqual(entries.map((e) => e.seq), [...Array(20).keys()]);
   for (let i = 1; i < entries.length; i++) assert.equal(entries[i].prev, entryHash(entries[i - 1]));

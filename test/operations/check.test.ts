@@ -132,3 +132,32 @@ test('a reply settles only the attempt its own decision began', () => {
   applyReply(b, OK);
   assert.equal(operations.get('x')!.state, 'succeeded');
 });
+
+test('no explicit id: the fingerprint names the call only while unsettled; settled, the same call is a new operation', () => {
+  const { services, operations } = setup();
+  const plain = args(); // no idempotency_key, no _meta id
+  const f = factsFor({ args: plain, services });
+  assert.ok(checkOperations(f).ok);
+  assert.equal(f.notes.fields.operation_id_source, 'fingerprint');
+  applyAllow(f);
+  const inFlight = checkOperations(factsFor({ args: plain, services }));
+  assert.equal(!inFlight.ok && inFlight.code, 'reconcile_before_retry', 'pending: the same call waits');
+  applyReply(f, OK);
+  for (const [n, reply] of [[2, OK], [3, { error: { code: -32000, message: 'no' } }], [4, OK]] as const) {
+    const again = factsFor({ args: plain, services });
+    assert.ok(checkOperations(again).ok);
+    assert.equal(again.notes.replay, undefined, 'settled: not replayed');
+    assert.equal(again.notes.fields.operation_attempt, n);
+    applyAllow(again);
+    assert.equal(operations.get(f.fingerprint)!.state, 'pending');
+    assert.equal(operations.get(f.fingerprint)!.attempts, n);
+    applyReply(again, reply);
+  }
+  // An unknown outcome still blocks the identical call until an operator reconciles.
+  const last = factsFor({ args: plain, services });
+  checkOperations(last);
+  applyAllow(last);
+  operations.fail(f.fingerprint, 5, 'timeout', Date.now());
+  const blocked = checkOperations(factsFor({ args: plain, services }));
+  assert.equal(!blocked.ok && blocked.code, 'reconcile_before_retry');
+});

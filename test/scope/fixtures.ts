@@ -1,6 +1,7 @@
 // Fabricated gate histories for the scope report: real signed ledgers (the Ledger class and the
 // home's generated key, in a home made by `cloakpipe init`) and real operations databases, with
 // entries shaped as the gate writes them (src/gate/gate.ts). A fixed clock keeps them repeatable.
+import type { DecisionOutcome } from '../../src/core/entries.js';
 import type { Ledger } from '../../src/ledger/ledger.js';
 import { Operations } from '../../src/operations/operations.js';
 import { openHome, type OpenedHome } from '../../src/home/open.js';
@@ -47,10 +48,10 @@ export class History {
 
   startup(mode: 'enforce' | 'shadow' = 'enforce') {
     this.mode = mode;
-    return this.ledger.appendInTx({ kind: 'startup', mode, release: 'fabricated', manifest_digest: this.manifestDigest, policy_digest: POLICY_DIGEST, context_digest: CONTEXT_DIGEST });
+    return this.ledger.appendInTx({ kind: 'startup', mode, release: 'fabricated', manifest_digest: this.manifestDigest, policy_digest: POLICY_DIGEST, context_digest: CONTEXT_DIGEST, gate_key: 'sha256:fabricated', pid: 1, operations_recovered: 0 });
   }
 
-  private decision(outcome: string, tool: string, args: JsonObject, extra: JsonObject): { seq: number; fingerprint: string } {
+  private decision(outcome: DecisionOutcome, tool: string, args: JsonObject, extra: JsonObject): { seq: number; fingerprint: string } {
     const fingerprint = fingerprintOf(tool, args, this.task);
     const e = this.ledger.appendInTx({
       kind: 'decision',
@@ -106,6 +107,14 @@ export class History {
   }
 
   /** Edit one stored entry's body in place: what verification must catch. */
+  /** Puts `"field":value,` in front of entry `seq`'s stored body: the signed members stay. */
+  prepend(seq: number, field: string, value: JsonValue) {
+    const db = openDb(this.ledgerPath);
+    const row = db.prepare('SELECT body FROM entries WHERE seq = ?').get(seq) as { body: string };
+    db.prepare('UPDATE entries SET body = ? WHERE seq = ?').run(`{${JSON.stringify(field)}:${JSON.stringify(value)},${row.body.slice(1)}`, seq);
+    db.close();
+  }
+
   tamper(seq: number, field: string, value: JsonValue) {
     const db = openDb(this.ledgerPath);
     const row = db.prepare('SELECT body FROM entries WHERE seq = ?').get(seq) as { body: string };

@@ -248,7 +248,7 @@ test('correlation: an operation an operator reconciled is not counted as observe
     paths: [P.gateway],
     history: (h) => {
       h.allow('create_order', { sku: 'A', quantity: 1, idempotency_key: 'K-1' }, { operationId: 'K-1', result: 'unknown' });
-      h.ledger.appendInTx({ kind: 'operator', action: 'reconcile', operation: operationDigest('K-1'), outcome: 'succeeded', state_before: 'unknown', state: 'succeeded' });
+      h.ledger.appendInTx({ kind: 'operator', action: 'reconcile', operation: operationDigest('K-1'), outcome: 'succeeded', state_before: 'unknown', state: 'succeeded', attempts: 1, tool: 'create_order', fingerprint: 'sha256:fabricated', user: 'ops' });
     },
   });
   assert.equal(r.effect!.claims.correlation.status, 'not_established');
@@ -317,6 +317,21 @@ test('a tampered ledger: exit 1, every claim resting on it NOT ESTABLISHED', () 
     assert.match(c[k].reasons[0], /failed verification at entry/);
   }
   assert.equal(c.complete_mediation.status, 'not_established');
+});
+
+test('a duplicate key in front of a signed decision: the one verifier refuses it, so scope uses nothing of that ledger', () => {
+  // JSON.parse keeps the last (signed) value, SQLite's json_extract the first: a reader that
+  // parsed leniently and checked signatures accepted this body.
+  const calls: Fabricated[] = [];
+  const r = report({ paths: [P.gateway], completeness: STATEMENT, history: (h) => {
+    orders(calls)(h);
+    h.prepend(calls[0].seq, 'tool', 'drop_tables');
+  } });
+  assert.equal(r.status, 1, r.stderr);
+  assert.equal(r.out!.ledger!.verified, false);
+  assert.match(r.out!.ledger!.broken!.why, /^entry_not_canonical: entry is not strict JSON \(duplicate_key\)/);
+  assert.equal(r.out!.ledger!.broken!.seq, calls[0].seq);
+  assert.equal(r.effect!.claims.authorization.status, 'not_established');
 });
 
 test('the operations database and the ledger: stored outcomes are read, entries verified', () => {

@@ -2,6 +2,8 @@
 // twice: a host retrying after a lost answer gets the stored result instead of a second email;
 // a retry after a crash or timeout, when nobody knows whether the first attempt ran, is refused
 // until an operator reconciles; an id reused for a different call is a conflict, not a replay.
+// Without an explicit id the fingerprint names the call only while it is unsettled (ADR 015):
+// once it settled, an identical call is a new operation and runs (v1, v2, v1 must leave v1).
 // Reads the operation inside the decision's transaction; `pending` is written by the onAllow
 // effect in that same transaction, so it is durable before the call is forwarded, and two
 // gates on one home cannot both begin the same operation.
@@ -37,6 +39,15 @@ export function checkOperations(f: Facts): Verdict {
     attempt = 1;
     f.notes.onAllow.push(() => {
       store.begin(id, f.fingerprint, f.call.tool, f.now);
+      begun = true;
+      fields.operation_state = 'pending';
+    });
+  } else if (which.source === 'fingerprint' && (op.state === 'succeeded' || op.state === 'failed')) {
+    // Settled, and nothing but the call's own content names it: the same call again is a new
+    // operation (a second write of v1 after v2, a toggle switched back), not a replay.
+    attempt = op.attempts + 1;
+    f.notes.onAllow.push(() => {
+      store.renew(id, f.fingerprint, op, f.now);
       begun = true;
       fields.operation_state = 'pending';
     });

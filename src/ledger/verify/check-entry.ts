@@ -20,12 +20,14 @@ export type CheckedEntry =
       leaf: Uint8Array; // its RFC 6962 leaf hash (the epoch tree's leaf)
       sigOk: boolean;
       epoch?: { first: unknown; last: unknown; size: unknown; root: unknown };
+      /** The parsed entry, when the caller asked for it (readers that consume verified entries). */
+      entry?: Entry;
     }
   | { ok: false; seq: number | null; detail: string; notCanonical?: true };
 
 const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-export function checkEntryLine(line: string, key: KeyObject): CheckedEntry {
+export function checkEntryLine(line: string, key: KeyObject, withEntry = false): CheckedEntry {
   let e: Entry;
   try {
     e = parseStoredEntry(line);
@@ -51,6 +53,7 @@ export function checkEntryLine(line: string, key: KeyObject): CheckedEntry {
   }
   const out: CheckedEntry = { ok: true, seq, ts: e.ts, prev: e.prev, kind: e.kind, hash: 'sha256:' + digest.toString('hex'), leaf: leafHash(digest), sigOk };
   if (e.kind === 'epoch') out.epoch = { first: e.first, last: e.last, size: e.size, root: e.root };
+  if (withEntry) out.entry = e;
   return out;
 }
 

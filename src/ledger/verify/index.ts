@@ -11,6 +11,7 @@ import { openExportSource, openHomeSource, type OpenedSource } from './source.js
 import { fail, VerifyError, type VerifyFailure } from './reasons.js';
 import { CheckpointError, readCheckpoint, type TreeHead } from '../checkpoint.js';
 import { PUBLIC_REKOR_KEY_PEM } from './public-rekor.js';
+import type { Entry } from '../entry.js';
 
 export { VerifyError, type VerifyFailure, type VerifyCode } from './reasons.js';
 
@@ -31,6 +32,12 @@ export interface VerifyOptions extends PoolOptions {
   /** Signed checkpoints (ledger checkpoint) the ledger must still hold, unchanged. */
   checkpoints?: string[];
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Each entry, in order, once its own and its chain checks passed: readers (scope) consume the
+   * verified entries instead of reading the ledger a second way. A later failure is still
+   * reported in the result; a caller that must not use a broken ledger's entries checks it.
+   */
+  onEntry?: (entry: Entry) => void;
 }
 
 export interface VerifyReport {
@@ -137,9 +144,10 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     held();
     const total = src.total;
     const step = Math.max(1, Math.floor(total / 200));
-    for await (const c of checkEntries(src.entries(), key, opts)) {
+    for await (const c of checkEntries(src.entries(), key, { ...opts, withEntries: opts.onEntry !== undefined })) {
       chain.push(c);
       held();
+      if (opts.onEntry && c.ok) opts.onEntry(c.entry!);
       if (opts.onProgress && chain.count % step === 0) opts.onProgress(chain.count, total);
     }
     opts.onProgress?.(chain.count, total);

@@ -12,6 +12,8 @@ export interface PoolOptions {
   batchSize?: number;
   /** Lines checked inline before workers start (small ledgers never start them). */
   inlineFirst?: number;
+  /** Return each parsed entry with its check (for readers that consume verified entries). */
+  withEntries?: boolean;
 }
 
 class WorkerPool {
@@ -20,9 +22,9 @@ class WorkerPool {
   private next = 0;
   private failed: unknown = null;
 
-  constructor(n: number, publicKeyPem: string) {
+  constructor(n: number, publicKeyPem: string, withEntries: boolean) {
     for (let i = 0; i < n; i++) {
-      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { publicKeyPem } });
+      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { publicKeyPem, withEntries } });
       w.on('message', (m: { id: number; results: CheckedEntry[] }) => {
         const p = this.waiting.get(m.id);
         this.waiting.delete(m.id);
@@ -68,10 +70,10 @@ export async function* checkEntries(lines: AsyncIterable<string>, key: KeyObject
   try {
     for await (const line of lines) {
       if (seen++ < inlineFirst) {
-        yield checkEntryLine(line, key);
+        yield checkEntryLine(line, key, opts.withEntries === true);
         continue;
       }
-      pool ??= new WorkerPool(nWorkers, key.export({ type: 'spki', format: 'pem' }) as string);
+      pool ??= new WorkerPool(nWorkers, key.export({ type: 'spki', format: 'pem' }) as string, opts.withEntries === true);
       batch.push(line);
       if (batch.length >= batchSize) {
         track(pool.run(batch));

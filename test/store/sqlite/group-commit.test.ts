@@ -22,12 +22,12 @@ test('group commit: jobs in one turn share a transaction; a throwing job rolls b
   const ledger = new Ledger(port, key());
   const commit = new GroupCommit(db);
   const results = await Promise.allSettled([
-    commit.run(() => ledger.appendInTx({ kind: 'decision', n: 1 })),
+    commit.run(() => ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', n: 1 })),
     commit.run(() => {
-      ledger.appendInTx({ kind: 'decision', n: 2 });
+      ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', n: 2 });
       throw new Error('check failed after writing');
     }),
-    commit.run(() => ledger.appendInTx({ kind: 'decision', n: 3 })),
+    commit.run(() => ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', n: 3 })),
   ]);
   assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
   const entries = [...readEntries(port)];
@@ -40,7 +40,7 @@ test('group commit: a failing COMMIT rejects every job of the batch (nothing is 
   db.exec('CREATE TABLE guard (x INTEGER REFERENCES entries(seq) DEFERRABLE INITIALLY DEFERRED)');
   const commit = new GroupCommit(db);
   const results = await Promise.allSettled([
-    commit.run(() => ledger.appendInTx({ kind: 'decision' })),
+    commit.run(() => ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0' })),
     commit.run(() => db.prepare('INSERT INTO guard VALUES (999)').run()), // violates at COMMIT
   ]);
   assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
@@ -54,7 +54,7 @@ test('group commit: a failing check before the batch rejects every job and runs 
   const commit = new GroupCommit(db, 256, () => {
     if (!intact) throw new Error('replaced');
   });
-  await commit.run(() => ledger.appendInTx({ kind: 'decision' }));
+  await commit.run(() => ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0' }));
   intact = false;
   let ran = 0;
   const results = await Promise.allSettled([commit.run(() => ran++), commit.run(() => ran++)]);
