@@ -4,8 +4,7 @@
 // own argv at the first `--` (the MCP Inspector CLI) need one of the last two.
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parseStrict } from '../wire/strict-parse.js';
-import { WireError } from '../wire/strict-parse.js';
+import { parseStrict, WireError } from '../wire/strict-parse.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import { UsageError, unknownFlag, type Options } from './args.js';
 import { jsonErrorPosition } from '../wire/position.js';

@@ -13,7 +13,7 @@ import type { DecisionRefusal, RefusalCode } from '../core/refusal.js';
 import type { Call } from '../core/call.js';
 import { decide, type Decision } from './decide.js';
 import type { GateServices } from './services.js';
-import type { GateSession } from './session.js';
+import type { GateSession, SessionScope } from './session.js';
 import { RulesBroken, type RulesSource } from './rules.js';
 import type { CallOutcome, Mode, RefusalData, UnknownWhy, UpstreamReply } from '../core/outcome.js';
 export type { CallOutcome, Mode, RefusalData };
@@ -36,7 +36,7 @@ export interface GateParts {
   services: GateServices;
   callTimeoutMs: number;
   /** A new session (flow label, pins view); the gate opens its default one at construction. */
-  openSession: () => GateSession;
+  openSession: (scope?: SessionScope) => GateSession;
   clock?: () => number;
 }
 
@@ -55,8 +55,8 @@ export class Gate {
   }
 
   /** Another session over the same rules, stores and ledger (one per MCP session of a door). */
-  openSession(): GateSession {
-    return this.parts.openSession();
+  openSession(scope?: SessionScope): GateSession {
+    return this.parts.openSession(scope);
   }
 
   /** The gate as one session sees it: what a relay serving that session calls (the HTTP door
@@ -183,10 +183,12 @@ export class Gate {
     try {
       recorded = await parts.commit.run(() => {
         const now = this.clock();
-        const context = parts.context.get();
+        const { scope } = session;
+        const context = (scope.context ?? parts.context).get();
+        const services = scope.agent !== undefined ? { ...parts.services, agent: scope.agent } : parts.services;
         const rules = parts.rules.current();
         const taskCall: Call = { ...call, taskId: context.taskId };
-        decision = decide(taskCall, { manifest: rules.manifest, policy: rules.policy, context, services: parts.services, session, now });
+        decision = decide(taskCall, { manifest: rules.manifest, policy: rules.policy, context, services, session, now });
         const v = decision.verdict;
         const sessionLabel = typeof decision.notes.fields.session_label === 'string' ? decision.notes.fields.session_label : session.label;
         timer.decided({ declared: decision.tool !== undefined, code: v.ok ? undefined : v.code, fingerprint: decision.fingerprint, sessionLabel });
@@ -206,7 +208,8 @@ export class Gate {
           context_digest: context.digest,
           task: context.taskId,
           session_label: session.label,
-          agent: parts.services.agent,
+          agent: services.agent,
+          ...(scope.digest ? { session: scope.digest } : {}),
           manifest_digest: rules.manifest.digest,
           policy_digest: rules.policy.digest,
           ...decision.notes.fields,

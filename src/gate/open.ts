@@ -93,8 +93,12 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     callTimeoutMs: cfg.callTimeoutMs,
     // A session's ceilings are those of the manifest when it starts (product.md section 6); an
     // undeclared sensitivity stops start-up (the default session is opened here).
-    openSession: () =>
-      new GateSession(new FlowSession(rules.lastLoaded.manifest, context.get()), new PinSession(store.pins, () => rules.lastLoaded.manifest.manifest)),
+    openSession: (scope = {}) =>
+      new GateSession(
+        new FlowSession(rules.lastLoaded.manifest, (scope.context ?? context).get()),
+        new PinSession(store.pins, () => rules.lastLoaded.manifest.manifest),
+        scope,
+      ),
   });
   await gate.record({
     kind: 'startup',

@@ -11,12 +11,25 @@ import type { FlowSession } from '../flow/session.js';
 import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
 import type { PinSession } from '../pins/session.js';
 import type { AfterReply } from './verdict.js';
+import type { ContextSource } from '../contract/context.js';
+import type { Digest } from '../core/digest.js';
+
+/** What a door knows of one of its sessions (the HTTP door: per MCP session); absent parts are the gate's own. */
+export interface SessionScope {
+  /** This session's task context (`--context-dir` + `Cloakpipe-Task`). */
+  context?: ContextSource;
+  /** The agent that opened it (a bearer token's agent id): the Cedar principal and the entries' `agent`. */
+  agent?: string;
+  /** A digest of the session id, on every decision entry of the session. */
+  digest?: Digest;
+}
 
 export class GateSession {
   constructor(
     readonly flow: FlowSession,
     /** Absent: no pin check (a gate opened without a pin store). */
     readonly pins: PinSession | null,
+    readonly scope: SessionScope = {},
   ) {}
 
   /** The session label in force. */

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LedgerRow } from '../../../src/store/ports.js';
-import type { StoreFactory } from './harness.js';
+import { tx, type StoreFactory } from './harness.js';
 
 const row = (seq: number, kind = 'decision', body = `{"seq":${seq},"x":"\\u00e9 é"}`): LedgerRow => ({
   seq,
@@ -17,45 +17,60 @@ export function ledgerContract(name: string, open: StoreFactory): void {
   test(`${name} ledger: rows in, rows out, in seq order, byte for byte`, async () => {
     const { store } = await open();
     const l = store.ledger;
-    assert.equal(l.head(), null);
-    assert.equal(l.count(), 0);
-    assert.equal(l.lastOfKind('epoch'), null);
     const rows = [row(0, 'startup'), row(1), row(2, 'epoch'), row(3, 'anchor_failure'), row(4)];
-    for (const r of rows) l.insert(r);
-    assert.deepEqual(l.head(), rows[4]);
-    assert.equal(l.count(), 5);
-    assert.deepEqual([...l.bodies(0, 100)], rows.map((r) => r.body));
-    assert.deepEqual([...l.bodies(2, 2)], [rows[2].body, rows[3].body]);
-    assert.deepEqual([...l.between(1, 3)], rows.slice(1, 4).map((r) => ({ seq: r.seq, body: r.body })));
-    assert.deepEqual(l.lastOfKind('epoch'), rows[2]);
-    assert.equal(l.countAfterExcept(2, 'anchor_failure'), 1);
-    assert.equal(l.countAfterExcept(4, 'anchor_failure'), 0);
-    assert.throws(() => l.insert(row(4)), 'a seq is taken once');
+    await tx(store, () => {
+      assert.equal(l.head(), null);
+      assert.equal(l.count(), 0);
+      assert.equal(l.lastOfKind('epoch'), null);
+      for (const r of rows.slice(0, 2)) l.insert(r);
+      assert.deepEqual(l.head(), rows[1], 'a row inserted is read back in the same transaction');
+    });
+    await tx(store, () => {
+      for (const r of rows.slice(2)) l.insert(r);
+    });
+    await tx(store, () => {
+      assert.deepEqual(l.head(), rows[4]);
+      assert.equal(l.count(), 5);
+      assert.deepEqual([...l.bodies(0, 100)], rows.map((r) => r.body));
+      assert.deepEqual([...l.bodies(2, 2)], [rows[2].body, rows[3].body]);
+      assert.deepEqual([...l.between(1, 3)], rows.slice(1, 4).map((r) => ({ seq: r.seq, body: r.body })));
+      assert.deepEqual(l.lastOfKind('epoch'), rows[2]);
+      assert.equal(l.countAfterExcept(2, 'anchor_failure'), 1);
+      assert.equal(l.countAfterExcept(4, 'anchor_failure'), 0);
+      assert.throws(() => l.insert(row(4)), 'a seq is taken once');
+    });
+    await assert.rejects(tx(store, () => l.insert(row(3))), 'a seq is taken once, as a transaction of its own too');
   });
 
   test(`${name} ledger: a seq taken by another connection cannot be taken again`, async () => {
     const { store, peer } = await open();
     const other = await peer();
-    store.ledger.insert(row(0));
-    assert.deepEqual(other.ledger.head(), row(0));
-    assert.throws(() => other.ledger.insert(row(0, 'decision', '{"forked":true}')));
-    assert.deepEqual([...store.ledger.bodies(0, 10)], [row(0).body]);
+    await tx(store, () => store.ledger.insert(row(0)));
+    await tx(other, () => {
+      assert.deepEqual(other.ledger.head(), row(0));
+      assert.throws(() => other.ledger.insert(row(0, 'decision', '{"forked":true}')));
+    });
+    assert.deepEqual(await tx(store, () => [...store.ledger.bodies(0, 10)]), [row(0).body]);
   });
 
   test(`${name} anchors: one per epoch and kind, replaced by a newer one, listed by epoch then kind`, async () => {
     const { store } = await open();
     const a = store.anchors;
-    assert.deepEqual([...a.all()], []);
-    assert.deepEqual(a.kinds(5), new Set());
-    a.put({ epoch: 9, kind: 'rfc3161', data: '{"t":1}' });
-    a.put({ epoch: 5, kind: 'rfc3161', data: '{"t":2}' });
-    a.put({ epoch: 5, kind: 'rekor', data: '{"r":1}' });
-    a.put({ epoch: 5, kind: 'rekor', data: '{"r":2}' });
-    assert.deepEqual(a.kinds(5), new Set(['rfc3161', 'rekor']));
-    assert.deepEqual([...a.all()], [
-      { epoch: 5, kind: 'rekor', data: '{"r":2}' },
-      { epoch: 5, kind: 'rfc3161', data: '{"t":2}' },
-      { epoch: 9, kind: 'rfc3161', data: '{"t":1}' },
-    ]);
+    await tx(store, () => {
+      assert.deepEqual([...a.all()], []);
+      assert.deepEqual(a.kinds(5), new Set());
+      a.put({ epoch: 9, kind: 'rfc3161', data: '{"t":1}' });
+      a.put({ epoch: 5, kind: 'rfc3161', data: '{"t":2}' });
+      a.put({ epoch: 5, kind: 'rekor', data: '{"r":1}' });
+    });
+    await tx(store, () => a.put({ epoch: 5, kind: 'rekor', data: '{"r":2}' }));
+    await tx(store, () => {
+      assert.deepEqual(a.kinds(5), new Set(['rfc3161', 'rekor']));
+      assert.deepEqual([...a.all()], [
+        { epoch: 5, kind: 'rekor', data: '{"r":2}' },
+        { epoch: 5, kind: 'rfc3161', data: '{"t":2}' },
+        { epoch: 9, kind: 'rfc3161', data: '{"t":1}' },
+      ]);
+    });
   });
 }

@@ -8,7 +8,7 @@ import { Ledger, readEntries } from '../../../src/ledger/ledger.js';
 import { entryHash, verifyEntrySignature } from '../../../src/ledger/entry.js';
 import { keyIdOf, type GateKey } from '../../../src/ledger/keys.js';
 import { Operations } from '../../../src/operations/operations.js';
-import { FP, T, type StoreFactory } from './harness.js';
+import { FP, T, tx, type StoreFactory } from './harness.js';
 
 function key(): GateKey {
   const { privateKey } = generateKeyPairSync('ed25519');
@@ -36,9 +36,11 @@ export function transactContract(name: string, open: StoreFactory): void {
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
     assert.match(String((results[1] as PromiseRejectedResult).reason), /a check failed/);
     const other = await peer();
-    assert.deepEqual([...readEntries(other.ledger)].map((e) => [e.seq, e.n]), [[0, 1], [1, 3]], 'no gap where the failed job wrote');
-    assert.equal(other.operations.get('a')!.state, 'pending');
-    assert.equal(other.operations.get('b'), null);
+    await tx(other, () => {
+      assert.deepEqual([...readEntries(other.ledger)].map((e) => [e.seq, e.n]), [[0, 1], [1, 3]], 'no gap where the failed job wrote');
+      assert.equal(other.operations.get('a')!.state, 'pending');
+      assert.equal(other.operations.get('b'), null);
+    });
   });
 
   test(`${name} transact: two connections appending at once make one contiguous chain`, async () => {
@@ -49,7 +51,7 @@ export function transactContract(name: string, open: StoreFactory): void {
     await Promise.all(
       Array.from({ length: 40 }, (_, i) => stores[i % 2].transact(() => ledgers[i % 2].appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', i }))),
     );
-    const entries = [...readEntries(store.ledger)];
+    const entries = await tx(store, () => [...readEntries(store.ledger)]);
     assert.deepEqual(entries.map((e) => e.seq), [...Array(40).keys()]);
     for (let i = 1; i < entries.length; i++) assert.equal(entries[i].prev, entryHash(entries[i - 1]));
     for (const e of entries) assert.ok(verifyEntrySignature(e, k.publicKey));
@@ -59,5 +61,37 @@ export function transactContract(name: string, open: StoreFactory): void {
     const { store } = await open();
     assert.deepEqual(await store.transact(() => ({ n: 42 })), { n: 42 });
     store.assertIntact();
+  });
+
+  test(`${name} transact: a job that caught a store error is not committed half-done`, async () => {
+    const { store } = await open();
+    const ops = new Operations(store.operations);
+    await tx(store, () => ops.begin('x', FP, 't', T));
+    // The job swallows whatever the store throws and goes on writing: what it commits must be
+    // what it would commit on a store that answers at once (here: 'y' begun, 'x' untouched).
+    const seen = await tx(store, () => {
+      let existed = false;
+      try {
+        ops.begin('x', FP, 't', T);
+      } catch {
+        existed = true;
+      }
+      ops.begin('y', FP, 't', T);
+      return existed;
+    });
+    assert.equal(seen, true);
+    await tx(store, () => {
+      assert.equal(ops.get('y')!.state, 'pending');
+      assert.equal(ops.get('x')!.attempts, 1);
+    });
+  });
+
+  test(`${name} transact: ports used outside a transaction are refused or answered, never half-written`, async () => {
+    const { store } = await open();
+    try {
+      store.operations.get('z'); // SQLite answers at once; PostgreSQL refuses (StoreError)
+    } catch (e) {
+      assert.match(String(e), /inside transact/);
+    }
   });
 }

@@ -1,0 +1,134 @@
+// cloakpipe http-proxy: the gate as an MCP Streamable HTTP server in front of a stdio MCP server
+// (one upstream process per MCP session).
+import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { OPTIONS as PROXY_OPTIONS } from './mcp-proxy.js';
+import { ProcessTransport } from '../doors/upstream/process.js';
+import { openGate } from '../gate/open.js';
+import { HttpDoor, PROTOCOL_VERSIONS } from '../doors/http-server.js';
+import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth.js';
+import { parseDuration } from '../util/duration.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
+import { anchorTargets } from './ledger-anchor.js';
+
+const { upstream: _u, config: _c, 'max-frame': _f, ...SHARED } = PROXY_OPTIONS;
+
+export const OPTIONS = {
+  ...SHARED,
+  'context-dir': { type: 'string', arg: 'DIR', help: 'DIR/TASK.json is the context of a session whose initialize carries Cloakpipe-Task: TASK' },
+  listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8931', help: 'where to listen (non-loopback needs --auth-token-file)' },
+  path: { type: 'string', arg: 'PATH', default: '/mcp', help: 'the MCP endpoint' },
+  'auth-token-file': { type: 'string', arg: 'FILE', help: 'static bearer tokens, one "TOKEN AGENT_ID" a line', defaultText: 'none (loopback only)' },
+  'allowed-origin': { type: 'string', arg: 'ORIGIN', multiple: true, help: 'a browser origin that may call; any other Origin gets 403', defaultText: 'none' },
+  'max-sessions': { type: 'string', arg: 'N', default: '64', help: 'open MCP sessions at most (503 beyond)' },
+  'session-idle': { type: 'string', arg: 'DURATION', default: '30m', help: 'a session without requests this long ends and its upstream stops' },
+  'max-body': { type: 'string', arg: 'BYTES', help: 'largest request body (413 beyond)', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
+} satisfies Options;
+
+const HELP = `usage: cloakpipe http-proxy --manifest FILE --policy FILE [options] -- UPSTREAM_COMMAND [ARGS...]
+
+Serves MCP Streamable HTTP (${PROTOCOL_VERSIONS.join(', ')}) at --listen and --path and gates
+every tools/call as mcp-proxy does. Every MCP session (Mcp-Session-Id) is a gate session of its
+own with its own upstream process, task context and agent; every ledger entry of a session
+carries a digest of its id and its agent. Without --auth-token-file only loopback is served.
+SIGTERM/SIGINT: stop accepting, let calls in flight finish (10 s at most), stop the upstreams,
+write the shutdown entry, exit 0.
+
+options:
+${optionsHelp(OPTIONS)}
+  --help                          this text
+`;
+
+function duration(text: string, flag: string): number {
+  try {
+    return parseDuration(text);
+  } catch (e) {
+    throw new UsageError(`${flag}: ${(e as Error).message}`);
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const dash = argv.indexOf('--');
+  const own = dash >= 0 ? argv.slice(0, dash) : argv;
+  const upstream = dash >= 0 ? argv.slice(dash + 1) : [];
+  const values = parseFlags(own, OPTIONS).values as Record<string, unknown>;
+  if (values.help) return void process.stdout.write(HELP), 0;
+  if (upstream.length === 0) throw new UsageError('missing upstream command after --');
+  const mode = values.mode as string;
+  if (mode !== 'enforce' && mode !== 'shadow') throw new UsageError('--mode must be enforce or shadow');
+  if (values.context !== undefined && values['context-dir'] !== undefined) throw new UsageError('--context and --context-dir exclude each other');
+  const listen = /^(\[[0-9a-fA-F:]+\]|[^:]+):([0-9]{1,5})$/.exec(values.listen as string);
+  if (!listen || Number(listen[2]) > 65535) throw new UsageError('--listen must be HOST:PORT');
+  const host = listen[1].replace(/^\[|\]$/g, '');
+  const port = Number(listen[2]);
+  const path = values.path as string;
+  if (!path.startsWith('/')) throw new UsageError('--path must start with /');
+  const maxSessions = Number(values['max-sessions']);
+  if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) throw new UsageError('--max-sessions must be a positive integer');
+  const maxBody = values['max-body'] !== undefined ? Number(values['max-body']) : DEFAULT_MAX_LINE_BYTES;
+  if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
+  const sessionIdleMs = duration(values['session-idle'] as string, '--session-idle');
+  const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
+  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
+  const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
+  const say = (m: string) => process.stderr.write(`cloakpipe http-proxy: ${m}\n`);
+  let tokens: StaticTokens | undefined;
+  try {
+    if (values['auth-token-file'] !== undefined) tokens = readTokenFile(values['auth-token-file'] as string);
+  } catch (e) {
+    say(`cannot start: ${(e as Error).message}`);
+    return 2;
+  }
+  // Anyone who can reach a non-loopback port could call the tools: not without a credential.
+  if (!tokens && !isLoopback(host)) throw new UsageError(`--listen ${values.listen as string} is not loopback: it needs --auth-token-file`);
+  let opened;
+  try {
+    opened = await openGate({
+      home: values.home as string | undefined,
+      manifestPath: required(values.manifest as string | undefined, '--manifest'),
+      policyPath: required(values.policy as string | undefined, '--policy'),
+      contextPath: values.context as string | undefined,
+      mode,
+      agent: values.agent as string | undefined,
+      approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
+      callTimeoutMs,
+      anchorIntervalMs,
+      anchors,
+    });
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    say(`cannot start: ${(e as Error).message}`);
+    return 2;
+  }
+  const door: HttpDoor = new HttpDoor({
+    gate: opened.gate,
+    upstream: () => new ProcessTransport(upstream[0], upstream.slice(1)),
+    path,
+    maxBodyBytes: maxBody,
+    maxSessions,
+    sessionIdleMs,
+    ...(values.context !== undefined ? { context: { file: values.context as string } } : {}),
+    ...(values['context-dir'] !== undefined ? { context: { dir: values['context-dir'] as string } } : {}),
+    ...(tokens ? { tokens } : {}),
+    allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],
+    ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
+    publicBase: (): string => `http://${host.includes(':') ? `[${host}]` : host}:${(door.server.address() as { port: number }).port}`,
+    say,
+  });
+  try {
+    await door.listen(port, host);
+  } catch (e) {
+    say(`cannot listen on ${values.listen as string}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    await opened.close('ended');
+    return 2;
+  }
+  const addr = door.server.address() as { port: number };
+  // The one line a supervisor or test waits for: where the door is.
+  say(`listening on http://${host.includes(':') ? `[${host}]` : host}:${addr.port}${path}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await door.drain(10_000);
+  await opened.close('ended');
+  return 0;
+}

@@ -1,0 +1,53 @@
+// Who may call the HTTP door: static bearer tokens that each name an agent id, compared in
+// constant time (a digest of each, so neither length nor prefix leaks through timing), and the
+// Origin allow-list that stops a web page from reaching a loopback gate (DNS rebinding).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+export class TokenFileError extends Error {}
+
+export interface Principal {
+  agent: string;
+}
+
+/** A token file: one `TOKEN AGENT_ID` a line; blank lines and `#` comments are skipped. */
+export function readTokenFile(path: string): StaticTokens {
+  const text = readFileSync(path, 'utf8');
+  const tokens: { digest: Buffer; agent: string }[] = [];
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const parts = line.split(/\s+/);
+    // The token itself is never echoed: only the line number says where the problem is.
+    if (parts.length !== 2) throw new TokenFileError(`${path} line ${i + 1}: expected "TOKEN AGENT_ID"`);
+    if (parts[0].length < 16) throw new TokenFileError(`${path} line ${i + 1}: a token must be at least 16 characters`);
+    tokens.push({ digest: sha256(parts[0]), agent: parts[1] });
+  });
+  if (tokens.length === 0) throw new TokenFileError(`${path}: no tokens`);
+  return new StaticTokens(tokens);
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+export class StaticTokens {
+  constructor(private readonly tokens: { digest: Buffer; agent: string }[]) {}
+
+  /** The agent a `Authorization: Bearer …` header names, or null; every token is compared. */
+  check(authorization: string | undefined): Principal | null {
+    const m = /^Bearer ([\x21-\x7e]+)$/i.exec(authorization ?? '');
+    if (!m) return null;
+    const presented = sha256(m[1]);
+    let found: Principal | null = null;
+    for (const t of this.tokens) if (timingSafeEqual(t.digest, presented) && found === null) found = { agent: t.agent };
+    return found;
+  }
+}
+
+/** An `Origin` is allowed when absent (not a browser) or listed exactly. */
+export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
+  return origin === undefined || allowed.includes(origin);
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

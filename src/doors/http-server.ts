@@ -1,0 +1,301 @@
+// The HTTP door: MCP Streamable HTTP (revisions 2025-03-26, 2025-06-18, 2025-11-25) in front of
+// the gate. Each MCP session is a gate session, a relay and an upstream connection of its own.
+// Bodies go through the same strict parser as a stdio line before anything else reads them.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { decodeLine, readableId, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
+import { ContextSource } from '../contract/context.js';
+import { digestBytes } from '../core/digest.js';
+import type { JsonObject } from '../core/json.js';
+import type { RefusalCode } from '../core/refusal.js';
+import type { Gate } from '../gate/gate.js';
+import { Relay } from './relay.js';
+import type { Transport } from './transport.js';
+import { HttpSessionTransport } from './http.js';
+import { refusalResponse } from './responses.js';
+import { originAllowed, type Principal, type StaticTokens } from './http-auth.js';
+
+export const PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'] as const;
+const TASK_NAME = /^[A-Za-z0-9._-]{1,128}$/;
+
+export interface HttpDoorOptions {
+  gate: Gate;
+  /** A new upstream connection for one session (a process, or a remote session). */
+  upstream: () => Transport;
+  path: string;
+  maxBodyBytes: number;
+  maxSessions: number;
+  sessionIdleMs: number;
+  /** Every session's context file, or the folder of `TASK.json` files named by `Cloakpipe-Task`. */
+  context?: { file: string } | { dir: string };
+  tokens?: StaticTokens;
+  allowedOrigins: string[];
+  /** The agent of a session without a token (`--agent`, else the gate's). */
+  agent?: string;
+  /** Where RFC 9728 metadata says this resource lives (scheme://host:port). */
+  publicBase: () => string;
+  say: (message: string) => void;
+}
+
+interface Session {
+  id: string;
+  transport: HttpSessionTransport;
+  relay: Relay;
+  principal: Principal | null;
+  idle: NodeJS.Timeout | undefined;
+  done: Promise<void>;
+}
+
+const rpcError = (code: number, message: string, id: RpcId | null = null): JsonObject => ({ jsonrpc: '2.0', id, error: { code, message } });
+
+export class HttpDoor {
+  readonly server: Server;
+  private readonly sessions = new Map<string, Session>();
+  private draining = false;
+
+  constructor(private readonly o: HttpDoorOptions) {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch(() => {
+        if (!res.headersSent) send(res, 500, rpcError(-32603, 'cloakpipe: internal error'));
+        else res.end();
+      });
+    });
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://gate');
+    if (!originAllowed(header(req, 'origin'), this.o.allowedOrigins)) return send(res, 403, rpcError(-32000, 'Forbidden: origin not allowed'));
+    if (url.pathname.startsWith('/.well-known/oauth-protected-resource') && req.method === 'GET' && this.o.tokens) {
+      return send(res, 200, { resource: this.o.publicBase() + this.o.path, bearer_methods_supported: ['header'] });
+    }
+    if (url.pathname !== this.o.path) return send(res, 404, rpcError(-32000, 'Not Found'));
+    if (this.draining) return send(res, 503, rpcError(-32000, 'Service Unavailable: shutting down'), { Connection: 'close' });
+    let principal: Principal | null = null;
+    if (this.o.tokens) {
+      principal = this.o.tokens.check(header(req, 'authorization'));
+      if (!principal) {
+        return send(res, 401, rpcError(-32000, 'Unauthorized'), {
+          'WWW-Authenticate': `Bearer resource_metadata="${this.o.publicBase()}/.well-known/oauth-protected-resource"`,
+        });
+      }
+    }
+    const version = header(req, 'mcp-protocol-version');
+    if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+      return send(res, 400, rpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version (supported: ${PROTOCOL_VERSIONS.join(', ')})`));
+    }
+    switch (req.method) {
+      case 'POST':
+        return this.post(req, res, principal);
+      case 'GET':
+      case 'DELETE': {
+        const s = this.sessionOf(req, res, principal);
+        if (!s) return;
+        if (req.method === 'DELETE') {
+          this.endSession(s);
+          return send(res, 200, null);
+        }
+        if (!accepts(req, 'text/event-stream')) return send(res, 406, rpcError(-32000, 'Not Acceptable: the GET stream is text/event-stream'));
+        if (!s.transport.openStream(res)) return send(res, 409, rpcError(-32000, 'Conflict: this session already has a GET stream'));
+        return;
+      }
+      default:
+        return send(res, 405, rpcError(-32000, 'Method Not Allowed'), { Allow: 'GET, POST, DELETE' });
+    }
+  }
+
+  /** The live session a request names, or the answer that it names none (400) or no live one (404). */
+  private sessionOf(req: IncomingMessage, res: ServerResponse, principal: Principal | null): Session | null {
+    const id = header(req, 'mcp-session-id');
+    if (id === undefined) {
+      send(res, 400, rpcError(-32000, 'Bad Request: Mcp-Session-Id header is required'));
+      return null;
+    }
+    const s = this.sessions.get(id);
+    // A session is its opener's: another token's holder cannot even learn it exists.
+    if (!s || (s.principal && s.principal.agent !== principal?.agent)) {
+      send(res, 404, rpcError(-32001, 'Session not found'));
+      return null;
+    }
+    this.touch(s);
+    return s;
+  }
+
+  private async post(req: IncomingMessage, res: ServerResponse, principal: Principal | null): Promise<void> {
+    const type = header(req, 'content-type') ?? '';
+    if (!/^application\/json\b/i.test(type)) return send(res, 415, rpcError(-32000, 'Unsupported Media Type: the body must be application/json'));
+    const wantsJson = accepts(req, 'application/json');
+    const wantsSse = accepts(req, 'text/event-stream');
+    if (!wantsJson && !wantsSse) return send(res, 406, rpcError(-32000, 'Not Acceptable: application/json or text/event-stream'));
+    const body = await readBody(req, this.o.maxBodyBytes);
+    if (body === null) return this.refuse(res, 413, 'frame_too_large', `body longer than ${this.o.maxBodyBytes} bytes`, new Uint8Array(), null, true);
+    let msg: RpcMessage;
+    try {
+      msg = decodeLine(body, { maxLineBytes: this.o.maxBodyBytes });
+    } catch (e) {
+      if (!(e instanceof WireError)) throw e;
+      return this.refuse(res, 400, e.code, e.detail, body, readableId(body, { maxLineBytes: this.o.maxBodyBytes }));
+    }
+    let s: Session | null;
+    if (msg.kind === 'request' && msg.method === 'initialize') {
+      if (header(req, 'mcp-session-id') !== undefined) return send(res, 400, rpcError(-32600, 'Invalid Request: initialize opens a session; it names none', msg.id));
+      s = this.open(req, res, principal, body, msg.id);
+      if (!s) return;
+      res.setHeader('Mcp-Session-Id', s.id);
+    } else {
+      s = this.sessionOf(req, res, principal);
+      if (!s) return;
+    }
+    if (msg.kind !== 'request') {
+      s.transport.post(body, null, res, false);
+      res.writeHead(202).end();
+      return;
+    }
+    const token = progressToken(msg.params);
+    s.transport.post(body, { id: msg.id, ...(token !== undefined ? { progressToken: token } : {}) }, res, wantsSse);
+  }
+
+  /** A new MCP session: its context, gate session, upstream and relay. Null when refused (answered). */
+  private open(req: IncomingMessage, res: ServerResponse, principal: Principal | null, body: Uint8Array, id: RpcId): Session | null {
+    if (this.sessions.size >= this.o.maxSessions) {
+      send(res, 503, rpcError(-32000, `Service Unavailable: ${this.o.maxSessions} sessions are open`, id), { 'Retry-After': '5' });
+      return null;
+    }
+    let context: ContextSource | undefined;
+    try {
+      if (this.o.context && 'file' in this.o.context) context = new ContextSource(this.o.context.file);
+      else if (this.o.context) {
+        const task = header(req, 'cloakpipe-task');
+        if (task === undefined || !TASK_NAME.test(task)) throw new Error('the initialize names no valid Cloakpipe-Task');
+        const file = join(this.o.context.dir, `${task}.json`);
+        if (!existsSync(file)) throw new Error('no context file for the Cloakpipe-Task');
+        context = new ContextSource(file);
+      }
+    } catch (e) {
+      void this.refuse(res, 400, 'fail_closed', (e as Error).message.startsWith('the initialize') || (e as Error).message.startsWith('no context') ? (e as Error).message : 'the task context does not load', body, id);
+      return null;
+    }
+    const sid = randomBytes(32).toString('base64url');
+    const taskAgent = context?.get().task.agent;
+    const agent = principal?.agent ?? this.o.agent ?? (typeof taskAgent === 'string' ? taskAgent : undefined);
+    const gateSession = this.o.gate.openSession({
+      ...(context ? { context } : {}),
+      ...(agent !== undefined ? { agent } : {}),
+      digest: digestBytes(Buffer.from(sid, 'utf8')),
+    });
+    const transport = new HttpSessionTransport();
+    const relay = new Relay({ gate: this.o.gate.view(gateSession), host: transport, upstream: this.o.upstream(), maxLineBytes: this.o.maxBodyBytes });
+    const s: Session = { id: sid, transport, relay, principal, idle: undefined, done: Promise.resolve() };
+    s.done = relay.run().then(
+      () => undefined,
+      (e: Error) => this.o.say(`a session's upstream did not start: ${e.message}`),
+    ).finally(() => {
+      // The upstream exited or the session ended: the id is no longer live.
+      this.sessions.delete(sid);
+      clearTimeout(s.idle);
+      void transport.close();
+    });
+    this.sessions.set(sid, s);
+    this.touch(s);
+    return s;
+  }
+
+  private touch(s: Session): void {
+    clearTimeout(s.idle);
+    s.idle = setTimeout(() => {
+      if (s.transport.inFlight > 0) return this.touch(s); // a call still running is not idle
+      this.endSession(s);
+    }, this.o.sessionIdleMs);
+    s.idle.unref();
+  }
+
+  private endSession(s: Session): void {
+    this.sessions.delete(s.id);
+    clearTimeout(s.idle);
+    s.transport.end();
+  }
+
+  /** A wire refusal made here (the body never reached a relay): recorded, then answered. */
+  private async refuse(res: ServerResponse, status: number, code: RefusalCode, detail: string, line: Uint8Array, id: RpcId | null, close = false): Promise<void> {
+    const data = await this.o.gate.refuseWire(code, detail, line);
+    send(res, status, refusalResponse(id, data), close ? { Connection: 'close' } : {});
+  }
+
+  listen(port: number, host: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  /** Stop accepting, end every session (their calls finish, at most `graceMs`), stop the upstreams. */
+  async drain(graceMs: number): Promise<void> {
+    this.draining = true;
+    const closing = new Promise<void>((r) => this.server.close(() => r()));
+    const sessions = [...this.sessions.values()];
+    for (const s of sessions) this.endSession(s);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled(sessions.map((s) => s.done)), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    this.server.closeAllConnections();
+    await closing;
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function accepts(req: IncomingMessage, type: string): boolean {
+  const a = header(req, 'accept');
+  if (a === undefined) return type === 'application/json';
+  return a.split(',').some((p) => {
+    const t = p.split(';')[0].trim().toLowerCase();
+    return t === type || t === '*/*' || t === `${type.split('/')[0]}/*`;
+  });
+}
+
+function send(res: ServerResponse, status: number, body: JsonObject | null, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end();
+  if (body === null) return void res.writeHead(status, headers).end();
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(body));
+}
+
+/** The body, or null once it passes `max` bytes (the rest is not read). */
+function readBody(req: IncomingMessage, max: number): Promise<Uint8Array | null> {
+  const declared = Number(header(req, 'content-length'));
+  if (Number.isFinite(declared) && declared > max) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        req.removeAllListeners('data');
+        req.pause();
+        resolve(null);
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(size > max ? null : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function progressToken(params: unknown): string | undefined {
+  if (!params || typeof params !== 'object' || Array.isArray(params)) return undefined;
+  const meta = (params as Record<string, unknown>)._meta;
+  if (!meta || typeof meta !== 'object') return undefined;
+  const t = (meta as Record<string, unknown>).progressToken;
+  return typeof t === 'string' || typeof t === 'number' ? JSON.stringify(t) : undefined;
+}

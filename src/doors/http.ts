@@ -1,0 +1,138 @@
+// The HTTP door's side of one MCP session, as a Transport for the relay. HTTP has no single
+// stream: each POST of a request waits for the answer with its id (as JSON, or as an SSE stream
+// that also carries the notifications of that request), and the server's own messages go on the
+// GET stream. This file only routes frames; the relay parses, decides and matches them.
+import type { ServerResponse } from 'node:http';
+import type { RpcId } from '../wire/jsonrpc.js';
+import type { InboundFrame, Transport, TransportClosed } from './transport.js';
+
+/** An open POST waiting for the answer to its request. */
+interface Waiting {
+  res: ServerResponse;
+  sse: boolean;
+  /** The request's progress token: its progress notifications go on its own stream. */
+  progressToken?: string;
+}
+
+/** Server messages held for a GET stream not yet open; beyond this the oldest are dropped. */
+const BACKLOG = 256;
+
+const idKey = (id: unknown) => JSON.stringify(id);
+
+export class HttpSessionTransport implements Transport {
+  onframe?: (frame: InboundFrame) => void;
+  onclose?: (info: TransportClosed) => void;
+  onerror?: (error: Error) => void;
+  private readonly waiting = new Map<string, Waiting>();
+  private stream: ServerResponse | null = null;
+  private backlog: string[] = [];
+  private started = false;
+  private early: InboundFrame[] = [];
+  private closed = false;
+
+  async start(): Promise<void> {
+    this.started = true;
+    for (const f of this.early.splice(0)) this.onframe?.(f);
+  }
+
+  /** One POST body for the relay; a request's answer goes to `res` (JSON or SSE). */
+  post(bytes: Uint8Array, request: { id: RpcId; progressToken?: string } | null, res: ServerResponse, sse: boolean): void {
+    if (request) {
+      this.waiting.set(idKey(request.id), { res, sse, progressToken: request.progressToken });
+      res.on('close', () => {
+        // The host hung up: a later answer has nowhere to go (the relay still records it).
+        const w = this.waiting.get(idKey(request.id));
+        if (w?.res === res && !res.writableEnded) this.waiting.delete(idKey(request.id));
+      });
+    }
+    const frame: InboundFrame = { kind: 'frame', bytes };
+    if (this.started) this.onframe?.(frame);
+    else this.early.push(frame);
+  }
+
+  /** The GET stream: the server's requests and notifications not tied to a request. */
+  openStream(res: ServerResponse): boolean {
+    if (this.stream && !this.stream.writableEnded) return false;
+    this.stream = res;
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    res.flushHeaders();
+    res.on('close', () => {
+      if (this.stream === res) this.stream = null;
+    });
+    for (const m of this.backlog.splice(0)) writeEvent(res, m);
+    return true;
+  }
+
+  get inFlight(): number {
+    return this.waiting.size;
+  }
+
+  send(message: string): void {
+    let msg: Record<string, unknown> | null = null;
+    try {
+      msg = JSON.parse(message) as Record<string, unknown>;
+    } catch {
+      msg = null; // an upstream line the relay let through unparsed goes to the stream
+    }
+    if (msg && typeof msg === 'object' && !Array.isArray(msg) && msg.method === undefined && 'id' in msg) {
+      const key = idKey(msg.id);
+      const w = this.waiting.get(key);
+      if (w) {
+        this.waiting.delete(key);
+        if (w.sse) {
+          writeEvent(w.res, message);
+          w.res.end();
+        } else {
+          const status = w.res.headersSent ? w.res.statusCode : 200;
+          if (!w.res.headersSent) w.res.writeHead(status, { 'Content-Type': 'application/json' });
+          w.res.end(message);
+        }
+        return;
+      }
+    }
+    this.toStream(message, msg);
+  }
+
+  /** A server request or notification: its request's own SSE stream, else the GET stream. */
+  private toStream(message: string, msg: Record<string, unknown> | null): void {
+    const token = progressTokenOf(msg);
+    if (token !== undefined) {
+      for (const w of this.waiting.values()) if (w.sse && w.progressToken === token) return writeEvent(w.res, message);
+    }
+    if (this.stream) return writeEvent(this.stream, message);
+    for (const w of this.waiting.values()) if (w.sse) return writeEvent(w.res, message);
+    this.backlog.push(message);
+    if (this.backlog.length > BACKLOG) this.backlog.shift();
+  }
+
+  /** The session ended (DELETE, idle, shutdown): the relay drains and stops the upstream. */
+  end(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const cb = this.onclose;
+    this.onclose = undefined;
+    cb?.({ code: null });
+  }
+
+  /** Nothing more goes out: open streams are ended, waiting POSTs answered by the caller. */
+  async close(): Promise<void> {
+    this.stream?.end();
+    this.stream = null;
+    for (const w of this.waiting.values()) if (!w.res.writableEnded) w.res.end();
+    this.waiting.clear();
+  }
+}
+
+function writeEvent(res: ServerResponse, data: string): void {
+  if (res.writableEnded) return;
+  if (!res.headersSent) {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+  }
+  res.write(`event: message\ndata: ${data.replace(/[\r\n]/g, '')}\n\n`); // CR/LF can only be JSON whitespace here
+}
+
+function progressTokenOf(msg: Record<string, unknown> | null): string | undefined {
+  if (!msg || msg.method !== 'notifications/progress') return undefined;
+  const p = msg.params as Record<string, unknown> | undefined;
+  return p && (typeof p.progressToken === 'string' || typeof p.progressToken === 'number') ? JSON.stringify(p.progressToken) : undefined;
+}

@@ -1,0 +1,529 @@
+// The ports over a PostgreSQL unit of work (unit.ts): reads are facts fetched in the job's
+// transaction (rows a decision depends on locked FOR UPDATE), writes are buffered and written
+// in the same transaction, each change a compare-and-set that must hit its row, else the job is
+// retried on what the database holds now. Shared: operations, receipts, pins, rate windows.
+// Per gate: entries and anchors (`gate_id`); a gate never reads or writes another gate's chain.
+import type pg from 'pg';
+import { canonicalize } from '../../core/canonical.js';
+import type { JsonValue } from '../../core/json.js';
+import {
+  DAY_MS,
+  HOUR_MS,
+  MINUTE_MS,
+  StoreError,
+  type AnchorRow,
+  type AnchorsPort,
+  type LedgerPort,
+  type LedgerRow,
+  type Operation,
+  type OperationState,
+  type OperationsPort,
+  type PinRow,
+  type PinsPort,
+  type RateCounts,
+  type RatesPort,
+  type ReceiptsPort,
+  type UsedReceipt,
+  type WindowCounts,
+} from '../ports.js';
+import { expectRows, type UnitSlot } from './unit.js';
+
+const key = (...parts: unknown[]) => JSON.stringify(parts);
+
+// PostgreSQL text cannot hold U+0000, and ids, task ids and tool names are any text (they may
+// come from arguments): stored escaped, one-to-one (`\` → `\\`, U+0000 → `\0`), read back exact.
+export const enc = (v: string): string => (/[\\\0]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/\0/g, '\\0') : v);
+export const dec = (v: string): string => (v.includes('\\') ? v.replace(/\\(\\|0)/g, (_, c: string) => (c === '0' ? '\0' : '\\')) : v);
+const encN = (v: string | null): string | null => (v === null ? null : enc(v));
+const decN = (v: string | null): string | null => (v === null ? null : dec(v));
+const json = (v: JsonValue | null) => (v === null ? null : canonicalize(v));
+
+// ── operations ─────────────────────────────────────────────────────────────────────────────────
+
+interface OpRow extends Omit<Operation, 'result' | 'error'> {
+  result: string | null;
+  error: string | null;
+}
+
+function opFromRow(r: OpRow): Operation {
+  return {
+    id: dec(r.id),
+    fingerprint: r.fingerprint,
+    tool: dec(r.tool),
+    state: r.state as OperationState,
+    attempts: Number(r.attempts),
+    result: r.result === null ? null : (JSON.parse(r.result) as JsonValue),
+    error: r.error === null ? null : (JSON.parse(r.error) as JsonValue),
+    note: r.note,
+    owner: decN(r.owner),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+  };
+}
+
+const byChange = (a: Operation, b: Operation) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+export class PgOperations implements OperationsPort {
+  constructor(
+    private readonly slot: UnitSlot,
+    private readonly s: string,
+  ) {}
+
+  /** This run's changed rows by id (null: known absent). */
+  private changed(): Map<string, Operation> {
+    return this.slot.get().local('ops', () => new Map<string, Operation>());
+  }
+
+  get(id: string): Operation | null {
+    const mine = this.changed().get(id);
+    if (mine) return mine;
+    return this.slot.get().fact<Operation | null>(key('op', id), async (c) => {
+      const r = await c.query<OpRow>(`SELECT * FROM ${this.s}.operations WHERE id = $1 FOR UPDATE`, [enc(id)]);
+      return r.rows[0] ? opFromRow(r.rows[0]) : null;
+    });
+  }
+
+  private merged(fetched: Operation[]): Operation[] {
+    const changed = this.changed();
+    const out = new Map(fetched.map((o) => [o.id, changed.get(o.id) ?? o]));
+    for (const [id, o] of changed) out.set(id, o);
+    return [...out.values()];
+  }
+
+  list(state: OperationState | undefined, limit: number): Operation[] {
+    const rows = this.slot.get().fact<Operation[]>(key('ops', state ?? null, limit), async (c) => {
+      const r = state
+        ? await c.query<OpRow>(`SELECT * FROM ${this.s}.operations WHERE state = $1 ORDER BY updated_at, id LIMIT $2`, [state, limit])
+        : await c.query<OpRow>(`SELECT * FROM ${this.s}.operations ORDER BY updated_at, id LIMIT $1`, [limit]);
+      return r.rows.map(opFromRow);
+    });
+    return this.merged(rows)
+      .filter((o) => !state || o.state === state)
+      .sort(byChange)
+      .slice(0, limit);
+  }
+
+  insert(op: { id: string; fingerprint: string; tool: string; owner: string; at: string }): void {
+    if (this.get(op.id) !== null) throw new StoreError('operation id exists');
+    const row: Operation = { ...op, state: 'pending', attempts: 1, result: null, error: null, note: 'begin', created_at: op.at, updated_at: op.at };
+    this.slot.get().write(async (c) => {
+      await c.query(
+        `INSERT INTO ${this.s}.operations (id, fingerprint, tool, state, attempts, result, error, note, owner, created_at, updated_at)
+         VALUES ($1, $2, $3, 'pending', 1, NULL, NULL, 'begin', $4, $5, $5)`,
+        [enc(op.id), op.fingerprint, enc(op.tool), enc(op.owner), op.at],
+      );
+    });
+    this.changed().set(op.id, row);
+  }
+
+  /** Compare-and-set: `from` holds on the row as read (locked), and the same SQL must hit it. */
+  private cas(id: string, holds: (o: Operation) => boolean, next: (o: Operation) => Operation, where: string, whereParams: unknown[]): boolean {
+    const cur = this.get(id);
+    if (!cur || !holds(cur)) return false;
+    const n = next(cur);
+    this.slot.get().write((c) =>
+      expectRows(
+        c,
+        1,
+        `UPDATE ${this.s}.operations SET state = $2, attempts = $3, result = $4, error = $5, note = $6, owner = $7, updated_at = $8 WHERE id = $1 AND ${where}`,
+        [enc(id), n.state, n.attempts, json(n.result), json(n.error), n.note, encN(n.owner), n.updated_at, ...whereParams],
+      ),
+    );
+    this.changed().set(id, n);
+    return true;
+  }
+
+  restart(id: string, fingerprint: string, from: { state: 'succeeded' | 'failed'; attempts: number }, note: string, owner: string, at: string): boolean {
+    return this.cas(
+      id,
+      (o) => o.fingerprint === fingerprint && o.state === from.state && o.attempts === from.attempts,
+      (o) => ({ ...o, state: 'pending', attempts: o.attempts + 1, result: null, error: null, note, owner, updated_at: at }),
+      'fingerprint = $9 AND state = $10 AND attempts = $11',
+      [fingerprint, from.state, from.attempts],
+    );
+  }
+
+  settle(id: string, attempt: number, to: { state: 'succeeded' | 'failed'; result: JsonValue | null; error: JsonValue | null }, at: string): boolean {
+    return this.cas(
+      id,
+      (o) => o.state === 'pending' && o.attempts === attempt,
+      (o) => ({ ...o, state: to.state, result: to.result, error: to.error, note: 'upstream', updated_at: at }),
+      "state = 'pending' AND attempts = $9",
+      [attempt],
+    );
+  }
+
+  markUnknown(id: string, attempt: number, note: string, at: string): boolean {
+    return this.cas(
+      id,
+      (o) => o.state === 'pending' && o.attempts === attempt,
+      (o) => ({ ...o, state: 'unknown', note, updated_at: at }),
+      "state = 'pending' AND attempts = $9",
+      [attempt],
+    );
+  }
+
+  pendingOwners(): (string | null)[] {
+    const rows = this.slot.get().fact<Operation[]>(key('pending'), async (c) => {
+      const r = await c.query<OpRow>(`SELECT * FROM ${this.s}.operations WHERE state = 'pending'`);
+      return r.rows.map(opFromRow);
+    });
+    return [...new Set(this.merged(rows).filter((o) => o.state === 'pending').map((o) => o.owner))];
+  }
+
+  recoverOwner(owner: string | null, at: string): number {
+    const rows = this.slot.get().fact<Operation[]>(key('pending-of', owner), async (c) => {
+      const r = await c.query<OpRow>(`SELECT * FROM ${this.s}.operations WHERE state = 'pending' AND owner IS NOT DISTINCT FROM $1 ORDER BY id FOR UPDATE`, [encN(owner)]);
+      return r.rows.map(opFromRow);
+    });
+    let n = 0;
+    for (const o of this.merged(rows)) {
+      if (o.state !== 'pending' || o.owner !== owner) continue;
+      if (this.markUnknown(o.id, o.attempts, 'startup', at)) n++;
+    }
+    return n;
+  }
+
+  reconcile(id: string, from: { state: OperationState; attempts: number }, to: { state: 'succeeded' | 'failed'; result: JsonValue | null; note: string }, at: string): boolean {
+    return this.cas(
+      id,
+      (o) => o.state === from.state && o.attempts === from.attempts,
+      (o) => ({ ...o, state: to.state, result: to.result, error: null, note: to.note, updated_at: at }),
+      'state = $9 AND attempts = $10',
+      [from.state, from.attempts],
+    );
+  }
+}
+
+// ── receipts ───────────────────────────────────────────────────────────────────────────────────
+
+export class PgReceipts implements ReceiptsPort {
+  constructor(
+    private readonly slot: UnitSlot,
+    private readonly s: string,
+  ) {}
+
+  private changed(): Map<string, UsedReceipt> {
+    return this.slot.get().local('receipts', () => new Map<string, UsedReceipt>());
+  }
+
+  used(receiptId: string): UsedReceipt | null {
+    const mine = this.changed().get(receiptId);
+    if (mine) return mine;
+    // Absence cannot be locked: two gates consuming at once both write, and the primary key
+    // makes the second fail whole (it is retried and then reads the receipt as used).
+    return this.slot.get().fact<UsedReceipt | null>(key('receipt', receiptId), async (c) => {
+      const r = await c.query<UsedReceipt>(`SELECT receipt_id, nonce, approver, fingerprint, receipt, used_at FROM ${this.s}.used_receipts WHERE receipt_id = $1`, [enc(receiptId)]);
+      const u = r.rows[0];
+      return u ? { ...u, receipt_id: dec(u.receipt_id), nonce: dec(u.nonce), approver: dec(u.approver) } : null;
+    });
+  }
+
+  consume(u: Omit<UsedReceipt, 'used_at'>, at: string): void {
+    if (this.used(u.receipt_id) !== null) throw new StoreError('receipt already used');
+    this.slot.get().write(async (c) => {
+      await c.query(`INSERT INTO ${this.s}.used_receipts (receipt_id, nonce, approver, fingerprint, receipt, used_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+        enc(u.receipt_id),
+        enc(u.nonce),
+        enc(u.approver),
+        u.fingerprint,
+        u.receipt,
+        at,
+      ]);
+    });
+    this.changed().set(u.receipt_id, { ...u, used_at: at });
+  }
+}
+
+// ── pins ───────────────────────────────────────────────────────────────────────────────────────
+
+interface PinDbRow extends Omit<PinRow, 'pinned_at'> {
+  pinned_at: string | number;
+}
+const pinFromRow = (r: PinDbRow): PinRow => ({ release: dec(r.release), tool: dec(r.tool), digest: r.digest, observed: r.observed, pinned_at: Number(r.pinned_at) });
+
+export class PgPins implements PinsPort {
+  constructor(
+    private readonly slot: UnitSlot,
+    private readonly s: string,
+  ) {}
+
+  private changed(): Map<string, PinRow> {
+    return this.slot.get().local('pins', () => new Map<string, PinRow>());
+  }
+
+  get(release: string, tool: string): PinRow | null {
+    const mine = this.changed().get(key(release, tool));
+    if (mine) return mine;
+    return this.slot.get().fact<PinRow | null>(key('pin', release, tool), async (c) => {
+      const r = await c.query<PinDbRow>(`SELECT * FROM ${this.s}.pins WHERE release = $1 AND tool = $2 FOR UPDATE`, [enc(release), enc(tool)]);
+      return r.rows[0] ? pinFromRow(r.rows[0]) : null;
+    });
+  }
+
+  list(): PinRow[] {
+    const rows = this.slot.get().fact<PinRow[]>(key('pins'), async (c) => (await c.query<PinDbRow>(`SELECT * FROM ${this.s}.pins ORDER BY release, tool`)).rows.map(pinFromRow));
+    const out = new Map(rows.map((p) => [key(p.release, p.tool), p]));
+    for (const [k, p] of this.changed()) out.set(k, p);
+    return [...out.values()].sort((a, b) => (a.release < b.release ? -1 : a.release > b.release ? 1 : a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
+  }
+
+  insert(release: string, tool: string, digest: string, now: number): void {
+    if (this.get(release, tool) !== null) throw new StoreError('tool already pinned');
+    this.slot.get().write(async (c) => {
+      await c.query(`INSERT INTO ${this.s}.pins (release, tool, digest, observed, pinned_at) VALUES ($1, $2, $3, NULL, $4)`, [enc(release), enc(tool), digest, now]);
+    });
+    this.changed().set(key(release, tool), { release, tool, digest, observed: null, pinned_at: now });
+  }
+
+  setObserved(release: string, tool: string, observed: string | null): void {
+    const cur = this.get(release, tool);
+    if (!cur) return;
+    this.slot.get().write((c) => expectRows(c, 1, `UPDATE ${this.s}.pins SET observed = $3 WHERE release = $1 AND tool = $2`, [enc(release), enc(tool), observed]));
+    this.changed().set(key(release, tool), { ...cur, observed });
+  }
+
+  promote(release: string, tool: string, now: number): boolean {
+    const cur = this.get(release, tool);
+    if (!cur || cur.observed === null) return false;
+    this.slot
+      .get()
+      .write((c) =>
+        expectRows(c, 1, `UPDATE ${this.s}.pins SET digest = observed, observed = NULL, pinned_at = $3 WHERE release = $1 AND tool = $2 AND observed IS NOT NULL`, [
+          enc(release),
+          enc(tool),
+          now,
+        ]),
+      );
+    this.changed().set(key(release, tool), { ...cur, digest: cur.observed, observed: null, pinned_at: now });
+    return true;
+  }
+}
+
+// ── rate windows ───────────────────────────────────────────────────────────────────────────────
+
+/** Calls made without a task id are counted together under this key (as on SQLite). */
+const NO_TASK = '';
+/** A fetched window fact answers any `now` within ±SLACK of the time it was fetched for. */
+const SLACK = MINUTE_MS;
+
+interface RateFact {
+  /** Calls one by one: after (t0 − hour − slack), and around the day window's edge. */
+  calls: { tool: string; at: number }[];
+  /** Calls between the day edge and the hour window (all inside every day window), per tool. */
+  middle: Map<string, number>;
+}
+
+export class PgRates implements RatesPort {
+  private lastPrune = -Infinity;
+
+  constructor(
+    private readonly slot: UnitSlot,
+    private readonly s: string,
+  ) {}
+
+  private recorded(): { task: string; tool: string; at: number }[] {
+    return this.slot.get().local('rates', () => [] as { task: string; tool: string; at: number }[]);
+  }
+
+  counts(taskId: string | null, tool: string, now: number): RateCounts {
+    const task = taskId ?? NO_TASK;
+    const bucket = Math.floor(now / SLACK);
+    const t0 = bucket * SLACK + SLACK / 2; // |now − t0| ≤ SLACK / 2
+    // Locking the task's row serializes every decision that counts this task's windows, on
+    // every gate: what it counts cannot change until it commits its own call.
+    const f = this.slot.get().fact<RateFact>(key('rates', task, bucket), async (c) => {
+      const lock = `SELECT 1 FROM ${this.s}.rate_tasks WHERE task_key = $1 FOR UPDATE`;
+      if ((await c.query(lock, [enc(task)])).rowCount === 0) {
+        await c.query(`INSERT INTO ${this.s}.rate_tasks (task_key) VALUES ($1) ON CONFLICT DO NOTHING`, [enc(task)]);
+        await c.query(lock, [enc(task)]);
+      }
+      const near = t0 - HOUR_MS - SLACK;
+      const edgeLo = t0 - DAY_MS - SLACK;
+      const edgeHi = t0 - DAY_MS + SLACK;
+      const calls = await c.query<{ tool: string; at_ms: string }>(
+        `SELECT tool, at_ms FROM ${this.s}.rate_calls WHERE task_key = $1 AND (at_ms > $2 OR (at_ms > $3 AND at_ms <= $4))`,
+        [enc(task), near, edgeLo, edgeHi],
+      );
+      const middle = await c.query<{ tool: string; n: string }>(
+        `SELECT tool, count(*) AS n FROM ${this.s}.rate_calls WHERE task_key = $1 AND at_ms > $2 AND at_ms <= $3 GROUP BY tool`,
+        [enc(task), edgeHi, near],
+      );
+      return { calls: calls.rows.map((r) => ({ tool: dec(r.tool), at: Number(r.at_ms) })), middle: new Map(middle.rows.map((r) => [dec(r.tool), Number(r.n)])) };
+    });
+    const calls = [...f.calls, ...this.recorded().filter((r) => r.task === task)];
+    const count = (only: string | null): WindowCounts => {
+      const mine = only === null ? calls : calls.filter((c) => c.tool === only);
+      const inWindow = (w: number) => mine.filter((c) => c.at > now - w).length;
+      let middle = 0;
+      for (const [t, n] of f.middle) if (only === null || t === only) middle += n;
+      return { minute: inWindow(MINUTE_MS), hour: inWindow(HOUR_MS), day: inWindow(DAY_MS) + middle };
+    };
+    return { calls: count(tool), callsAll: count(null) };
+  }
+
+  record(taskId: string | null, tool: string, now: number): void {
+    if (!Number.isSafeInteger(now)) throw new RangeError('rate counter: time must be integer milliseconds');
+    const task = taskId ?? NO_TASK;
+    const unit = this.slot.get();
+    unit.write(async (c) => {
+      await c.query(`INSERT INTO ${this.s}.rate_calls (task_key, tool, at_ms) VALUES ($1, $2, $3)`, [enc(task), enc(tool), now]);
+    });
+    if (now - this.lastPrune > MINUTE_MS) {
+      // Rows older than a day count in no window; dropped at most once a minute per gate.
+      const before = now - DAY_MS - SLACK;
+      unit.write(async (c) => {
+        await c.query(`DELETE FROM ${this.s}.rate_calls WHERE at_ms <= $1`, [before]);
+        this.lastPrune = now;
+      });
+    }
+    this.recorded().push({ task, tool, at: now });
+  }
+}
+
+// ── the ledger of one gate ────────────────────────────────────────────────────────────────────
+
+interface EntryDbRow {
+  seq: string | number;
+  ts: string;
+  kind: string;
+  hash: string;
+  body: string;
+}
+const entryFromRow = (r: EntryDbRow): LedgerRow => ({ seq: Number(r.seq), ts: r.ts, kind: r.kind, hash: r.hash, body: r.body });
+
+export class PgLedger implements LedgerPort {
+  constructor(
+    private readonly slot: UnitSlot,
+    private readonly s: string,
+    private readonly gateId: string,
+  ) {}
+
+  private appended(): LedgerRow[] {
+    return this.slot.get().local('entries', () => [] as LedgerRow[]);
+  }
+
+  head(): LedgerRow | null {
+    const mine = this.appended();
+    if (mine.length > 0) return mine[mine.length - 1];
+    // The gate's row, locked: the chain of one gate has one writer at a time, however many
+    // connections (or processes) the gate has.
+    return this.slot.get().fact<LedgerRow | null>(key('head'), async (c) => {
+      const g = await c.query(`SELECT 1 FROM ${this.s}.gates WHERE gate_id = $1 FOR UPDATE`, [this.gateId]);
+      if (g.rowCount === 0) throw new StoreError(`gate ${JSON.stringify(this.gateId)} is not registered in the store (run cloakpipe init --store … --gate-id NAME)`);
+      const r = await c.query<EntryDbRow>(`SELECT seq, ts, kind, hash, body FROM ${this.s}.entries WHERE gate_id = $1 ORDER BY seq DESC LIMIT 1`, [this.gateId]);
+      return r.rows[0] ? entryFromRow(r.rows[0]) : null;
+    });
+  }
+
+  insert(row: LedgerRow): void {
+    const h = this.head();
+    if (h !== null && row.seq <= h.seq) throw new StoreError(`ledger seq ${row.seq} is taken`);
+    this.slot.get().write(async (c) => {
+      await c.query(`INSERT INTO ${this.s}.entries (gate_id, seq, ts, kind, hash, body) VALUES ($1, $2, $3, $4, $5, $6)`, [
+        this.gateId,
+        row.seq,
+        row.ts,
+        row.kind,
+        row.hash,
+        row.body,
+      ]);
+    });
+    this.appended().push({ ...row });
+  }
+
+  count(): number {
+    const n = this.slot.get().fact<number>(key('count'), async (c) =>
+      Number((await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.s}.entries WHERE gate_id = $1`, [this.gateId])).rows[0].n),
+    );
+    return n + this.appended().length;
+  }
+
+  bodies(fromSeq: number, limit: number): Iterable<string> {
+    const stored = this.slot.get().fact<string[]>(key('bodies', fromSeq, limit), async (c) =>
+      (await c.query<{ body: string }>(`SELECT body FROM ${this.s}.entries WHERE gate_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`, [this.gateId, fromSeq, limit])).rows.map(
+        (r) => r.body,
+      ),
+    );
+    return [...stored, ...this.appended().filter((r) => r.seq >= fromSeq).map((r) => r.body)].slice(0, limit);
+  }
+
+  between(first: number, last: number): Iterable<{ seq: number; body: string }> {
+    const stored = this.slot.get().fact<{ seq: number; body: string }[]>(key('between', first, last), async (c) =>
+      (
+        await c.query<{ seq: string; body: string }>(`SELECT seq, body FROM ${this.s}.entries WHERE gate_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq`, [
+          this.gateId,
+          first,
+          last,
+        ])
+      ).rows.map((r) => ({ seq: Number(r.seq), body: r.body })),
+    );
+    return [...stored, ...this.appended().filter((r) => r.seq >= first && r.seq <= last).map((r) => ({ seq: r.seq, body: r.body }))];
+  }
+
+  lastOfKind(kind: string): LedgerRow | null {
+    const mine = this.appended().filter((r) => r.kind === kind);
+    if (mine.length > 0) return mine[mine.length - 1];
+    return this.slot.get().fact<LedgerRow | null>(key('last', kind), async (c) => {
+      const r = await c.query<EntryDbRow>(`SELECT seq, ts, kind, hash, body FROM ${this.s}.entries WHERE gate_id = $1 AND kind = $2 ORDER BY seq DESC LIMIT 1`, [
+        this.gateId,
+        kind,
+      ]);
+      return r.rows[0] ? entryFromRow(r.rows[0]) : null;
+    });
+  }
+
+  countAfterExcept(seq: number, kind: string): number {
+    const n = this.slot.get().fact<number>(key('after', seq, kind), async (c) =>
+      Number(
+        (await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.s}.entries WHERE gate_id = $1 AND seq > $2 AND kind <> $3`, [this.gateId, seq, kind])).rows[0].n,
+      ),
+    );
+    return n + this.appended().filter((r) => r.seq > seq && r.kind !== kind).length;
+  }
+}
+
+export class PgAnchors implements AnchorsPort {
+  constructor(
+    private readonly slot: UnitSlot,
+    private readonly s: string,
+    private readonly gateId: string,
+  ) {}
+
+  private put_(): Map<string, AnchorRow> {
+    return this.slot.get().local('anchors', () => new Map<string, AnchorRow>());
+  }
+
+  private stored(): AnchorRow[] {
+    return this.slot.get().fact<AnchorRow[]>(key('anchors'), async (c) =>
+      (
+        await c.query<{ epoch: string; kind: string; data: string }>(`SELECT epoch_seq AS epoch, kind, data FROM ${this.s}.anchors WHERE gate_id = $1 ORDER BY epoch_seq, kind`, [
+          this.gateId,
+        ])
+      ).rows.map((r) => ({ epoch: Number(r.epoch), kind: r.kind, data: r.data })),
+    );
+  }
+
+  put(a: AnchorRow): void {
+    this.slot.get().write(async (c) => {
+      await c.query(
+        `INSERT INTO ${this.s}.anchors (gate_id, epoch_seq, kind, data) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (gate_id, epoch_seq, kind) DO UPDATE SET data = EXCLUDED.data`,
+        [this.gateId, a.epoch, a.kind, a.data],
+      );
+    });
+    this.put_().set(key(a.epoch, a.kind), { ...a });
+  }
+
+  kinds(epoch: number): Set<string> {
+    return new Set((this.all() as AnchorRow[]).filter((a) => a.epoch === epoch).map((a) => a.kind));
+  }
+
+  all(): Iterable<AnchorRow> {
+    const out = new Map(this.stored().map((a) => [key(a.epoch, a.kind), a]));
+    for (const [k, a] of this.put_()) out.set(k, a);
+    return [...out.values()].sort((a, b) => a.epoch - b.epoch || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+  }
+}
+
+export type { pg };

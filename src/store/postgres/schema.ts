@@ -1,0 +1,123 @@
+// The fleet's tables in one PostgreSQL schema, created by versioned migrations. Several gates may
+// start (or run `init`) at once: each migration runs in a transaction that first takes a table
+// lock on the migrations table (a lock on a table, not an advisory lock, so PostgreSQL-compatible
+// databases that lack advisory locks serve too) and re-reads the applied versions under it.
+import type pg from 'pg';
+
+/** `schema` is an SQL identifier we choose (default `cloakpipe`), never user data. */
+export function ident(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}`);
+  return schema;
+}
+
+/** Migration n (1-based) is MIGRATIONS[n - 1]; never edit one that shipped, add the next. */
+const MIGRATIONS: ((s: string) => string)[] = [
+  (s) => `
+    CREATE TABLE ${s}.gates (
+      gate_id TEXT PRIMARY KEY,
+      public_key TEXT NOT NULL,
+      registered_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    );
+    CREATE TABLE ${s}.entries (
+      gate_id TEXT NOT NULL REFERENCES ${s}.gates (gate_id),
+      seq BIGINT NOT NULL,
+      ts TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      hash TEXT NOT NULL,
+      body TEXT NOT NULL,
+      PRIMARY KEY (gate_id, seq)
+    );
+    CREATE INDEX entries_kind ON ${s}.entries (gate_id, kind, seq);
+    CREATE TABLE ${s}.anchors (
+      gate_id TEXT NOT NULL REFERENCES ${s}.gates (gate_id),
+      epoch_seq BIGINT NOT NULL,
+      kind TEXT NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (gate_id, epoch_seq, kind)
+    );
+    CREATE TABLE ${s}.operations (
+      id TEXT PRIMARY KEY,
+      fingerprint TEXT NOT NULL,
+      tool TEXT NOT NULL,
+      state TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed', 'unknown')),
+      attempts INTEGER NOT NULL CHECK (attempts >= 1),
+      result TEXT,
+      error TEXT,
+      note TEXT NOT NULL,
+      owner TEXT,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE INDEX operations_state ON ${s}.operations (state, updated_at, id);
+    CREATE TABLE ${s}.used_receipts (
+      receipt_id TEXT PRIMARY KEY,
+      nonce TEXT NOT NULL,
+      approver TEXT NOT NULL,
+      fingerprint TEXT NOT NULL,
+      receipt TEXT NOT NULL,
+      used_at TEXT NOT NULL
+    );
+    CREATE TABLE ${s}.pins (
+      release TEXT NOT NULL,
+      tool TEXT NOT NULL,
+      digest TEXT NOT NULL,
+      observed TEXT,
+      pinned_at BIGINT NOT NULL,
+      PRIMARY KEY (release, tool)
+    );
+    -- One row per task key: a decision that counts a task's windows locks it (FOR UPDATE), so
+    -- two gates cannot both see 99 of 100 and both allow.
+    CREATE TABLE ${s}.rate_tasks (task_key TEXT PRIMARY KEY);
+    CREATE TABLE ${s}.rate_calls (
+      task_key TEXT NOT NULL,
+      tool TEXT NOT NULL,
+      at_ms BIGINT NOT NULL
+    );
+    CREATE INDEX rate_calls_task ON ${s}.rate_calls (task_key, at_ms, tool);
+    CREATE INDEX rate_calls_at ON ${s}.rate_calls (at_ms);
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+const RACE = new Set(['23505', '42P06', '42P07', '40001', '40P01']);
+
+/** Creates or migrates the schema; safe to run from several processes at once. Returns the version. */
+export async function migrate(client: pg.ClientBase, schema: string): Promise<number> {
+  const s = ident(schema);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      // CREATE … IF NOT EXISTS can still race in the catalog (unique violation): retried.
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+      break;
+    } catch (e) {
+      if (attempt >= 5 || !RACE.has((e as { code?: string }).code ?? '')) throw e;
+    }
+  }
+  await client.query('BEGIN');
+  try {
+    await client.query(`LOCK TABLE ${s}.migrations IN SHARE ROW EXCLUSIVE MODE`);
+    const { rows } = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.migrations`);
+    const have = rows[0].v ?? 0;
+    if (have > MIGRATIONS.length) throw new Error(`the PostgreSQL schema ${s} is at version ${have}, newer than this cloakpipe (${MIGRATIONS.length}): upgrade the gate`);
+    for (let v = have + 1; v <= MIGRATIONS.length; v++) {
+      await client.query(MIGRATIONS[v - 1](s));
+      await client.query(`INSERT INTO ${s}.migrations (version) VALUES ($1)`, [v]);
+    }
+    await client.query('COMMIT');
+    return MIGRATIONS.length;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}
+
+/** The schema's version, or 0 when it was never created (a gate refuses to start on it). */
+export async function schemaVersion(client: pg.ClientBase, schema: string): Promise<number> {
+  const s = ident(schema);
+  const { rows } = await client.query<{ t: string | null }>(`SELECT to_regclass($1) AS t`, [`${s}.migrations`]);
+  if (rows[0].t === null) return 0;
+  const r = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.migrations`);
+  return r.rows[0].v ?? 0;
+}

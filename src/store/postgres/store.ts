@@ -1,0 +1,328 @@
+// The PostgreSQL store: the fleet's shared database (fleet.md, ADR 016). One connection per gate
+// runs the gate's transactions one batch at a time: jobs queued in the same turn of the event
+// loop share one PostgreSQL transaction (group commit, as on SQLite), each job in a savepoint so
+// that one that throws rolls back alone. A job runs over a unit of work (unit.ts): its reads are
+// fetched (and locked) in the transaction, its writes buffered and written there, and COMMIT
+// (synchronous_commit = on) returns before any job resolves: durable before forwarded.
+// Under contention (unique violation, a compare-and-set that missed, serialization failure,
+// deadlock) the whole transaction is rolled back and every job of it runs again on what the
+// database holds now: never half-applied. The database unreachable, failing or slower than
+// `timeoutMs`: every job of the batch rejects (the gate refuses fail_closed) and the connection is
+// dropped; the next batch connects again, so the gate recovers without a restart.
+import pg from 'pg';
+import { StoreError, type LedgerSnapshot, type Store } from '../ports.js';
+import { Conflict, Suspend, Unit, UnitSlot } from './unit.js';
+import { PgAnchors, PgLedger, PgOperations, PgPins, PgRates, PgReceipts } from './ports.js';
+import { ident, migrate, schemaVersion, SCHEMA_VERSION } from './schema.js';
+
+export interface PostgresOptions {
+  /** postgres://USER@HOST:PORT/DB; the password comes from PGPASSWORD or ~/.pgpass (pg reads both). */
+  url: string;
+  /** This gate's name: its chain and key in the shared database. */
+  gateId: string;
+  /** The PostgreSQL schema holding the tables (default `cloakpipe`). */
+  schema?: string;
+  /** A transaction (connect, every statement, commit) slower than this fails closed. */
+  timeoutMs?: number;
+  maxBatch?: number;
+}
+
+export interface PostgresStore extends Store {
+  readonly gateId: string;
+  /** Closes the connection and waits for it. */
+  end(): Promise<void>;
+}
+
+/** SQLSTATEs retried: unique violation, serialization failure, deadlock. */
+const RETRY = new Set(['23505', '40001', '40P01']);
+const MAX_ATTEMPTS = 12;
+
+function retryable(e: unknown): boolean {
+  return e instanceof Conflict || RETRY.has((e as { code?: string })?.code ?? '');
+}
+
+/** What a failure says, without any value it may carry (SQL errors can quote row values). */
+function describe(e: unknown): string {
+  const code = (e as { code?: string })?.code;
+  if (e instanceof StoreError) return e.message;
+  if (code) return `PostgreSQL error ${code}`;
+  return e instanceof Error ? e.message.split('\n')[0].slice(0, 200) : 'PostgreSQL failed';
+}
+
+interface Job {
+  run: () => unknown;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+class Timeout extends Error {}
+
+export function connectionConfig(url: string, timeoutMs: number): pg.ClientConfig {
+  return {
+    connectionString: url,
+    connectionTimeoutMillis: timeoutMs,
+    keepAlive: true,
+    // Every statement and lock wait bounded; a gate frozen inside a transaction does not hold
+    // its locks (and the fleet) for longer than this.
+    statement_timeout: timeoutMs,
+    lock_timeout: timeoutMs,
+    idle_in_transaction_session_timeout: Math.max(2 * timeoutMs, 1000),
+    options: '-c synchronous_commit=on',
+  };
+}
+
+class Transactor {
+  private queue: Job[] = [];
+  private running = false;
+  private client: pg.Client | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly slot: UnitSlot,
+    private readonly timeoutMs: number,
+    private readonly maxBatch: number,
+  ) {}
+
+  run<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.closed) return reject(new StoreError('the PostgreSQL store is closed'));
+      this.queue.push({ run: fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.running) {
+        this.running = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      await this.runBatch(batch);
+    }
+    this.running = false;
+  }
+
+  private async connect(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    const c = new pg.Client(connectionConfig(this.url, this.timeoutMs));
+    c.on('error', () => {
+      if (this.client === c) this.client = null; // the server went away: the next batch reconnects
+    });
+    await c.connect();
+    this.client = c;
+    return c;
+  }
+
+  private drop(c: pg.Client | null): void {
+    if (!c) return;
+    if (this.client === c) this.client = null;
+    c.end().catch(() => undefined);
+  }
+
+  private async runBatch(batch: Job[]): Promise<void> {
+    const deadline = Date.now() + this.timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.Client | null = null;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const timedOut = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Timeout(`the PostgreSQL store did not answer within ${this.timeoutMs} ms`)), Math.max(1, deadline - Date.now()));
+        });
+        timedOut.catch(() => undefined);
+        const outcomes = await Promise.race([
+          (async () => {
+            client = await this.connect();
+            return this.attempt(client, batch);
+          })(),
+          timedOut,
+        ]);
+        clearTimeout(timer);
+        batch.forEach((job, i) => {
+          const o = outcomes[i];
+          if (o.ok) job.resolve(o.value);
+          else job.reject(o.error);
+        });
+        return;
+      } catch (e) {
+        clearTimeout(timer);
+        const c = client as pg.Client | null;
+        if (retryable(e) && attempt < MAX_ATTEMPTS && Date.now() < deadline) {
+          try {
+            await c?.query('ROLLBACK');
+          } catch {
+            this.drop(c);
+          }
+          await new Promise((r) => setTimeout(r, Math.random() * 2 * attempt));
+          continue;
+        }
+        // Not known to be rolled back (timeout, connection lost, COMMIT unanswered): the
+        // connection is dropped, which ends its transaction on the server.
+        this.drop(c ?? this.client);
+        const err = new StoreError(`${retryable(e) ? 'store contention persisted' : 'store unavailable'}: ${describe(e)}`);
+        for (const job of batch) job.reject(err);
+        return;
+      }
+    }
+  }
+
+  /** One transaction: every job of the batch, each in a savepoint, then COMMIT. */
+  private async attempt(c: pg.Client, batch: Job[]): Promise<Outcome[]> {
+    await c.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+    const outcomes: Outcome[] = [];
+    for (const job of batch) {
+      await c.query('SAVEPOINT job');
+      const unit = new Unit();
+      for (let runs = 0; ; runs++) {
+        if (runs > 10_000) throw new StoreError('a store job kept reading new facts');
+        unit.newRun();
+        let out: Outcome;
+        this.slot.current = unit;
+        try {
+          out = { ok: true, value: job.run() };
+        } catch (error) {
+          out = { ok: false, error };
+        } finally {
+          this.slot.current = null;
+        }
+        if (unit.missing.length > 0) {
+          const m = unit.missing[0];
+          try {
+            unit.facts.set(m.key, await m.fetch(c));
+            continue;
+          } catch (e) {
+            if (!(e instanceof StoreError)) throw e;
+            out = { ok: false, error: e }; // e.g. this gate is not registered: this job fails alone
+          }
+        } else if (!out.ok && out.error instanceof Suspend) {
+          out = { ok: false, error: new StoreError('a store read was suspended and never fetched') };
+        }
+        if (!out.ok) {
+          await c.query('ROLLBACK TO SAVEPOINT job');
+          outcomes.push(out);
+          break;
+        }
+        for (const w of unit.writes) await w(c);
+        await c.query('RELEASE SAVEPOINT job');
+        outcomes.push(out);
+        break;
+      }
+    }
+    await c.query('COMMIT');
+    return outcomes;
+  }
+
+  async end(): Promise<void> {
+    this.closed = true;
+    while (this.running) await new Promise((r) => setTimeout(r, 5));
+    const c = this.client;
+    this.client = null;
+    if (c) await c.end().catch(() => undefined);
+  }
+}
+
+function portsOver(url: string, gateId: string, schema: string, timeoutMs: number, maxBatch: number): PostgresStore {
+  const s = ident(schema);
+  const slot = new UnitSlot();
+  const tx = new Transactor(url, slot, timeoutMs, maxBatch);
+  return {
+    gateId,
+    ledger: new PgLedger(slot, s, gateId),
+    operations: new PgOperations(slot, s),
+    receipts: new PgReceipts(slot, s),
+    approvalRequests: {},
+    rates: new PgRates(slot, s),
+    pins: new PgPins(slot, s),
+    anchors: new PgAnchors(slot, s, gateId),
+    transact: (fn) => tx.run(fn),
+    assertIntact: () => undefined, // the gate's registration is checked in every transaction that reads its chain
+    close: () => void tx.end(),
+    end: () => tx.end(),
+  };
+}
+
+async function withClient<T>(url: string, timeoutMs: number, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client(connectionConfig(url, timeoutMs));
+  c.on('error', () => undefined);
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+/** `init`: create or migrate the schema and register this gate's public key (PEM) under its name. */
+export async function initPostgresStore(opts: PostgresOptions & { publicKeyPem: string }): Promise<{ version: number }> {
+  const schema = opts.schema ?? 'cloakpipe';
+  return withClient(opts.url, opts.timeoutMs ?? 10_000, async (c) => {
+    const version = await migrate(c, schema);
+    const s = ident(schema);
+    const r = await c.query<{ public_key: string }>(
+      `INSERT INTO ${s}.gates (gate_id, public_key) VALUES ($1, $2) ON CONFLICT (gate_id) DO NOTHING RETURNING public_key`,
+      [opts.gateId, opts.publicKeyPem],
+    );
+    if (r.rowCount === 0) {
+      const have = await c.query<{ public_key: string }>(`SELECT public_key FROM ${s}.gates WHERE gate_id = $1`, [opts.gateId]);
+      if (have.rows[0]?.public_key.trim() !== opts.publicKeyPem.trim())
+        throw new StoreError(`gate ${JSON.stringify(opts.gateId)} is already registered with another key: pick another --gate-id, or restore that gate's key`);
+    }
+    return { version };
+  });
+}
+
+/** A gate's store: the schema must be at this version and the gate registered (`init`). */
+export async function openPostgresStore(opts: PostgresOptions): Promise<PostgresStore> {
+  const schema = opts.schema ?? 'cloakpipe';
+  const timeoutMs = opts.timeoutMs ?? 5_000;
+  const pem = await withClient(opts.url, timeoutMs, async (c) => {
+    const v = await schemaVersion(c, schema);
+    if (v === 0) throw new StoreError(`no cloakpipe schema in the PostgreSQL store (run cloakpipe init --store … --gate-id NAME)`);
+    if (v !== SCHEMA_VERSION) throw new StoreError(`the PostgreSQL schema is at version ${v}, this gate needs ${SCHEMA_VERSION} (run cloakpipe init --store … to migrate, or upgrade the gate)`);
+    const r = await c.query<{ public_key: string }>(`SELECT public_key FROM ${ident(schema)}.gates WHERE gate_id = $1`, [opts.gateId]);
+    if (r.rowCount === 0) throw new StoreError(`gate ${JSON.stringify(opts.gateId)} is not registered in the store (run cloakpipe init --store … --gate-id NAME)`);
+    return r.rows[0].public_key;
+  });
+  void pem;
+  return portsOver(opts.url, opts.gateId, schema, timeoutMs, opts.maxBatch ?? 256);
+}
+
+/** Every registered gate and its public key (PEM), by name. */
+export async function registeredGates(url: string, schema = 'cloakpipe', timeoutMs = 10_000): Promise<{ gate_id: string; public_key: string }[]> {
+  return withClient(url, timeoutMs, async (c) => (await c.query<{ gate_id: string; public_key: string }>(`SELECT gate_id, public_key FROM ${ident(schema)}.gates ORDER BY gate_id`)).rows);
+}
+
+/** One gate's chain and anchors, read in one REPEATABLE READ snapshot (export, verify). */
+export async function postgresLedgerSnapshot(url: string, gateId: string, schema = 'cloakpipe', timeoutMs = 30_000): Promise<LedgerSnapshot> {
+  const s = ident(schema);
+  return withClient(url, timeoutMs, async (c) => {
+    await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const bodies = (await c.query<{ seq: string; body: string }>(`SELECT seq, body FROM ${s}.entries WHERE gate_id = $1 ORDER BY seq`, [gateId])).rows.map((r) => ({
+      seq: Number(r.seq),
+      body: r.body,
+    }));
+    const anchors = (await c.query<{ epoch: string; kind: string; data: string }>(`SELECT epoch_seq AS epoch, kind, data FROM ${s}.anchors WHERE gate_id = $1 ORDER BY epoch_seq, kind`, [gateId])).rows.map((r) => ({
+      epoch: Number(r.epoch),
+      kind: r.kind,
+      data: r.data,
+    }));
+    await c.query('COMMIT');
+    return {
+      total: bodies.length,
+      *bodies(fromSeq = 0, limit = Number.MAX_SAFE_INTEGER) {
+        let n = 0;
+        for (const b of bodies) {
+          if (b.seq < fromSeq) continue;
+          if (n++ >= limit) return;
+          yield b.body;
+        }
+      },
+      *anchors() {
+        yield* anchors;
+      },
+      close() {},
+    };
+  });
+}
