@@ -1,5 +1,7 @@
 // cloakpipe http-proxy: the gate as an MCP Streamable HTTP server in front of a stdio MCP server
 // (one upstream process per MCP session).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS } from './mcp-proxy.js';
 import { ProcessTransport } from '../doors/upstream/process.js';
@@ -46,6 +48,22 @@ function duration(text: string, flag: string): number {
   }
 }
 
+/**
+ * With --context-dir the policy still needs a task shape to be checked against at start-up
+ * (docs/decisions/, "context-dir typing"): the lexically first DIR/*.json. Each session's own
+ * task is checked against the policy again when it is first used (policy/task-guard.ts).
+ */
+function typingTask(dir: string | undefined): string | undefined {
+  if (dir === undefined) return undefined;
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => /^[A-Za-z0-9._-]{1,128}\.json$/.test(n)).sort();
+  } catch (e) {
+    throw new UsageError(`--context-dir ${dir}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
+  return names.length > 0 ? join(dir, names[0]) : undefined;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const own = dash >= 0 ? argv.slice(0, dash) : argv;
@@ -86,7 +104,7 @@ export async function run(argv: string[]): Promise<number> {
       home: values.home as string | undefined,
       manifestPath: required(values.manifest as string | undefined, '--manifest'),
       policyPath: required(values.policy as string | undefined, '--policy'),
-      contextPath: values.context as string | undefined,
+      contextPath: (values.context as string | undefined) ?? typingTask(values['context-dir'] as string | undefined),
       mode,
       agent: values.agent as string | undefined,
       approverKeys: (values['approver-key'] as string[] | undefined) ?? [],

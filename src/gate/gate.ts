@@ -24,6 +24,8 @@ import { log } from '../telemetry/log.js';
 export type Forward = () => Promise<UpstreamReply>;
 
 export class UpstreamGone extends Error {}
+/** A door's forward() rejects with this when the call never reached the tool (the host cancelled it first, the gate is stopping). */
+export class NotForwarded extends Error {}
 
 export interface GateParts {
   /** The manifest and policy in force, re-read when their files change. */
@@ -68,6 +70,7 @@ export class Gate {
       failClosedRefusal: (detail: string) => this.failClosedRefusal(detail),
       observeServerOutput: (output: JsonValue) => this.observeServerOutput(output, session),
       observeToolList: (result: JsonValue) => this.observeToolList(result, session),
+      declares: (tool: string) => this.declares(tool),
     };
   }
 
@@ -98,6 +101,11 @@ export class Gate {
   /** The refusal a door answers with when the gate failed before it could answer otherwise. */
   failClosedRefusal(detail: string): RefusalData {
     return { reason: 'fail_closed', detail, ...this.digests(), entry: null };
+  }
+
+  /** Whether the manifest declares a tool (a door offers the host only these). */
+  declares(tool: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.parts.rules.lastLoaded.manifest.manifest.tools, tool);
   }
 
   /** Record a wire-level refusal (the message was never forwarded). */
@@ -238,6 +246,7 @@ export class Gate {
     try {
       reply = await withTimeout(forward(), parts.callTimeoutMs);
     } catch (e) {
+      if (e instanceof NotForwarded) return this.notForwarded(d, entry.seq);
       const why: UnknownWhy = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : 'error';
       await parts.commit
         .run(() => {
@@ -282,6 +291,21 @@ export class Gate {
       // The tool ran; its settlement could not be recorded. The reply still reaches the host
       // (withholding it would not undo the effect); verify shows the missing result entry.
     }
+  }
+
+  /** Allowed, then withdrawn before it reached the tool: nothing ran, so a write may be retried. */
+  private async notForwarded(d: Decision, decision: number): Promise<CallOutcome> {
+    const notRun: UpstreamReply = { error: { code: -32800, message: 'not forwarded' } };
+    // Index 0 is the session's reply effect (unshifted in decideAndForward): nothing came back,
+    // so the label does not move; the rest (operations) settle as failed, not unknown.
+    const after = d.notes.afterReply.slice(1).map((f) => f(notRun, this.clock()));
+    await this.parts.commit
+      .run(() => {
+        for (const a of after) a.effect?.();
+        this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision });
+      })
+      .catch(() => undefined);
+    return { kind: 'not_forwarded', entry: decision };
   }
 }
 
