@@ -84,6 +84,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) throw new UsageError('--max-sessions must be a positive integer');
   const maxBody = values['max-body'] !== undefined ? Number(values['max-body']) : DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
+  const maxInFlight = Number(values['max-in-flight']);
+  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new UsageError('--max-in-flight must be a positive integer');
   const sessionIdleMs = duration(values['session-idle'] as string, '--session-idle');
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
   const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
@@ -123,6 +125,8 @@ export async function run(argv: string[]): Promise<number> {
     path,
     maxBodyBytes: maxBody,
     maxSessions,
+    maxInFlight,
+    listUndeclared: values['list-undeclared'] === true,
     sessionIdleMs,
     ...(values.context !== undefined ? { context: { file: values.context as string } } : {}),
     ...(values['context-dir'] !== undefined ? { context: { dir: values['context-dir'] as string } } : {}),

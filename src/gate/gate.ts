@@ -32,8 +32,9 @@ export interface GateParts {
   rules: RulesSource;
   context: ContextSource;
   ledger: Ledger;
-  /** The store's write transaction (group commit): durable when it resolves. */
-  commit: { run: Transact };
+  /** The store's write transaction (group commit): durable when it resolves. `later` may wait
+   *  for the next transaction (a result entry and settlement, ADR 017); `run` when absent. */
+  commit: { run: Transact; later?: Transact };
   services: GateServices;
   callTimeoutMs: number;
   /** A new session (flow label, pins view); the gate opens its default one at construction. */
@@ -237,7 +238,7 @@ export class Gate {
     if (!refused && d.notes.replay !== undefined) {
       // A replayed result reaches the host like a fresh one: what it does to the session first.
       const replay = d.notes.replay;
-      await this.settle(d, { result: replay }, null);
+      void this.settle(d, { result: replay }, null);
       return { kind: 'replayed', result: replay, entry: entry.seq };
     }
 
@@ -256,20 +257,25 @@ export class Gate {
         .catch(() => undefined);
       return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };
     }
-    await this.settle(d, reply, entry.seq);
+    // The reply goes to the host now; the result entry and the settlement commit with the next
+    // group (ADR 017). A crash before that leaves the operation pending, which start-up turns
+    // unknown: never run twice, never a result the record contradicts.
+    void this.settle(d, reply, entry.seq);
     return { kind: 'forwarded', reply, entry: entry.seq };
   }
 
   /**
    * The one after-reply path, for a forwarded reply and a replayed result alike: every effect is
-   * computed first (the session label rises in memory before anything can fail), then applied
-   * with its entries and the result entry (`decision` set: a forwarded call) in one transaction.
+   * computed first, synchronously (the session label rises in memory before the reply is
+   * written), then applied with its entries and the result entry (`decision` set: a forwarded
+   * call) in one transaction that commits with the next group (ADR 017). Never rejects.
    */
   private async settle(d: Decision, reply: UpstreamReply, decision: number | null): Promise<void> {
     const now = this.clock();
     const after = d.notes.afterReply.map((f) => f(reply, now));
+    const commit = this.parts.commit.later ?? this.parts.commit.run;
     try {
-      await this.parts.commit.run(() => {
+      await commit(() => {
         for (const a of after) a.effect?.();
         if (decision !== null)
           this.parts.ledger.appendInTx({
