@@ -2,9 +2,10 @@
 // script's warm state or heap does not colour the next). `npm run bench` runs this.
 // Usage: node dist/bench/all.js [--quick] [--only overhead,throughput,...]
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { BENCH_DIST, machine } from './lib.js';
+import { BENCH_DIST, loadNow, machine, section, table, TARGET_ORDER, tempDir, type TargetFigure } from './lib.js';
 
 /** Each figure's script and the flags of a quick (smoke) run. */
 export const SCRIPTS: { name: string; quick: string[] }[] = [
@@ -20,12 +21,27 @@ const { values } = parseArgs({ options: { quick: { type: 'boolean', default: fal
 const only = values.only ? new Set(values.only.split(',')) : null;
 process.stdout.write(`# cloakpipe benchmarks\n\n${machine()}\n${values.quick ? '(quick run: tiny N, figures are not meaningful)\n' : ''}`);
 let failed = 0;
+const targetsFile = join(tempDir('cloakpipe-bench-targets-'), 'targets.jsonl');
+const loadBefore = loadNow();
 for (const s of SCRIPTS) {
   if (only && !only.has(s.name)) continue;
-  const r = spawnSync(process.execPath, [join(BENCH_DIST, `${s.name}.js`), ...(values.quick ? s.quick : [])], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [join(BENCH_DIST, `${s.name}.js`), ...(values.quick ? s.quick : [])], { stdio: 'inherit', env: { ...process.env, BENCH_TARGETS: targetsFile } });
   if (r.status !== 0) {
     failed++;
     process.stdout.write(`\n${s.name}: FAILED (exit ${r.status})\n`);
   }
 }
+
+// The issue's targets, each from this run, beside the load it was measured under.
+const got: TargetFigure[] = existsSync(targetsFile)
+  ? readFileSync(targetsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  : [];
+const rows = TARGET_ORDER.map((name) => {
+  const t = got.find((g) => g.target === name);
+  return t ? [name, t.goal, t.measured, t.met ? 'met' : 'missed', t.load] : [name, '', 'not measured (script skipped or failed)', 'missed', ''];
+});
+section(
+  'Targets (issue 16), this run',
+  `${machine()}\nload average (1 min) at the start of the run: ${loadBefore.split(' ')[0]}; each row shows the load when its figure was taken. Wall-clock figures grow with load; CPU per call does much less.\n\n${table(['target', 'goal', 'measured', 'status', 'load'], rows)}`,
+);
 process.exit(failed ? 1 : 0);

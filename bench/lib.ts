@@ -3,7 +3,7 @@
 // tables. Every figure is measured with this one client, so baseline and gate differ only in
 // what sits between the client and the upstream.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -64,6 +64,35 @@ export function loadNow(): string {
     .map((x) => x.toFixed(2))
     .join(' ');
 }
+
+// ---------------------------------------------------------------------------------------------
+// The targets of issue 16: each script reports the ones it measures; all.ts prints them in one
+// table at the end of the run ($BENCH_TARGETS names the file they are collected in).
+
+export interface TargetFigure {
+  target: string;
+  goal: string;
+  measured: string;
+  met: boolean;
+  /** The 1-min load average when the figure was taken. */
+  load: string;
+}
+
+export function reportTarget(t: Omit<TargetFigure, 'load'>): void {
+  const file = process.env.BENCH_TARGETS;
+  if (!file) return;
+  appendFileSync(file, JSON.stringify({ ...t, load: loadavg()[0].toFixed(2) }) + '\n');
+}
+
+/** The order of the issue's table. */
+export const TARGET_ORDER = [
+  'added p50, 1 in flight',
+  'added p99, 1 in flight',
+  'gate CPU per call, 64 in flight',
+  'calls/s, 64 in flight',
+  "gate vs supergateway's added p50",
+  'verify entries/s vs raw Ed25519, all cores',
+];
 
 // ---------------------------------------------------------------------------------------------
 // Statistics.

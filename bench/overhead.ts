@@ -3,7 +3,7 @@
 // policy, signed ledger, durable commits). The paths run side by side, interleaved in chunks,
 // so a change of machine load during the run hits all of them alike.
 // Usage: node dist/bench/overhead.js [--n 5000] [--warmup 500] [--chunk 250] [--json]
-import { directPath, flags, gatePath, isMain, LineClient, loadNow, machine, ms, ratio, relayPath, section, stats, table, type Path, type Stats } from './lib.js';
+import { reportTarget, directPath, flags, gatePath, isMain, LineClient, loadNow, machine, ms, ratio, relayPath, section, stats, table, type Path, type Stats } from './lib.js';
 
 export interface PathResult {
   name: string;
@@ -84,6 +84,10 @@ export async function main(argv = process.argv) {
   const chunk = f.values.chunk ? Number(f.values.chunk) : 250;
   const loadBefore = loadNow();
   const results = await measureSequential([directPath(), relayPath(), gatePath()], f.n, f.warmup, chunk);
+  const direct = results[0].stats;
+  const gate = results[2].stats;
+  reportTarget({ target: 'added p50, 1 in flight', goal: '≤ 0.3 ms', measured: `${ms(gate.p50 - direct.p50)} ms`, met: gate.p50 - direct.p50 <= 0.3 });
+  reportTarget({ target: 'added p99, 1 in flight', goal: '≤ 1 ms', measured: `${ms(gate.p99 - direct.p99)} ms`, met: gate.p99 - direct.p99 <= 1 });
   if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, results }) + '\n');
   section(`Overhead: ${f.n} sequential tools/call round trips (warm-up ${f.warmup}, interleaved in chunks of ${chunk})`, `${machine()}\nload before the run: ${loadBefore}\n\n${overheadTable(results)}\n\n${targetsTable(results)}`);
 }

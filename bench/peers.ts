@@ -3,7 +3,7 @@
 // same upstream, interleaved. Neither peer relays stdio → stdio in one process (both turn a
 // stdio server into HTTP and back); each is measured as the pair a stdio host would need.
 // Usage: node dist/bench/peers.js [--n 2000] [--json]
-import { directPath, flags, gatePath, isMain, loadNow, machine, mcpProxyPath, relayPath, section, supergatewayPath, table } from './lib.js';
+import { reportTarget, ms, directPath, flags, gatePath, isMain, loadNow, machine, mcpProxyPath, relayPath, section, supergatewayPath, table } from './lib.js';
 import { measureSequential, overheadTable } from './overhead.js';
 
 export async function main() {
@@ -12,6 +12,11 @@ export async function main() {
   const loadBefore = loadNow();
   const paths = [directPath(), relayPath(), gatePath(), await supergatewayPath(), await mcpProxyPath()];
   const results = await measureSequential(paths, f.n, f.warmup, chunk);
+  const direct = results[0].stats.p50;
+  const gateAdded = results[2].stats.p50 - direct;
+  const sgAdded = results[3].stats.p50 - direct;
+  const r = gateAdded / sgAdded;
+  reportTarget({ target: "gate vs supergateway's added p50", goal: '< 0.5×', measured: `${r.toFixed(2)}× (${ms(gateAdded)} vs ${ms(sgAdded)} ms)`, met: sgAdded > 0 && r < 0.5 });
   if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, results }) + '\n');
   const notes = table(
     ['peer', 'stdio → stdio?', 'how it was measured'],

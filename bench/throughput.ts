@@ -2,7 +2,7 @@
 // through the relay and through the gate. Concurrent calls share group commits in the gate
 // (one fsync per batch); no call is forwarded before its decision entry is durable.
 // Usage: node dist/bench/throughput.js [--n 3000] [--levels 1,8,64] [--json]
-import { directPath, flags, gateFiles, gatePath, isMain, loadNow, machine, ms, num, ratio, relayPath, section, stats, table, withPath, type Path } from './lib.js';
+import { reportTarget, directPath, flags, gateFiles, gatePath, isMain, loadNow, machine, ms, num, ratio, relayPath, section, stats, table, withPath, type Path } from './lib.js';
 
 export interface ThroughputRow {
   path: string;
@@ -59,6 +59,11 @@ export async function main() {
   const levels = f.values.levels ? String(f.values.levels).split(',').map(Number) : [1, 8, 64];
   const loadBefore = loadNow();
   const rows = await measureThroughput([directPath, relayPath, () => gatePath(gateFiles())], levels, f.n, f.warmup);
+  const g64 = rows.find((r) => r.path.startsWith('gate') && r.inFlight === 64);
+  if (g64) {
+    reportTarget({ target: 'gate CPU per call, 64 in flight', goal: '≤ 200 µs', measured: `${g64.cpuUsPerCall.toFixed(0)} µs`, met: g64.cpuUsPerCall <= 200 });
+    reportTarget({ target: 'calls/s, 64 in flight', goal: '≥ 5,000', measured: num(g64.perSecond), met: g64.perSecond >= 5000 });
+  }
   if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows }) + '\n');
   section(`Throughput: ${f.n} calls per path and level (warm-up ${f.warmup})`, `${machine()}\nload before the run: ${loadBefore}\n\n${throughputTable(rows)}\n\n${throughputTarget(rows)}`);
 }

@@ -17,7 +17,7 @@ import { Ledger, readEntries } from '../src/ledger/ledger.js';
 import { loadGateKey } from '../src/ledger/keys.js';
 import { entryHash, GENESIS_PREV, verifyEntrySignature, type EntryFields, type ResultFields } from '../src/ledger/entry.js';
 import { canonicalBytes } from '../src/core/canonical.js';
-import { BENCH_DIST, CLI, DIST, flags, isMain, loadNow, machine, num, section, table } from './lib.js';
+import { reportTarget, BENCH_DIST, CLI, DIST, flags, isMain, loadNow, machine, num, section, table } from './lib.js';
 
 /** A decision entry as the gate writes it, for realistic message sizes. */
 const DECISION: EntryFields = {
@@ -173,9 +173,11 @@ export async function main() {
         `${num(before.perSecond)} / ${num(after.perSecond)}`,
         `${((rate / base) * 100).toFixed(0)}%`,
         Number.isFinite(v.peakRssMiB) ? v.peakRssMiB.toFixed(0) : '?',
-        rate >= 0.8 * base ? 'met' : 'MISSED',
+        rate >= 0.9 * base ? 'met' : 'MISSED',
         generatedSeconds === null ? 'cached' : `${generatedSeconds.toFixed(0)} s`,
       ]);
+      if (n === sizes[sizes.length - 1])
+        reportTarget({ target: 'verify entries/s vs raw Ed25519, all cores', goal: '≥ 90 %', measured: `${((rate / base) * 100).toFixed(0)} % (${num(rate)}/s, ${n.toLocaleString('en-US')} entries)`, met: v.ok && rate >= 0.9 * base });
       if (!v.ok) verifierNote += `\nverify of ${n} entries failed: ${v.output.slice(-500)}`;
     }
   }
@@ -185,7 +187,7 @@ export async function main() {
     `${machine()}\nload before the run: ${loadBefore}`,
     table(['raw rate', 'verifies/s', 'scaling'], rawRows),
     verifyRows.length
-      ? table(['ledger entries', 'verify', 'seconds (incl. process start)', 'entries/s', 'raw all-core verifies/s before / after', 'of raw rate ¹', 'peak RSS MiB', 'target ≥ 80%', 'ledger generated in'], verifyRows) +
+      ? table(['ledger entries', 'verify', 'seconds (incl. process start)', 'entries/s', 'raw all-core verifies/s before / after', 'of raw rate ¹', 'peak RSS MiB', 'target ≥ 90%', 'ledger generated in'], verifyRows) +
         '\n\n¹ against the mean of the raw all-core rates measured just before and just after, or the one-thread rate if that is higher (on a loaded machine two workers can do less than one thread).'
       : '',
     verifierNote,

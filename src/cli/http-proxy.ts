@@ -1,5 +1,7 @@
 // cloakpipe http-proxy: the gate as an MCP Streamable HTTP server in front of a stdio MCP server
 // (one upstream process per MCP session).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS } from './mcp-proxy.js';
 import { ProcessTransport } from '../doors/upstream/process.js';
@@ -10,7 +12,7 @@ import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 
-const { upstream: _u, config: _c, 'max-frame': _f, ...SHARED } = PROXY_OPTIONS;
+const { upstream: _u, config: _c, 'max-frame': _f, server: _s, ...SHARED } = PROXY_OPTIONS; // --server: mcp-proxy only so far
 
 export const OPTIONS = {
   ...SHARED,
@@ -46,6 +48,22 @@ function duration(text: string, flag: string): number {
   }
 }
 
+/**
+ * With --context-dir the policy still needs a task shape to be checked against at start-up
+ * (docs/decisions/, "context-dir typing"): the lexically first DIR/*.json. Each session's own
+ * task is checked against the policy again when it is first used (policy/task-guard.ts).
+ */
+function typingTask(dir: string | undefined): string | undefined {
+  if (dir === undefined) return undefined;
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => /^[A-Za-z0-9._-]{1,128}\.json$/.test(n)).sort();
+  } catch (e) {
+    throw new UsageError(`--context-dir ${dir}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
+  return names.length > 0 ? join(dir, names[0]) : undefined;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const own = dash >= 0 ? argv.slice(0, dash) : argv;
@@ -66,6 +84,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) throw new UsageError('--max-sessions must be a positive integer');
   const maxBody = values['max-body'] !== undefined ? Number(values['max-body']) : DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
+  const maxInFlight = Number(values['max-in-flight']);
+  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new UsageError('--max-in-flight must be a positive integer');
   const sessionIdleMs = duration(values['session-idle'] as string, '--session-idle');
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
   const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
@@ -86,7 +106,7 @@ export async function run(argv: string[]): Promise<number> {
       home: values.home as string | undefined,
       manifestPath: required(values.manifest as string | undefined, '--manifest'),
       policyPath: required(values.policy as string | undefined, '--policy'),
-      contextPath: values.context as string | undefined,
+      contextPath: (values.context as string | undefined) ?? typingTask(values['context-dir'] as string | undefined),
       mode,
       agent: values.agent as string | undefined,
       approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
@@ -105,6 +125,8 @@ export async function run(argv: string[]): Promise<number> {
     path,
     maxBodyBytes: maxBody,
     maxSessions,
+    maxInFlight,
+    listUndeclared: values['list-undeclared'] === true,
     sessionIdleMs,
     ...(values.context !== undefined ? { context: { file: values.context as string } } : {}),
     ...(values['context-dir'] !== undefined ? { context: { dir: values['context-dir'] as string } } : {}),

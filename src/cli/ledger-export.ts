@@ -4,7 +4,7 @@ import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseFlags, required, UsageError } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { openLedgerSnapshot } from '../store/sqlite/store.js';
+import { openLedgerView } from '../home/open.js';
 import { exportLedger } from '../ledger/export.js';
 
 const HELP = `usage: cloakpipe ledger export --out FILE [--home DIR] [--json]
@@ -24,7 +24,7 @@ export async function run(argv: string[]): Promise<number> {
   } catch {
     throw new UsageError(`cannot read the home public key ${home.pub}`);
   }
-  const snap = openLedgerSnapshot(home.ledger);
+  const snap = openLedgerView({ home: values.home });
   try {
     const r = exportLedger(snap, pub, out);
     process.stdout.write(values.json ? JSON.stringify({ out, ...r }) + '\n' : `exported ${r.entries} entries and ${r.anchors} anchors to ${out}\n`);

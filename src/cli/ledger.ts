@@ -1,7 +1,6 @@
 // cloakpipe ledger show | export | anchor
 import { parseFlags, UsageError } from './args.js';
-import { resolveHome } from '../store/home.js';
-import { openLedgerSnapshot } from '../store/sqlite/store.js';
+import { openLedgerView } from '../home/open.js';
 import { EntryFormatError, parseStoredEntry, type LedgerEntry } from '../ledger/entry.js';
 
 const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--home DIR]
@@ -85,8 +84,7 @@ async function show(argv: string[]): Promise<number> {
   if (values.help) return void process.stdout.write(HELP), 0;
   const from = nonNegInt(values.from, '--from', 0);
   const limit = nonNegInt(values.limit, '--limit', Number.MAX_SAFE_INTEGER);
-  const home = resolveHome(values.home);
-  const snap = openLedgerSnapshot(home.ledger);
+  const snap = openLedgerView({ home: values.home });
   let unreadable = 0;
   try {
     if (!values.json) process.stdout.write(`${'SEQ'.padStart(6)}  ${'TIME'.padEnd(24)}  ${'KIND'.padEnd(9)}  DETAIL\n`);

@@ -3,7 +3,7 @@ import { optionsHelp, parseFlags, required, UsageError, type Options } from './a
 import { ProcessTransport, UpstreamStartError } from '../doors/upstream/process.js';
 import { readProxyConfig, splitCommandLine } from './upstream-command.js';
 import { openGate } from '../gate/open.js';
-import { Relay } from '../doors/relay.js';
+import { DEFAULT_MAX_IN_FLIGHT, Relay } from '../doors/relay.js';
 import { StdioHostTransport } from '../doors/stdio.js';
 import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
@@ -28,6 +28,8 @@ export const OPTIONS = {
   'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
   'max-frame': { type: 'string', arg: 'BYTES', help: 'longest line accepted from the host', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
   upstream: { type: 'string', arg: '"CMD ARGS"', help: 'the upstream command as one string, split into words like a shell would (no shell runs; quote with \'…\')' },
+  'max-in-flight': { type: 'string', arg: 'N', default: String(DEFAULT_MAX_IN_FLIGHT), help: 'requests in flight past which the host is not read (backpressure)' },
+  'list-undeclared': { type: 'boolean', help: "offer the host the server's whole tools/list", defaultText: 'declared tools only' },
   config: { type: 'string', arg: 'FILE', help: 'JSON {"command", "args", "flags"}: the upstream and any flags; paths relative to the file; command-line flags win' },
 } satisfies Options;
 
@@ -54,6 +56,9 @@ The upstream is named once: after --, by --upstream, or by "command"/"args" in -
 Inspector CLI). --upstream splits on blanks; '…' keeps text literally, "…" too except \\" and
 \\\\; no variable, ~ or glob expansion happens, so unquoted $ \` * ? [ ~ # | & ; < > ( ) are
 refused: quote them with '…' when they are meant literally.
+
+SIGTERM or SIGINT: stop reading the host, let calls in flight finish (up to 5 s), stop the
+upstream (SIGTERM, SIGKILL 2 s later), record the shutdown, exit 0.
 `;
 
 export async function run(argv: string[]): Promise<number> {
@@ -116,6 +121,8 @@ export async function run(argv: string[]): Promise<number> {
   const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
   const maxLineBytes = values['max-frame'] ? Number(values['max-frame']) : DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1024) throw new UsageError('--max-frame must be an integer of at least 1024');
+  const maxInFlight = Number(values['max-in-flight']);
+  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new UsageError('--max-in-flight must be a positive integer');
   let opened;
   try {
     opened = await openGate({
@@ -136,18 +143,24 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`cloakpipe mcp-proxy: cannot start: ${(e as Error).message}\n`);
     return 2;
   }
-  const stop = () => process.stdin.destroy();
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  const relay = new Relay({
+    gate: opened.gate,
+    host: new StdioHostTransport(process.stdin, process.stdout, maxLineBytes),
+    upstream: new ProcessTransport(upstream[0], upstream.slice(1)),
+    maxLineBytes,
+    maxInFlight,
+    listUndeclared: values['list-undeclared'] === true,
+  });
+  let signal: NodeJS.Signals | null = null;
+  const stop = (name: NodeJS.Signals) => {
+    signal ??= name;
+    void relay.stop();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   process.stdout.on('error', () => process.stdin.destroy()); // host went away
   let code: number;
   try {
-    const relay = new Relay({
-      gate: opened.gate,
-      host: new StdioHostTransport(process.stdin, process.stdout, maxLineBytes),
-      upstream: new ProcessTransport(upstream[0], upstream.slice(1)),
-      maxLineBytes,
-    });
     code = await relay.run();
   } catch (e) {
     if (!(e instanceof UpstreamStartError)) throw e;
@@ -156,7 +169,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdin.destroy();
     return 2;
   }
-  await opened.close(code === 0 ? 'ended' : 'upstream_exit');
+  await opened.close(signal ?? (code === 0 ? 'ended' : 'upstream_exit'));
   process.stdin.destroy(); // the upstream's exit ends the gate even while the host keeps stdin open
   return code;
 }

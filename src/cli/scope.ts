@@ -20,14 +20,16 @@ evidence supports, path by path:
                          the confinement suite's counts are an analogue, never the effect)
   4. complete mediation  every declared path has mediation evidence AND the path set has an
                          assessed completeness statement; declaring paths is not evidence
-Statuses: ESTABLISHED, ANALOGUE ONLY, NOT ESTABLISHED (each missing piece listed), NOT ASSESSED.
+Statuses: ESTABLISHED (evidence cloakpipe checked), ATTESTED (an operator's word, not checked),
+ANALOGUE ONLY, NOT ESTABLISHED (each missing piece listed), NOT ASSESSED.
 
   --manifest FILE   the manifest (YAML or JSON) with an effects: section
   --home DIR        the gate home whose ledger and operations database are read (default:
                     none; without it the ledger-based claims are NOT ASSESSED)
   --evidence FILE   an evidence file (cloakpipe-scope-evidence v1, or a confinement suite
                     evidence file); repeatable
-  --json            the report as one JSON object (cloakpipe-scope-report v1)
+  --json            the report as one JSON object (cloakpipe-scope-report v1), with counts
+                    (allowed, linked, unknown, ...) beside each claim's reasons
 
 Exit 0 the report was produced; 1 produced, but the ledger failed verification;
 2 usage or configuration error. See docs/scope.md.

@@ -18,8 +18,8 @@ export function decisionOutcome(allowed: boolean, replayed: boolean, mode: Mode)
   return mode === 'enforce' ? 'refuse' : 'would_refuse';
 }
 
-/** What came back from a forwarded call. */
-export type ResultOutcome = 'ok' | 'error' | 'unknown';
+/** What came back from a forwarded call; `not_forwarded`: allowed, then withdrawn before it reached the tool (nothing ran). */
+export type ResultOutcome = 'ok' | 'error' | 'unknown' | 'not_forwarded';
 
 export interface StartupFields {
   kind: 'startup';

@@ -28,4 +28,6 @@ export type CallOutcome =
   | { kind: 'refused'; data: RefusalData }
   | { kind: 'replayed'; result: JsonValue; entry: number }
   | { kind: 'forwarded'; reply: UpstreamReply; entry: number }
-  | { kind: 'unknown'; why: UnknownWhy; entry: number; fingerprint: Digest };
+  | { kind: 'unknown'; why: UnknownWhy; entry: number; fingerprint: Digest }
+  /** Allowed, then withdrawn before it reached the tool (host cancelled, gate stopping): nothing ran. */
+  | { kind: 'not_forwarded'; entry: number };

@@ -27,6 +27,10 @@ export interface HttpDoorOptions {
   path: string;
   maxBodyBytes: number;
   maxSessions: number;
+  /** Per session: requests in flight past which its relay stops taking bodies. */
+  maxInFlight?: number;
+  /** Pass the server's whole tools/list, undeclared tools included. */
+  listUndeclared?: boolean;
   sessionIdleMs: number;
   /** Every session's context file, or the folder of `TASK.json` files named by `Cloakpipe-Task`. */
   context?: { file: string } | { dir: string };
@@ -189,7 +193,14 @@ export class HttpDoor {
       digest: digestBytes(Buffer.from(sid, 'utf8')),
     });
     const transport = new HttpSessionTransport();
-    const relay = new Relay({ gate: this.o.gate.view(gateSession), host: transport, upstream: this.o.upstream(), maxLineBytes: this.o.maxBodyBytes });
+    const relay = new Relay({
+      gate: this.o.gate.view(gateSession),
+      host: transport,
+      upstream: this.o.upstream(),
+      maxLineBytes: this.o.maxBodyBytes,
+      ...(this.o.maxInFlight !== undefined ? { maxInFlight: this.o.maxInFlight } : {}),
+      listUndeclared: this.o.listUndeclared === true,
+    });
     const s: Session = { id: sid, transport, relay, principal, idle: undefined, done: Promise.resolve() };
     s.done = relay.run().then(
       () => undefined,

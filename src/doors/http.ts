@@ -27,12 +27,28 @@ export class HttpSessionTransport implements Transport {
   private stream: ServerResponse | null = null;
   private backlog: string[] = [];
   private started = false;
+  /** Bodies not yet handed to the relay (before start, or while it is paused). */
   private early: InboundFrame[] = [];
   private closed = false;
+  private paused = false;
 
   async start(): Promise<void> {
     this.started = true;
-    for (const f of this.early.splice(0)) this.onframe?.(f);
+    this.flush();
+  }
+
+  /** The relay has enough in flight: bodies wait here (their POSTs stay open) until resume(). */
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.flush();
+  }
+
+  private flush(): void {
+    while (this.started && !this.paused && this.early.length > 0) this.onframe?.(this.early.shift()!);
   }
 
   /** One POST body for the relay; a request's answer goes to `res` (JSON or SSE). */
@@ -45,9 +61,8 @@ export class HttpSessionTransport implements Transport {
         if (w?.res === res && !res.writableEnded) this.waiting.delete(idKey(request.id));
       });
     }
-    const frame: InboundFrame = { kind: 'frame', bytes };
-    if (this.started) this.onframe?.(frame);
-    else this.early.push(frame);
+    this.early.push({ kind: 'frame', bytes });
+    this.flush();
   }
 
   /** The GET stream: the server's requests and notifications not tied to a request. */

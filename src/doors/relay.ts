@@ -1,19 +1,32 @@
 // The relay: one MCP session between a host transport and an upstream transport, whatever the
-// door. Host frames are parsed strictly; a frame that fails is answered with a refusal and never
-// forwarded. tools/call goes through the gate; everything else is forwarded in canonical form.
-// It owns what every door would otherwise copy: matching replies to requests, ids the gate gave
-// up on, id reuse, the tools/call params shape. One relay per session; it keeps no global state.
-import { decodeLine, encodeMessage, readableId, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
+// door. It owns what every door would otherwise copy: strict parsing both ways, matching
+// replies to requests, ids the gate gave up on and id reuse, the tools/call params shape,
+// tools/list observation (pins) and filtering, cancellation, backpressure and the session's end.
+// One relay per session; it keeps no global state, so one process may hold many (HTTP door).
+//
+// Guards, host side: a frame that fails strict parsing is refused and never forwarded; a
+// tools/call notification (no id) is refused and recorded, since servers may run notifications.
+// Upstream side (product.md 7a): the host only ever sees the RFC 8785 form of a message the
+// strict parser read, so the host, the ledger and the labels see one value; a reply to an id
+// that is not waiting (made up, or a second reply) is dropped and logged by digest, never
+// forwarded; so is an unreadable line, and the call it should have answered ends as on the
+// upstream's death (outcome unknown at --call-timeout).
+import { decodeLine, encodeMessage, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
+import { isRpcId } from '../wire/jsonrpc.js';
+import { scanId } from '../wire/id-scan.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
+import { digestBytes } from '../core/digest.js';
 import type { Call } from '../core/call.js';
 import type { RefusalCode } from '../core/refusal.js';
 import type { CallOutcome, RefusalData, UpstreamReply } from '../core/outcome.js';
-import { UpstreamGone, type Forward } from '../gate/gate.js';
+import { NotForwarded, UpstreamGone, type Forward } from '../gate/gate.js';
+import { log } from '../telemetry/log.js';
 import type { InboundFrame, Transport, TransportClosed } from './transport.js';
 import { readCallParams } from './call-params.js';
-import { refusalResponse, unknownOutcomeResponse, upstreamGoneResponse } from './responses.js';
+import { filterToolList } from './tool-list.js';
+import { notForwardedResponse, refusalResponse, unknownOutcomeResponse, upstreamGoneResponse } from './responses.js';
 
-/** What the relay needs from the gate (src/gate/gate.ts implements it). */
+/** What the relay needs from the gate: the gate itself (its default session) or gate.view(session). */
 export interface RelayGate {
   handleCall(call: Omit<Call, 'taskId'>, forward: Forward): Promise<CallOutcome>;
   refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData>;
@@ -21,7 +34,13 @@ export interface RelayGate {
   failClosedRefusal(detail: string): RefusalData;
   observeServerOutput(output: JsonValue): void;
   observeToolList(result: JsonValue): void;
+  /** Whether the manifest declares a tool (tools/list filtering). */
+  declares(tool: string): boolean;
 }
+
+export const DEFAULT_MAX_IN_FLIGHT = 256;
+/** How long a stop waits for calls in flight before it stops the upstream (product.md 7a). */
+export const STOP_GRACE_MS = 5000;
 
 export interface RelayOptions {
   gate: RelayGate;
@@ -29,43 +48,52 @@ export interface RelayOptions {
   upstream: Transport;
   /** The host's largest accepted message, in bytes. */
   maxLineBytes: number;
+  /** Requests in flight past which the relay stops reading the host (default 256). */
+  maxInFlight?: number;
+  /** Pass the server's whole tools/list, undeclared tools included. */
+  listUndeclared?: boolean;
 }
 
-interface Waiter {
-  resolve: (r: { reply: UpstreamReply; raw: Uint8Array }) => void;
-  reject: (e: Error) => void;
-}
-
-/** A host request forwarded (or about to be) and not yet answered. */
+/** A host request forwarded (or being decided) and not yet answered. */
 interface Pending {
   id: RpcId;
   method: string;
-  /** Set for a tools/call once the gate lets it through: the reply goes to the gate first. */
-  waiter?: Waiter;
+  /** The upstream was sent the request (a cancellation is passed on only then). */
+  forwarded: boolean;
+  /** The host cancelled it: nothing more is written to the host for this id. */
+  cancelled: boolean;
+  /** For a tools/call: the gate's forward() waiting for the upstream's reply. */
+  waiter?: { resolve: (reply: UpstreamReply) => void; reject: (e: Error) => void };
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
+const NO_LINE = new Uint8Array();
 
 export class Relay {
   private readonly gate: RelayGate;
   private readonly host: Transport;
   private readonly upstream: Transport;
+  private readonly maxInFlight: number;
   private readonly pending = new Map<string, Pending>();
   // Calls the gate gave up on (timeout) that the server may still answer: a late answer must
   // not reach the host after it was told the outcome is unknown, nor match a reused id.
   private readonly abandoned = new Set<string>();
   private readonly tasks = new Set<Promise<void>>();
+  private refusing = 0; // wire refusals being recorded (they hold a line's worth of state)
+  private hostPaused = false;
   private hostEnded = false;
+  private stopping = false;
   private upstreamExit: TransportClosed | null = null;
   private finish!: (code: number) => void;
   private fail!: (e: Error) => void;
-  /** The session's exit status once the host or the upstream has ended it; rejects with the upstream's start error. */
+  /** The session's exit status once the host, the upstream or stop() ended it; rejects with the upstream's start error. */
   readonly done = new Promise<number>((resolve, reject) => ((this.finish = resolve), (this.fail = reject)));
 
   constructor(private readonly opts: RelayOptions) {
     this.gate = opts.gate;
     this.host = opts.host;
     this.upstream = opts.upstream;
+    this.maxInFlight = opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.host.onframe = (f) => this.fromHost(f);
     this.host.onclose = () => {
       this.hostEnded = true;
@@ -82,132 +110,216 @@ export class Relay {
     return this.done;
   }
 
-  private busy(key: string): boolean {
-    return this.pending.has(key) || this.abandoned.has(key);
+  /**
+   * End the session (SIGTERM, SIGINT): read nothing more from the host, let calls in flight
+   * finish for up to graceMs, then stop the upstream. `done` resolves with 0 once it is gone.
+   */
+  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    void this.host.close();
+    const drained = this.drain();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    if (this.upstreamExit === null) void this.upstream.close();
   }
+
+  /** Requests and refusals in flight (the bound of --max-in-flight). */
+  get inFlight(): number {
+    return this.pending.size + this.refusing;
+  }
+
+  // ── backpressure ─────────────────────────────────────────────────────────────────────────
 
   private track(task: Promise<void>): void {
     this.tasks.add(task);
-    void task.finally(() => this.tasks.delete(task));
+    void task.finally(() => {
+      this.tasks.delete(task);
+      this.flow();
+    });
+  }
+
+  /** Pause the host at the bound, resume it below. */
+  private flow(): void {
+    if (this.stopping) return;
+    const full = this.inFlight >= this.maxInFlight;
+    if (full && !this.hostPaused) {
+      this.hostPaused = true;
+      this.host.pause?.();
+    } else if (!full && this.hostPaused) {
+      this.hostPaused = false;
+      this.host.resume?.();
+    }
+  }
+
+  private settle(key: string, entry: Pending): void {
+    if (this.pending.get(key) === entry) this.pending.delete(key);
+    this.flow();
+  }
+
+  private busy(key: string): boolean {
+    return this.pending.has(key) || this.abandoned.has(key);
   }
 
   private write(msg: JsonObject): void {
     this.host.send(encodeMessage(msg).slice(0, -1));
   }
 
-  private writeRaw(raw: Uint8Array): void {
-    this.host.send(Buffer.from(raw).toString('utf8'));
+  private toUpstream(msg: JsonObject): void {
+    this.upstream.send(encodeMessage(msg).slice(0, -1));
   }
 
   // ── host → upstream ──────────────────────────────────────────────────────────────────────
 
   private fromHost(frame: InboundFrame): void {
-    if (frame.kind === 'oversize') return this.refuseLine('frame_too_large', `line longer than ${frame.limit} bytes`, frame.id);
+    if (frame.kind === 'oversize') return this.refuse('frame_too_large', `line longer than ${frame.limit} bytes`, frame.id);
     const line = frame.bytes;
     let msg: RpcMessage;
     try {
       msg = decodeLine(line, { maxLineBytes: this.opts.maxLineBytes });
     } catch (e) {
       if (!(e instanceof WireError)) throw e;
-      return this.refuseLine(e.code, e.detail, readableId(line, { maxLineBytes: this.opts.maxLineBytes }), line);
+      return this.refuse(e.code, e.detail, scanId(line), line);
     }
     if (msg.kind === 'request' && msg.method === 'tools/call') return this.handleCall(msg);
+    // No id to answer: refused and recorded, never forwarded.
+    if (msg.kind === 'notification' && msg.method === 'tools/call')
+      return this.refuse('invalid_request', 'a tools/call must be a request (it has no id)', undefined, line);
+    if (msg.kind === 'notification' && msg.method === 'notifications/cancelled' && this.cancel(msg.params)) return;
     if (msg.kind === 'request') {
       const key = idKey(msg.id);
-      if (this.busy(key)) return this.refuseLine('invalid_request', 'a request with this id is already in flight', msg.id, line);
+      if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id, line);
       if (this.upstreamExit) return this.write(upstreamGoneResponse(msg.id));
-      this.pending.set(key, { id: msg.id, method: msg.method });
+      this.pending.set(key, { id: msg.id, method: msg.method, forwarded: true, cancelled: false });
+      this.flow();
     }
-    this.upstream.send(encodeMessage(msg.msg).slice(0, -1));
+    this.toUpstream(msg.msg);
+  }
+
+  /**
+   * notifications/cancelled for a request in flight: nothing more reaches the host for its id;
+   * the upstream hears of it only when it was sent the request. True when fully handled here.
+   */
+  private cancel(params: JsonValue | undefined): boolean {
+    const requestId = isJsonObject(params ?? null) ? (params as JsonObject).requestId : undefined;
+    const entry = isRpcId(requestId) ? this.pending.get(idKey(requestId)) : undefined;
+    if (!entry) return false; // not ours to track: passed on as it came
+    entry.cancelled = true;
+    return !entry.forwarded;
   }
 
   private handleCall(msg: Extract<RpcMessage, { kind: 'request' }>): void {
     const params = readCallParams(msg.params as JsonValue | undefined);
-    if (!params.ok) return this.refuseLine('invalid_request', params.detail, msg.id);
+    if (!params.ok) return this.refuse('invalid_request', params.detail, msg.id);
     const key = idKey(msg.id);
-    if (this.busy(key)) return this.refuseLine('invalid_request', 'a request with this id is already in flight', msg.id);
-    const entry: Pending = { id: msg.id, method: msg.method };
+    if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id);
+    const entry: Pending = { id: msg.id, method: msg.method, forwarded: false, cancelled: false };
     this.pending.set(key, entry);
-    const forwarded: JsonObject = { ...msg.msg, params: params.forwarded };
-    let raw: Uint8Array | undefined;
+    this.flow();
     const forward = () =>
       new Promise<UpstreamReply>((resolve, reject) => {
-        if (this.upstreamExit) return reject(new UpstreamGone('upstream exited'));
-        entry.waiter = {
-          resolve: (r) => {
-            raw = r.raw;
-            resolve(r.reply);
-          },
-          reject,
-        };
-        this.upstream.send(encodeMessage(forwarded).slice(0, -1));
+        // Withdrawn by the host while it was being decided: the tool never sees it.
+        if (entry.cancelled) return reject(new NotForwarded('cancelled by the host before forwarding'));
+        if (this.upstreamExit || this.stopping) return reject(new NotForwarded('the session is ending'));
+        entry.waiter = { resolve, reject };
+        entry.forwarded = true;
+        this.toUpstream({ ...msg.msg, params: params.forwarded });
       });
     const task = this.gate
       .handleCall(params.call, forward)
       .then((outcome) => {
-        if (this.pending.get(key) === entry) this.pending.delete(key);
-        if (entry.waiter && outcome.kind === 'unknown' && !this.upstreamExit) this.abandoned.add(key);
+        // A call given up on may still be answered: that answer must not match a reused id.
+        if (outcome.kind === 'unknown' && this.pending.get(key) === entry && !this.upstreamExit) this.abandoned.add(key);
+        this.settle(key, entry);
+        if (entry.cancelled) return; // the host withdrew it: no late answer, not even -32003
         switch (outcome.kind) {
           case 'refused':
             return this.write(refusalResponse(msg.id, outcome.data));
           case 'replayed':
             return this.write({ jsonrpc: '2.0', id: msg.id, result: outcome.result });
           case 'forwarded':
-            return this.writeRaw(raw!);
+            return this.write({ jsonrpc: '2.0', id: msg.id, ...outcome.reply } as JsonObject);
           case 'unknown':
             return this.write(unknownOutcomeResponse(msg.id, outcome.why, outcome.entry, outcome.fingerprint));
+          case 'not_forwarded':
+            return this.write(notForwardedResponse(msg.id, outcome.entry));
         }
       })
       .catch(() => {
-        if (this.pending.get(key) === entry) this.pending.delete(key);
-        this.write(refusalResponse(msg.id, this.gate.failClosedRefusal('the gate could not complete this call')));
+        this.settle(key, entry);
+        if (!entry.cancelled) this.write(refusalResponse(msg.id, this.gate.failClosedRefusal('the gate could not complete this call')));
       });
     this.track(task);
   }
 
-  private refuseLine(code: RefusalCode, detail: string, id: RpcId | null, line: Uint8Array = new Uint8Array()): void {
-    this.track(this.gate.refuseWire(code, detail, line).then((data) => this.write(refusalResponse(id, data))));
+  /** Refuse and record a host message; `id` undefined: a notification, recorded, not answered. */
+  private refuse(code: RefusalCode, detail: string, id: RpcId | null | undefined, line: Uint8Array = NO_LINE): void {
+    this.refusing++;
+    this.flow();
+    const task = this.gate.refuseWire(code, detail, line).then(
+      (data) => {
+        this.refusing--;
+        if (id !== undefined) this.write(refusalResponse(id, data));
+      },
+      () => {
+        this.refusing--;
+        if (id !== undefined) this.write(refusalResponse(id, this.gate.failClosedRefusal('the gate could not record this refusal')));
+      },
+    );
+    this.track(task);
   }
 
   // ── upstream → host ──────────────────────────────────────────────────────────────────────
 
   private fromUpstream(frame: InboundFrame): void {
-    if (frame.kind === 'oversize') return;
-    const raw = frame.bytes;
-    let msg: unknown;
+    if (frame.kind === 'oversize') return dropped('frame_too_large', null);
+    let msg: RpcMessage;
     try {
-      msg = JSON.parse(Buffer.from(raw).toString('utf8'));
-    } catch {
-      msg = undefined;
+      msg = decodeLine(frame.bytes, { maxLineBytes: Number.MAX_SAFE_INTEGER }); // the transport bounds size
+    } catch (e) {
+      if (!(e instanceof WireError)) throw e;
+      return dropped(e.code, frame.bytes);
     }
-    if (isJsonObject(msg as JsonValue) && (msg as JsonObject).method === undefined && 'id' in (msg as JsonObject)) {
-      const m = msg as JsonObject;
-      const key = idKey(m.id as RpcId);
-      const entry = this.pending.get(key);
-      if (entry?.waiter) {
-        this.pending.delete(key);
-        const reply: UpstreamReply = m.error !== undefined ? { error: m.error } : { result: m.result ?? null };
-        entry.waiter.resolve({ reply, raw });
-        return; // written by the call's handler once its outcome is recorded
-      }
-      if (this.abandoned.delete(key)) return; // the host was already told the outcome is unknown
-      if (entry && entry.method !== 'tools/call') {
-        this.pending.delete(key);
-        // The server's tool definitions, checked against their pins before the host sees them.
-        if (entry.method === 'tools/list' && m.result !== undefined) this.gate.observeToolList(m.result);
-      }
+    if (msg.kind === 'response') return this.reply(msg, frame.bytes);
+    // A server request or notification: the flow session sees it before the host does.
+    this.gate.observeServerOutput(msg.msg);
+    this.write(msg.msg);
+  }
+
+  private reply(msg: Extract<RpcMessage, { kind: 'response' }>, bytes: Uint8Array): void {
+    const key = msg.id === null ? null : idKey(msg.id);
+    const entry = key === null ? undefined : this.pending.get(key);
+    if (key === null || !entry || !entry.forwarded) {
+      // Late for a call the host was told is unknown: expected, and answered already.
+      if (key !== null && this.abandoned.delete(key)) return dropped('late_reply', bytes, 'info');
+      return dropped('unsolicited_reply', bytes);
     }
-    // Not a gated call's reply: it still reaches the host, so the flow session sees it first.
-    this.gate.observeServerOutput(msg === undefined ? Buffer.from(raw).toString('utf8') : (msg as JsonValue));
-    this.writeRaw(raw);
+    this.pending.delete(key);
+    const result = msg.msg.result;
+    const reply: UpstreamReply = msg.msg.error !== undefined ? { error: msg.msg.error } : { result: result ?? null };
+    if (entry.waiter) {
+      entry.waiter.resolve(reply); // written by the call's handler once its outcome is recorded
+      return;
+    }
+    this.flow();
+    let out = msg.msg;
+    if (entry.method === 'tools/list' && result !== undefined) {
+      // The server's tool definitions, checked against their pins before the host sees them.
+      this.gate.observeToolList(result);
+      if (!this.opts.listUndeclared) out = { ...out, result: filterToolList(result, (t) => this.gate.declares(t)) };
+    }
+    this.gate.observeServerOutput(out);
+    if (!entry.cancelled) this.write(out);
   }
 
   private upstreamGone(info: TransportClosed): void {
     this.upstreamExit = info;
     for (const [key, entry] of this.pending) {
       if (entry.waiter) entry.waiter.reject(new UpstreamGone('upstream exited'));
-      else if (entry.method !== 'tools/call') this.write(upstreamGoneResponse(entry.id));
-      else continue; // still being decided: its forward() finds the upstream gone
+      else if (entry.method !== 'tools/call') {
+        if (!entry.cancelled) this.write(upstreamGoneResponse(entry.id));
+      } else continue; // still being decided: its forward() finds the upstream gone
       this.pending.delete(key);
     }
     this.abandoned.clear();
@@ -216,13 +328,22 @@ export class Relay {
 
   // ── the session's end ────────────────────────────────────────────────────────────────────
 
-  private async shutdown(): Promise<void> {
+  private async drain(): Promise<void> {
     while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
+  }
+
+  private async shutdown(): Promise<void> {
+    await this.drain();
     if (this.upstreamExit === null) {
       void this.upstream.close();
       return; // the upstream's exit calls shutdown again
     }
     if (this.upstreamExit.startError) return this.fail(this.upstreamExit.startError); // the caller names it: exit 2
-    this.finish(this.upstreamExit.code === 0 || this.hostEnded ? 0 : 1);
+    this.finish(this.upstreamExit.code === 0 || this.hostEnded || this.stopping ? 0 : 1);
   }
+}
+
+/** An upstream message that never reaches the host: logged by its digest only. */
+function dropped(cause: string, bytes: Uint8Array | null, level: 'info' | 'warn' = 'warn'): void {
+  log[level]('upstream_message_dropped', { cause, ...(bytes ? { line_digest: digestBytes(bytes) } : {}) });
 }

@@ -8,7 +8,8 @@ export function refusalResponse(id: RpcId | null, data: RefusalData): JsonObject
   return {
     jsonrpc: '2.0',
     id,
-    error: { code: jsonRpcCode(data.reason), message: `cloakpipe refused: ${data.reason}`, data: { ...data } as unknown as JsonObject },
+    // Hosts show the message and drop data: the one-line detail goes in both (never a value).
+    error: { code: jsonRpcCode(data.reason), message: `cloakpipe refused: ${data.reason}: ${data.detail}`, data: { ...data } as unknown as JsonObject },
   };
 }
 
@@ -27,4 +28,9 @@ export function unknownOutcomeResponse(id: RpcId, why: string, entry: number, fi
 
 export function upstreamGoneResponse(id: RpcId): JsonObject {
   return { jsonrpc: '2.0', id, error: { code: -32603, message: 'cloakpipe: the upstream server exited before answering' } };
+}
+
+/** Allowed, but never forwarded (the gate is stopping or the upstream went first): nothing ran. */
+export function notForwardedResponse(id: RpcId, entry: number): JsonObject {
+  return { jsonrpc: '2.0', id, error: { code: -32603, message: 'cloakpipe: the call was not forwarded (the session is ending); it did not run', data: { reason: 'not_forwarded', entry } } };
 }

@@ -19,7 +19,7 @@ export class StdioHostTransport implements Transport {
     private readonly output: Writable,
     readonly maxLineBytes: number,
   ) {
-    this.framer = new LineFramer({ maxLineBytes });
+    this.framer = new LineFramer({ maxLineBytes, recoverIds: true });
   }
 
   async start(): Promise<void> {
@@ -58,7 +58,7 @@ export class StdioHostTransport implements Transport {
     while (!this.paused && this.queue.length > 0) {
       const ev = this.queue.shift()!;
       if (ev.kind === 'line') this.onframe?.({ kind: 'frame', bytes: ev.line });
-      else this.onframe?.({ kind: 'oversize', id: null, limit: this.maxLineBytes });
+      else if (ev.kind === 'tooLargeEnd') this.onframe?.({ kind: 'oversize', id: ev.id, limit: this.maxLineBytes });
     }
     if (this.paused && this.queue.length > 0) this.input.pause();
     if (this.ended && this.queue.length === 0 && !this.paused) this.finish();

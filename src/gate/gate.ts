@@ -24,14 +24,17 @@ import { log } from '../telemetry/log.js';
 export type Forward = () => Promise<UpstreamReply>;
 
 export class UpstreamGone extends Error {}
+/** A door's forward() rejects with this when the call never reached the tool (the host cancelled it first, the gate is stopping). */
+export class NotForwarded extends Error {}
 
 export interface GateParts {
   /** The manifest and policy in force, re-read when their files change. */
   rules: RulesSource;
   context: ContextSource;
   ledger: Ledger;
-  /** The store's write transaction (group commit): durable when it resolves. */
-  commit: { run: Transact };
+  /** The store's write transaction (group commit): durable when it resolves. `later` may wait
+   *  for the next transaction (a result entry and settlement, ADR 017); `run` when absent. */
+  commit: { run: Transact; later?: Transact };
   services: GateServices;
   callTimeoutMs: number;
   /** A new session (flow label, pins view); the gate opens its default one at construction. */
@@ -67,6 +70,7 @@ export class Gate {
       failClosedRefusal: (detail: string) => this.failClosedRefusal(detail),
       observeServerOutput: (output: JsonValue) => this.observeServerOutput(output, session),
       observeToolList: (result: JsonValue) => this.observeToolList(result, session),
+      declares: (tool: string) => this.declares(tool),
     };
   }
 
@@ -97,6 +101,11 @@ export class Gate {
   /** The refusal a door answers with when the gate failed before it could answer otherwise. */
   failClosedRefusal(detail: string): RefusalData {
     return { reason: 'fail_closed', detail, ...this.digests(), entry: null };
+  }
+
+  /** Whether the manifest declares a tool (a door offers the host only these). */
+  declares(tool: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.parts.rules.lastLoaded.manifest.manifest.tools, tool);
   }
 
   /** Record a wire-level refusal (the message was never forwarded). */
@@ -229,7 +238,7 @@ export class Gate {
     if (!refused && d.notes.replay !== undefined) {
       // A replayed result reaches the host like a fresh one: what it does to the session first.
       const replay = d.notes.replay;
-      await this.settle(d, { result: replay }, null);
+      void this.settle(d, { result: replay }, null);
       return { kind: 'replayed', result: replay, entry: entry.seq };
     }
 
@@ -237,6 +246,7 @@ export class Gate {
     try {
       reply = await withTimeout(forward(), parts.callTimeoutMs);
     } catch (e) {
+      if (e instanceof NotForwarded) return this.notForwarded(d, entry.seq);
       const why: UnknownWhy = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : 'error';
       await parts.commit
         .run(() => {
@@ -247,20 +257,25 @@ export class Gate {
         .catch(() => undefined);
       return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };
     }
-    await this.settle(d, reply, entry.seq);
+    // The reply goes to the host now; the result entry and the settlement commit with the next
+    // group (ADR 017). A crash before that leaves the operation pending, which start-up turns
+    // unknown: never run twice, never a result the record contradicts.
+    void this.settle(d, reply, entry.seq);
     return { kind: 'forwarded', reply, entry: entry.seq };
   }
 
   /**
    * The one after-reply path, for a forwarded reply and a replayed result alike: every effect is
-   * computed first (the session label rises in memory before anything can fail), then applied
-   * with its entries and the result entry (`decision` set: a forwarded call) in one transaction.
+   * computed first, synchronously (the session label rises in memory before the reply is
+   * written), then applied with its entries and the result entry (`decision` set: a forwarded
+   * call) in one transaction that commits with the next group (ADR 017). Never rejects.
    */
   private async settle(d: Decision, reply: UpstreamReply, decision: number | null): Promise<void> {
     const now = this.clock();
     const after = d.notes.afterReply.map((f) => f(reply, now));
+    const commit = this.parts.commit.later ?? this.parts.commit.run;
     try {
-      await this.parts.commit.run(() => {
+      await commit(() => {
         for (const a of after) a.effect?.();
         if (decision !== null)
           this.parts.ledger.appendInTx({
@@ -276,6 +291,21 @@ export class Gate {
       // The tool ran; its settlement could not be recorded. The reply still reaches the host
       // (withholding it would not undo the effect); verify shows the missing result entry.
     }
+  }
+
+  /** Allowed, then withdrawn before it reached the tool: nothing ran, so a write may be retried. */
+  private async notForwarded(d: Decision, decision: number): Promise<CallOutcome> {
+    const notRun: UpstreamReply = { error: { code: -32800, message: 'not forwarded' } };
+    // Index 0 is the session's reply effect (unshifted in decideAndForward): nothing came back,
+    // so the label does not move; the rest (operations) settle as failed, not unknown.
+    const after = d.notes.afterReply.slice(1).map((f) => f(notRun, this.clock()));
+    await this.parts.commit
+      .run(() => {
+        for (const a of after) a.effect?.();
+        this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision });
+      })
+      .catch(() => undefined);
+    return { kind: 'not_forwarded', entry: decision };
   }
 }
 

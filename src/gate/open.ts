@@ -51,15 +51,17 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   // A store error refuses the call (fail_closed, in the gate); the operator learns why here,
   // once per cause (e.g. a database deleted under the running gate).
   const told = new Set<string>();
+  const tell = (e: unknown) => {
+    if (e instanceof StoreError && !told.has(e.message)) {
+      told.add(e.message);
+      process.stderr.write(`cloakpipe mcp-proxy: ${e.message}; every call is refused fail_closed\n`);
+    }
+    throw e;
+  };
+  const later = store.transactLater ?? store.transact;
   const commit = {
-    run: <T>(fn: () => T): Promise<T> =>
-      store.transact(fn).catch((e: unknown) => {
-        if (e instanceof StoreError && !told.has(e.message)) {
-          told.add(e.message);
-          process.stderr.write(`cloakpipe mcp-proxy: ${e.message}; every call is refused fail_closed\n`);
-        }
-        throw e;
-      }),
+    run: <T>(fn: () => T): Promise<T> => store.transact(fn).catch(tell),
+    later: <T>(fn: () => T): Promise<T> => later(fn).catch(tell),
   };
   let ops;
   try {

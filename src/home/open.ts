@@ -8,8 +8,8 @@
 //   again after the key was lost): appending would fork the evidence under another key.
 import { statSync } from 'node:fs';
 import { resolveHome, type HomePaths } from '../store/home.js';
-import type { Store } from '../store/ports.js';
-import { openSqliteStore } from '../store/sqlite/store.js';
+import type { LedgerSnapshot, Store } from '../store/ports.js';
+import { openLedgerSnapshot, openSqliteStore } from '../store/sqlite/store.js';
 import { loadGateKey, type GateKey } from '../ledger/keys.js';
 import { Ledger, LedgerError } from '../ledger/ledger.js';
 
@@ -54,4 +54,12 @@ export function openHome(opts: { home?: string; clock?: () => number } = {}): Op
     );
   }
   return { paths, key, store, ledger, close: () => store.close() };
+}
+
+/**
+ * A read-only, consistent view of a home's ledger as it is (show, export, verify): no checks and
+ * no key, since reading a damaged or foreign ledger is exactly what an auditor does.
+ */
+export function openLedgerView(opts: { home?: string } = {}): LedgerSnapshot {
+  return openLedgerSnapshot(resolveHome(opts.home).ledger);
 }

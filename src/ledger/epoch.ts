@@ -6,18 +6,12 @@
 // of `prev` hashes). The epoch is read and appended in one transaction: two gates sharing a home
 // cannot seal overlapping epochs.
 import type { LedgerPort } from '../store/ports.js';
-import { parseStoredEntry, storedHash, type Entry } from './entry.js';
+import { parseStoredEntry, storedHash, type EntryOf } from './entry.js';
 import type { Ledger } from './ledger.js';
 import { MerkleTreeBuilder } from './merkle.js';
 
-export interface EpochFields {
-  first: number;
-  last: number;
-  size: number;
-  root: string; // sha256:HEX, the RFC 6962 root
-}
-
-export type EpochEntry = Entry & EpochFields & { kind: 'epoch' };
+/** A stored epoch entry (its fields: core/entries.ts). */
+export type EpochEntry = EntryOf<'epoch'>;
 
 /** The 32 bytes of an entry hash `sha256:HEX` (the Merkle leaf data). */
 export function hashBytes(hash: string): Buffer {
@@ -55,7 +49,7 @@ export function lastEpoch(port: LedgerPort): EpochEntry | null {
   // The kind column only finds the row; what counts is the signed body.
   const e = parseStoredEntry(row.body);
   if (e.kind !== 'epoch') throw new Error(`ledger: the row indexed as the newest epoch (seq ${e.seq}) is not an epoch entry`);
-  return e as EpochEntry;
+  return e as unknown as EpochEntry;
 }
 
 /**
@@ -77,6 +71,5 @@ export function sealEpochInTx(ledger: Ledger): EpochEntry | null {
     expect++;
   }
   if (expect !== head.seq + 1) throw new Error('ledger: entries missing while sealing an epoch');
-  const fields: EpochFields = { first, last: head.seq, size: acc.size, root: acc.root() };
-  return ledger.appendInTx({ kind: 'epoch', ...fields }) as EpochEntry;
+  return ledger.appendInTx({ kind: 'epoch', first, last: head.seq, size: acc.size, root: acc.root() }) as EpochEntry;
 }

@@ -19,7 +19,7 @@ function coveringEpoch(snap: LedgerSnapshot, seq: number): { epoch: EpochEntry; 
   for (const body of snap.bodies(seq + 1)) {
     if (!body.includes(EPOCH_MEMBER)) continue;
     const e = parseStoredEntry(body);
-    if (e.kind === 'epoch') return { epoch: e as EpochEntry, body };
+    if (e.kind === 'epoch') return { epoch: e as unknown as EpochEntry, body };
   }
   return null;
 }

@@ -3,17 +3,23 @@
 // Guards against the report saying more than the evidence: each claim is ESTABLISHED only on a
 // named piece of evidence; a canary probe is an analogue, never an effect; complete mediation is
 // ESTABLISHED only when every declared path (deployment paths included) has mediation evidence
-// AND someone assessed the path set complete. Declaring paths never establishes anything.
+// AND someone assessed the path set complete. Declaring paths never establishes anything. An
+// operator's attestation (a mediation record for an external control) is ATTESTED, never
+// ESTABLISHED: cloakpipe cannot check it, and a claim resting on one says so in its status.
 import type { CompletenessStatement, EffectDecl, EffectPath, Protection } from '../contract/effects.js';
 import { describeMediator, describeRoute } from '../contract/effects.js';
 import type { ConfinementRecord, EvidenceFile, MediationRecord, ReceiptRecord } from './evidence.js';
 import type { DecisionFact, LedgerFacts, StoredOutcome } from './sources.js';
 
-export type Status = 'established' | 'analogue_only' | 'not_established' | 'not_assessed';
+export type Status = 'established' | 'attested' | 'analogue_only' | 'not_established' | 'not_assessed';
+
+/** The numbers a finding rests on (allowed, linked, unknown, …), for machines: the reasons say the same in words. */
+export type Counts = Record<string, number>;
 
 export interface Finding {
   status: Status;
   reasons: string[];
+  counts?: Counts;
 }
 
 export interface PathReport {
@@ -34,7 +40,7 @@ export interface EffectReport {
     authorization: Finding;
     correlation: Finding;
     observation: Finding;
-    complete_mediation: Finding & { status: 'established' | 'not_established'; missing: string[] };
+    complete_mediation: Finding & { status: 'established' | 'attested' | 'not_established'; missing: string[]; attested: string[] };
   };
   completeness: CompletenessStatement | null;
   paths: PathReport[];
@@ -53,6 +59,7 @@ export const DECLARATION_IS_NOT_EVIDENCE =
   'Declaring a path set does not by itself establish completeness: a path nobody declared appears in no report.';
 
 const f = (status: Status, ...reasons: string[]): Finding => ({ status, reasons });
+const counted = (finding: Finding, counts: Counts): Finding => ({ ...finding, counts });
 const plural = (n: number, one: string, many = one + 's') => `${n} ${n === 1 ? one : many}`;
 
 // ---------------------------------------------------------------------------------------------
@@ -133,8 +140,9 @@ function gateAuthorization(s: GateStats): Finding {
   if (s.shadowAllows) notes.push(`${plural(s.shadowAllows, 'call')} allowed in shadow mode: recorded, not enforced, not counted`);
   if (s.wouldRefuse) notes.push(`${plural(s.wouldRefuse, 'call')} forwarded in shadow mode despite a refusal (would_refuse): executions without authorization`);
   const tail = extra.length ? ` (and ${extra.join(', ')})` : '';
-  if (s.allows.length) return f('established', `${plural(s.allows.length, 'allow decision')} for tool ${s.tool} in enforce mode${tail}`, ...notes);
-  return f('not_established', `no allow decision in enforce mode for tool ${s.tool}${tail}`, ...notes);
+  const counts = { allowed: s.allows.length, replays: s.replays, refusals: s.refusals, would_refuse: s.wouldRefuse, shadow_allowed: s.shadowAllows, other_manifest: s.otherManifest };
+  if (s.allows.length) return counted(f('established', `${plural(s.allows.length, 'allow decision')} for tool ${s.tool} in enforce mode${tail}`, ...notes), counts);
+  return counted(f('not_established', `no allow decision in enforce mode for tool ${s.tool}${tail}`, ...notes), counts);
 }
 
 const WHY: Record<Execution['why'], string> = {
@@ -148,10 +156,12 @@ const WHY: Record<Execution['why'], string> = {
 };
 
 function gateCorrelation(s: GateStats): Finding {
-  if (!s.allows.length) return f('not_established', `no allowed call of ${s.tool} to correlate`);
   const by = new Map<Execution['why'], number>();
   for (const e of s.executions) by.set(e.why, (by.get(e.why) ?? 0) + 1);
   const ok = by.get('correlated') ?? 0;
+  const counts: Counts = { allowed: s.allows.length, linked: ok };
+  for (const w of Object.keys(WHY) as Execution['why'][]) if (w !== 'correlated') counts[w] = by.get(w) ?? 0;
+  if (!s.allows.length) return counted(f('not_established', `no allowed call of ${s.tool} to correlate`), counts);
   const rest = [...by].filter(([w]) => w !== 'correlated').map(([w, n]) => `${n} ${WHY[w]}`);
   const withOps = s.allows.filter((d) => d.operation).length;
   const link = withOps
@@ -160,7 +170,7 @@ function gateCorrelation(s: GateStats): Finding {
   const reasons = [`${ok} of ${plural(s.allows.length, 'allowed call')} of ${s.tool} linked ${link}`];
   if (rest.length) reasons.push(`not linked: ${rest.join('; ')}`);
   if (s.outcomesMissing) reasons.push('the operations database was not available: stored outcomes could not be checked');
-  return f(ok ? 'established' : 'not_established', ...reasons);
+  return counted(f(ok ? 'established' : 'not_established', ...reasons), counts);
 }
 
 function receiptMatches(r: ReceiptRecord, d: DecisionFact, resultDigest: string | null): boolean {
@@ -183,16 +193,17 @@ function gateObservation(s: GateStats, receipts: ReceiptRecord[]): Finding {
   const observers = [...new Set(receipts.map((r) => r.observer))].join(', ');
   const reasons = [`${matched} of ${plural(receipts.length, 'receipt')} for ${s.tool} (from ${observers}) match an allowed call by digest; ${matchedCorrelated} of them a correlated execution`];
   if (receipts.length > matched) reasons.push(`${plural(receipts.length - matched, 'receipt')} match no allowed call of ${s.tool}`);
-  return f(matched ? 'established' : 'not_established', ...reasons);
+  return counted(f(matched ? 'established' : 'not_established', ...reasons), { receipts: receipts.length, matched, matched_linked: matchedCorrelated });
 }
 
 function gateMediation(s: GateStats): Finding {
   const shadow = s.decisions.filter((d) => d.mode === 'shadow').length;
   const enforced = s.decisions.length - shadow;
-  if (!s.decisions.length) return f('not_established', `no decision for tool ${s.tool} in the ledger: nothing shows calls on this route reach the gate`);
+  const counts = { decided_enforce: enforced, decided_shadow: shadow };
+  if (!s.decisions.length) return counted(f('not_established', `no decision for tool ${s.tool} in the ledger: nothing shows calls on this route reach the gate`), counts);
   if (shadow)
-    return f('not_established', `the gate ran in shadow mode for ${plural(shadow, 'call')} of ${s.tool}: recorded, not enforced (${enforced} decided in enforce mode)`);
-  return f('established', `the gate decided ${plural(enforced, 'call')} of ${s.tool} in enforce mode (verified ledger)`);
+    return counted(f('not_established', `the gate ran in shadow mode for ${plural(shadow, 'call')} of ${s.tool}: recorded, not enforced (${enforced} decided in enforce mode)`), counts);
+  return counted(f('established', `the gate decided ${plural(enforced, 'call')} of ${s.tool} in enforce mode (verified ledger)`), counts);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,7 +299,7 @@ function pathReport(e: EffectDecl, path: EffectPath, inp: ScopeInputs, stats: Ma
     out.observation = confinementObservation(m.protection, recs, e.name);
   } else if (m.type === 'external') {
     out.mediation = attestations.length
-      ? f('established', ...attestations.map((a) => `attested by ${a.attested_by} (${a.basis}): an attestation, not checked by cloakpipe`))
+      ? counted(f('attested', ...attestations.map((a) => `attested by ${a.attested_by} (${a.basis}): an attestation, not checked by cloakpipe`)), { attestations: attestations.length })
       : f('not_assessed', `no attestation for the external control (${m.control})`);
   } else {
     out.mediation = f(
@@ -317,13 +328,24 @@ function combine(paths: PathReport[], claim: 'authorization' | 'correlation' | '
   const has = (s: Status) => relevant.some((p) => p[claim].status === s);
   const status: Status = has('established') ? 'established' : has('analogue_only') ? 'analogue_only' : 'not_established';
   if (status === 'analogue_only') reasons.push('only analogue evidence: nothing observed the effect itself');
-  return f(status, ...reasons);
+  // Counts add up over the gate paths (one tool's numbers are counted once).
+  const counts: Counts = {};
+  const seen = new Set<string>();
+  for (const p of relevant) {
+    const c = p[claim].counts;
+    if (!c || seen.has(p.route)) continue;
+    seen.add(p.route);
+    for (const [k, v] of Object.entries(c)) counts[k] = (counts[k] ?? 0) + v;
+  }
+  return seen.size ? counted(f(status, ...reasons), counts) : f(status, ...reasons);
 }
 
 function completeMediation(e: EffectDecl, paths: PathReport[]): EffectReport['claims']['complete_mediation'] {
   const missing: string[] = [];
+  const attested: string[] = [];
   for (const p of paths)
-    if (p.mediation.status !== 'established')
+    if (p.mediation.status === 'attested') attested.push(`path ${p.id} (${p.kind}, mediator ${p.mediator}): ${p.mediation.reasons.join('; ')}`);
+    else if (p.mediation.status !== 'established')
       missing.push(`path ${p.id} (${p.kind}, mediator ${p.mediator}): mediation ${p.mediation.status.replace('_', ' ')}: ${p.mediation.reasons.join('; ') || 'no evidence'}`);
   if (!e.completeness)
     missing.push(`no completeness statement: nobody is recorded as having assessed that these ${plural(paths.length, 'path')} are all the paths able to produce ${e.name}`);
@@ -334,11 +356,17 @@ function completeMediation(e: EffectDecl, paths: PathReport[]): EffectReport['cl
     reasons.push('an observed execution shows that one path produced the effect, not that no other path can');
   if (!missing.length) {
     const c = e.completeness!;
-    reasons.push(`every declared path has mediation evidence; the path set was assessed complete by ${c.assessed_by} on ${c.assessed_at} (basis: ${c.basis.join('; ')})`);
+    reasons.push(
+      attested.length
+        ? `every declared path has mediation evidence or an operator's attestation (${plural(attested.length, 'path')} attested only: evidence cloakpipe cannot check, so the claim is ATTESTED, not ESTABLISHED); the path set was assessed complete by ${c.assessed_by} on ${c.assessed_at} (basis: ${c.basis.join('; ')})`
+        : `every declared path has mediation evidence; the path set was assessed complete by ${c.assessed_by} on ${c.assessed_at} (basis: ${c.basis.join('; ')})`,
+    );
     reasons.push('the completeness of the path set rests on that assessment, which cloakpipe cannot check');
   }
   reasons.push(DECLARATION_IS_NOT_EVIDENCE);
-  return { status: missing.length ? 'not_established' : 'established', reasons, missing };
+  const status = missing.length ? 'not_established' : attested.length ? 'attested' : 'established';
+  const counts = { paths: paths.length, established: paths.filter((p) => p.mediation.status === 'established').length, attested: attested.length, missing: paths.length - attested.length - paths.filter((p) => p.mediation.status === 'established').length };
+  return { status, reasons, missing, attested, counts };
 }
 
 export function assess(inp: ScopeInputs): EffectReport[] {

@@ -45,6 +45,7 @@ export function buildReport(manifest: LoadedManifest, inp: Omit<ScopeInputs, 'ma
 
 const LABEL: Record<Status, string> = {
   established: 'ESTABLISHED',
+  attested: 'ATTESTED',
   analogue_only: 'ANALOGUE ONLY',
   not_established: 'NOT ESTABLISHED',
   not_assessed: 'NOT ASSESSED',
@@ -55,13 +56,17 @@ function reasons(lines: string[], items: string[], indent: string) {
   for (const r of items) lines.push(`${indent}- ${r}`);
 }
 
-function claim(lines: string[], n: number, name: string, c: Finding & { missing?: string[] }) {
+function claim(lines: string[], n: number, name: string, c: Finding & { missing?: string[]; attested?: string[] }) {
   lines.push(`  ${n}. ${name.padEnd(20)}${LABEL[c.status]}`);
   if (c.missing?.length) {
     lines.push('     missing:');
     reasons(lines, c.missing, '       ');
-    reasons(lines, c.reasons, '     ');
-  } else reasons(lines, c.reasons, '     ');
+  }
+  if (c.attested?.length) {
+    lines.push('     attested only (not checked by cloakpipe):');
+    reasons(lines, c.attested, '       ');
+  }
+  reasons(lines, c.reasons, '     ');
 }
 
 export function renderText(r: ScopeReport): string {

@@ -200,6 +200,12 @@ export interface Store {
    */
   transact: Transact;
   /**
+   * The same, for work that need not be durable before its caller goes on (a call's result
+   * entry and settlement, ADR 017): it may wait for the next transaction, which commits it
+   * first. A store without it gets `transact`.
+   */
+  transactLater?: Transact;
+  /**
    * Throws StoreError when the store this process opened is no longer the one on disk (a file
    * deleted or replaced under a running gate): nothing may be decided on a store nobody will read.
    */

@@ -45,3 +45,18 @@ test('verify: raw Ed25519 rate on one and all cores, and the verifier or its TOD
   assert.ok(out.includes('| ledger entries ') || out.includes('TODO: `cloakpipe verify`'));
   assert.ok(out.includes('Reference pass'));
 });
+
+test('all: one table with every target of issue 16, its figure, goal, status and load, from the scripts of this run', () => {
+  const out = run('all.js', ['--quick', '--only', 'overhead,throughput,peers']);
+  assert.match(out, /## Targets \(issue 16\), this run/);
+  const targets = out.slice(out.indexOf('## Targets (issue 16)'));
+  assert.match(targets, /load average \(1 min\) at the start of the run: \d+\.\d\d/);
+  for (const name of ['added p50, 1 in flight', 'added p99, 1 in flight', 'gate CPU per call, 64 in flight', 'calls/s, 64 in flight', "gate vs supergateway's added p50"]) {
+    const row = targets.split('\n').find((l) => l.startsWith(`| ${name} `));
+    assert.ok(row, name);
+    assert.match(row, /\| (met|missed) +\| +\d+\.\d\d \|$/, `${name}: a figure, a status and the load: ${row}`);
+    assert.doesNotMatch(row, /not measured/);
+  }
+  // verify was not run: its row says so rather than inventing a figure.
+  assert.match(targets, /\| verify entries\/s vs raw Ed25519, all cores +\| +\| not measured/);
+});

@@ -67,13 +67,13 @@ test('Inspector CLI through the gate: tool calls, resources and prompts answer a
   for (const m of CALLS) assert.deepEqual(json(inspector(viaShell(), m)), json(inspector(server, m)), m.join(' '));
 });
 
-test('Inspector CLI through the gate: tools/list shows only the declared tools', { todo: 'tools/list answers are not yet filtered to the manifest (product.md 7a)' }, () => {
+test('Inspector CLI through the gate: tools/list shows only the declared tools', () => {
   const direct = json(inspector(server, ['--method', 'tools/list']));
   const gated = json(inspector(viaShell(), ['--method', 'tools/list']));
   assert.deepEqual(gated, { ...direct, tools: direct.tools.filter((t: { name: string }) => DECLARED.includes(t.name)) });
 });
 
-test('Inspector CLI through the gate: a refused call fails and prints the reason with its detail', { todo: 'the refusal message does not carry the detail yet (product.md section 1)' }, () => {
+test('Inspector CLI through the gate: a refused call fails and prints the reason with its detail', () => {
   const r = inspector(viaShell(), ['--method', 'tools/call', '--tool-name', 'get-env']);
   assert.notEqual(r.status, 0);
   const shown = r.out + r.err;

@@ -110,8 +110,8 @@ test('refused documents are answered with their code and never reach the upstrea
 });
 
 // product.md section 1: the id is recovered from refused lines by a bounded scan of the top level
-// (src/wire/message.ts, being built with the stdio door).
-test('a refusal carries the request id the scan can read (id first on the line)', { todo: 'id recovery from refused lines (src/wire/message.ts readableId, doors)' }, () => {
+// (src/wire/id-scan.ts).
+test('a refusal carries the request id the scan can read (id first on the line)', () => {
   for (const c of all) {
     if (c.expect.ok) continue;
     assert.equal(answers.get(c.id).id, c.id, c.name);

@@ -65,7 +65,7 @@ const STEPS: Step[] = [
   { label: 'create_entities Ada', run: call('create_entities', { entities: [ada] }) },
   { label: 'create_entities Charles', run: call('create_entities', { entities: [charles] }) },
   // The same call again: the server answers that nothing was new; a replay would repeat the first answer.
-  { label: 'create_entities Ada again (already there)', run: call('create_entities', { entities: [ada] }), todo: 'an identical write is replayed from the store instead of run (operation identity, product.md 5)' },
+  { label: 'create_entities Ada again (already there)', run: call('create_entities', { entities: [ada] }) },
   { label: 'create_relations', run: call('create_relations', { relations: [knows] }) },
   { label: 'add_observations', run: call('add_observations', { observations: [{ entityName: 'Ada', contents: ['translated Menabrea', 'wrote notes A to G'] }] }) },
   { label: 'add_observations to an unknown entity', run: call('add_observations', { observations: [{ entityName: 'Nobody', contents: ['x'] }] }) },
@@ -77,13 +77,13 @@ const STEPS: Step[] = [
   // create → delete → create: the second create is a new operation and must run.
   { label: 'delete_entities Charles', run: call('delete_entities', { entityNames: ['Charles'] }) },
   { label: 'create_entities Charles again', run: call('create_entities', { entities: [charles] }) },
-  { label: 'read_graph: Charles is back', run: call('read_graph', {}), todo: 'an identical write is replayed from the store instead of run (operation identity, product.md 5)' },
+  { label: 'read_graph: Charles is back', run: call('read_graph', {}) },
   // What the manifest refuses.
   { label: 'create_entities of six', run: call('create_entities', { entities: Array.from({ length: 6 }, (_, i) => ({ name: `E${i}`, entityType: 'x', observations: [] })) }), refusedBy: 'argument_invalid' },
   { label: 'search_nodes with a shell payload', run: call('search_nodes', { query: 'Ada; rm -rf /' }), refusedBy: 'argument_invalid' },
   { label: 'delete_entities with an extra argument', run: call('delete_entities', { entityNames: ['Ada'], cascade: true }), refusedBy: 'undeclared_argument' },
   { label: 'an undeclared tool', run: call('wipe_graph', {}), refusedBy: 'undeclared_tool' },
-  { label: 'read_graph: the refused calls changed nothing', run: call('read_graph', {}), todo: 'an identical write is replayed from the store instead of run (operation identity, product.md 5)' },
+  { label: 'read_graph: the refused calls changed nothing', run: call('read_graph', {}) },
 ];
 
 let direct: (Outcome | null)[] = [];

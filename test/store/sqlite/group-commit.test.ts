@@ -62,3 +62,40 @@ test('group commit: a failing check before the batch rejects every job and runs 
   assert.equal(ran, 0);
   assert.equal([...readEntries(port)].length, 1);
 });
+
+test('group commit: deferred work rides in the next batch, ahead of its jobs, and is durable when it resolves', async () => {
+  const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
+  const ledger = new Ledger(port, key());
+  // A deferral longer than any test: only the next batch can commit the deferred job.
+  const commit = new GroupCommit(db, 256, () => undefined, 600_000);
+  let ranLater = false;
+  const later = commit.runLater(() => {
+    ranLater = true;
+    return ledger.appendInTx({ kind: 'result', outcome: 'ok', fingerprint: 'sha256:0', decision: 0, result_digest: 'sha256:1' });
+  });
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(ranLater, false, 'deferred work waits for a batch');
+  assert.equal([...readEntries(port)].length, 0);
+  const seenByNext = await commit.run(() => {
+    assert.equal(ranLater, true, 'the deferred job ran first, in the same transaction');
+    return ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0' }).seq;
+  });
+  assert.equal((await later).seq, 0);
+  assert.equal(seenByNext, 1);
+  assert.deepEqual([...readEntries(port)].map((e) => e.kind), ['result', 'decision']);
+});
+
+test('group commit: deferred work commits on its own when no batch follows; a throwing deferred job rejects alone', async () => {
+  const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
+  const ledger = new Ledger(port, key());
+  const commit = new GroupCommit(db, 256, () => undefined, 5);
+  const results = await Promise.allSettled([
+    commit.runLater(() => ledger.appendInTx({ kind: 'decision', outcome: 'allow', manifest_digest: 'sha256:0', policy_digest: 'sha256:0', n: 1 })),
+    commit.runLater(() => {
+      throw new Error('settlement failed');
+    }),
+  ]);
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected']);
+  assert.deepEqual([...readEntries(port)].map((e) => e.n), [1]);
+});

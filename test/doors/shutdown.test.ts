@@ -1,0 +1,64 @@
+// The session's end (product.md 7a, issue 12 item 8), through the real binary: SIGTERM or
+// SIGINT stops reading the host, lets calls in flight finish, stops the upstream (SIGTERM, then
+// SIGKILL 2 s later), records the shutdown and exits 0; the upstream never outlives the gate,
+// also when the host is the SDK client closing (stdin end, SIGTERM at 2 s, SIGKILL at 4 s).
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
+import { RawGate } from '../helpers/raw-gate.js';
+import { connectThroughGate } from '../helpers/gate-client.js';
+
+let files: Record<string, string>;
+before(() => {
+  files = writeFiles({ 'm.yaml': 'version: 1\nrelease: end@1\ntools:\n  echo: { effect: read, arguments: {} }\n  slow: { effect: read, arguments: {} }\n', 'p.cedar': PERMIT_ALL });
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const ledger = (home: string) => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+
+for (const [name, env] of [
+  ['leaves when its stdin ends', {}],
+  ['stays after its stdin ends', { KEEP_ALIVE: '1' }],
+  ['ignores stdin end and SIGTERM', { KEEP_ALIVE: '1', IGNORE_SIGTERM: '1' }],
+] as const) {
+  test(`the SDK client's close(): no orphan, a shutdown entry (an upstream that ${name})`, async () => {
+    const home = makeHome();
+    const pidFile = join(tempDir(), 'pid');
+    const c = await connectThroughGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile, ...env } });
+    await c.client.callTool({ name: 'echo', arguments: {} });
+    const upstreamPid = Number(readFileSync(pidFile, 'utf8'));
+    await c.close(); // returns once the gate has exited (or after the SDK's SIGKILL)
+    assert.equal(alive(upstreamPid), false, 'the upstream is gone with the gate');
+    const last = ledger(home).at(-1);
+    assert.equal(last.kind, 'shutdown', 'the gate recorded its end before it left');
+  });
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal}: the call in flight is answered, the upstream stopped, the shutdown recorded, exit 0`, async () => {
+    const home = makeHome();
+    const pidFile = join(tempDir(), 'pid');
+    const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile, KEEP_ALIVE: '1' } });
+    await gate.initialize();
+    gate.send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{}}}\n');
+    while (ledger(home).filter((e) => e.kind === 'decision').length === 0) await new Promise((r) => setTimeout(r, 20));
+    gate.child.kill(signal);
+    const r = await gate.next();
+    assert.equal(r.id, 1);
+    assert.equal(r.result?.content?.[0]?.text, 'slow', 'the call in flight finished');
+    assert.equal(await gate.exited, 0);
+    assert.equal(alive(Number(readFileSync(pidFile, 'utf8'))), false, 'no orphan');
+    const entries = ledger(home);
+    assert.deepEqual(entries.slice(-2).map((e) => e.kind), ['result', 'shutdown']);
+    assert.equal(entries.at(-1).reason, signal);
+  });
+}

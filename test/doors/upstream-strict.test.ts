@@ -1,0 +1,91 @@
+// The upstream's side (product.md 7a, issue 12 item 4), through the real binary and a server
+// that misbehaves on purpose: the host only ever sees the RFC 8785 form of a message the strict
+// parser read; an unreadable reply, a batch, a reply to an id the gate never forwarded or a
+// second reply is dropped and logged by digest; the call ends as on the upstream's death
+// (-32003 outcome unknown at --call-timeout).
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
+import { RawGate } from '../helpers/raw-gate.js';
+import { connectThroughGate } from '../helpers/gate-client.js';
+import { canonicalize } from '../../src/core/canonical.js';
+
+const CANARY = 'CANARY-upstream-9c1e';
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang'];
+const MANIFEST = `version: 1\nrelease: strict-upstream@1\ntools:\n${TOOLS.map((t) => `  ${t}: { effect: read, arguments: {} }`).join('\n')}\n`;
+
+let files: Record<string, string>;
+before(() => {
+  files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+});
+
+function start(flags: string[] = []) {
+  const home = makeHome();
+  const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--call-timeout', '1s', ...flags], upstream: [process.execPath, helperScript('misbehaving-upstream.js')] });
+  const ledger = () => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+  return { gate, ledger };
+}
+const call = (id: number, name: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }) + '\n';
+
+test('a reply the strict parser refuses never reaches the host; the call ends outcome unknown at --call-timeout', async () => {
+  const { gate, ledger } = start();
+  await gate.initialize();
+  const bad = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing'];
+  for (const [i, tool] of bad.entries()) {
+    gate.send(call(i + 1, tool));
+    const line = await gate.nextLine();
+    assert.ok(!line.includes(CANARY), `${tool}: nothing of the upstream's line reaches the host`);
+    const r = JSON.parse(line);
+    assert.equal(r.id, i + 1, tool);
+    assert.equal(r.error.code, -32003, `${tool}: outcome unknown, as on the upstream's death`);
+    assert.match(r.error.message, /outcome unknown \(timeout\)/, tool);
+  }
+  // The session goes on: a well-formed reply still passes.
+  gate.send(call(50, 'echo'));
+  assert.equal((await gate.next()).result.content[0].text, 'ok');
+  assert.equal(await gate.end(), 0);
+  const drops = gate.stderr.split('\n').filter((l) => l.includes('upstream_message_dropped'));
+  assert.equal(drops.length, bad.length, 'each dropped line is logged');
+  for (const d of drops) assert.match(JSON.parse(d).line_digest, /^sha256:[0-9a-f]{64}$/);
+  assert.ok(!gate.stderr.includes(CANARY), 'the log carries digests only');
+  const results = ledger().filter((e) => e.kind === 'result');
+  assert.deepEqual(results.map((e) => e.outcome), [...bad.map(() => 'unknown'), 'ok']);
+});
+
+test('the host gets the canonical form of a reply, and a second reply to one id is dropped', async () => {
+  const { gate } = start();
+  await gate.initialize();
+  gate.send(call(1, 'spaced'));
+  const line = await gate.nextLine();
+  assert.equal(line, canonicalize({ id: 1, jsonrpc: '2.0', result: { content: [{ text: 'AB', type: 'text' }] } }));
+  gate.send(call(2, 'twice'));
+  assert.equal((await gate.next()).result.content[0].text, 'first');
+  gate.send('{"jsonrpc":"2.0","id":3,"method":"ping"}\n');
+  assert.deepEqual(await gate.next(), { id: 3, jsonrpc: '2.0', result: {} }, 'the next line is the ping answer, not a second reply');
+  await gate.end();
+  assert.match(gate.stderr, /"event":"upstream_message_dropped".*"cause":"unsolicited_reply"/);
+  assert.ok(!gate.stderr.includes(CANARY));
+});
+
+test('the SDK client never sees a made-up answer to a call the gate refused', async () => {
+  const home = makeHome();
+  const pidFile = join(tempDir(), 'pid');
+  const c = await connectThroughGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile } });
+  await c.client.callTool({ name: 'arm', arguments: {} }); // the server learns the next id
+  // The server answers that id, unasked, every millisecond: the gate's refusal of the call
+  // (durable first) would come after a forged answer passed straight through.
+  process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGUSR1');
+  await new Promise((r) => setTimeout(r, 200));
+  const refused = c.client.callTool({ name: 'delete_everything', arguments: { path: '/' } }).then(
+    (r) => ({ ok: r }),
+    (e: Error) => ({ err: e }),
+  );
+  const outcome = await refused;
+  assert.ok('err' in outcome, `the host got a refusal, not ${JSON.stringify(outcome)}`);
+  assert.match(outcome.err.message, /cloakpipe refused: undeclared_tool/);
+  await c.close();
+  assert.match(c.stderr(), /"event":"upstream_message_dropped".*"cause":"unsolicited_reply"/);
+  assert.ok(!c.stderr().includes(CANARY));
+});

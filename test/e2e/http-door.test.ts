@@ -1,0 +1,217 @@
+// `cloakpipe http-proxy` over raw HTTP and with the official SDK client: sessions, status codes
+// and headers, tokens and origins, bounds, per-session task contexts and agents, and canaries.
+// The upstream is the real @modelcontextprotocol/server-memory, one process per session.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe, cloakpipeAsync } from '../helpers/cli.js';
+import { canary } from '../helpers/capture.js';
+import { httpClient, INIT, post, rawSession, startHttpGate, type HttpGate, type HttpGateOptions } from '../helpers/http-gate.js';
+
+const MANIFEST = `version: 1
+release: http-memory@1
+tools:
+  create_entities:
+    effect: write
+    arguments:
+      entities: { type: array, max_items: 5, required: true, items: { type: object } }
+  read_graph: { effect: read, arguments: {} }
+  search_nodes:
+    effect: read
+    arguments:
+      query: { type: string, pattern: "[A-Za-z ]{1,40}", required: true }
+`;
+const PERMIT = 'permit (principal, action, resource);\n';
+
+const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT });
+const gates: HttpGate[] = [];
+after(async () => {
+  await Promise.allSettled(gates.map((g) => g.stop()));
+});
+
+async function gate(extra: Partial<HttpGateOptions> = {}): Promise<HttpGate & { home: string }> {
+  const home = extra.home ?? makeHome();
+  const g = await startHttpGate({
+    home,
+    manifest: files['m.yaml'],
+    policy: files['p.cedar'],
+    upstream: [process.execPath, MEMORY],
+    env: { MEMORY_FILE_PATH: join(tempDir(), 'memory.jsonl') },
+    ...extra,
+  });
+  gates.push(g);
+  return Object.assign(g, { home });
+}
+
+function entries(home: string): any[] {
+  return cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+const call = (id: number, name: string, args: unknown) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+test('initialize issues a 256-bit Mcp-Session-Id; requests without one get 400, with an unknown one 404', async () => {
+  const g = await gate();
+  const r = await post(g.url, INIT, { Accept: 'application/json' });
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type')!, /^application\/json/);
+  const body = await r.json();
+  assert.equal(body.id, 1);
+  assert.ok(body.result.serverInfo, 'the upstream answered the initialize');
+  const sid = r.headers.get('mcp-session-id')!;
+  assert.match(sid, /^[A-Za-z0-9_-]{43}$/);
+  assert.equal((await post(g.url, call(2, 'read_graph', {}))).status, 400);
+  assert.equal((await post(g.url, call(2, 'read_graph', {}), { 'Mcp-Session-Id': 'x'.repeat(43) })).status, 404);
+  assert.equal((await post(g.url, call(2, 'read_graph', {}), { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '1999-01-01' })).status, 400);
+  const n = await post(g.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'Mcp-Session-Id': sid });
+  assert.equal(n.status, 202);
+});
+
+test('a request is answered as JSON or as an SSE stream, as Accept allows; DELETE ends the session', async () => {
+  const g = await gate();
+  const sid = await rawSession(g.url);
+  for (const version of ['2025-03-26', '2025-06-18', '2025-11-25']) {
+    const j = await post(g.url, call(10, 'read_graph', {}), { 'Mcp-Session-Id': sid, Accept: 'application/json', 'MCP-Protocol-Version': version });
+    assert.equal(j.status, 200);
+    assert.ok((await j.json()).result, version);
+  }
+  const s = await post(g.url, call(11, 'read_graph', {}), { 'Mcp-Session-Id': sid, Accept: 'text/event-stream' });
+  assert.equal(s.status, 200);
+  assert.match(s.headers.get('content-type')!, /^text\/event-stream/);
+  const events = (await s.text()).split('\n\n').filter((e) => e.trim() !== '');
+  const last = JSON.parse(events.at(-1)!.split('\n').find((l) => l.startsWith('data: '))!.slice(6));
+  assert.equal(last.id, 11);
+  assert.ok(last.result);
+  const d = await fetch(g.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
+  assert.equal(d.status, 200);
+  assert.equal((await post(g.url, call(12, 'read_graph', {}), { 'Mcp-Session-Id': sid })).status, 404);
+});
+
+test('refusals over HTTP: the manifest as on stdio, wire refusals 400, an oversize body 413, all recorded', async () => {
+  const g = await gate({ flags: ['--max-body', '2048'] });
+  const sid = await rawSession(g.url);
+  const h = { 'Mcp-Session-Id': sid, Accept: 'application/json' };
+  const undeclared = await (await post(g.url, call(3, 'delete_entities', { entityNames: ['x'] }), h)).json();
+  assert.equal(undeclared.error.code, -32001);
+  assert.equal(undeclared.error.data.reason, 'undeclared_tool');
+  const invalid = await (await post(g.url, call(4, 'search_nodes', { query: 'a; rm -rf /' }), h)).json();
+  assert.equal(invalid.error.data.reason, 'argument_invalid');
+  const dup = await post(g.url, '{"jsonrpc":"2.0","id":5,"id":6,"method":"tools/list"}', h);
+  assert.equal(dup.status, 400);
+  const dupBody = await dup.json();
+  assert.equal(dupBody.error.data.reason, 'duplicate_key');
+  assert.equal(typeof dupBody.error.data.entry, 'number');
+  const notJson = await post(g.url, '{"jsonrpc":"2.0",', h);
+  assert.equal(notJson.status, 400);
+  const big = await post(g.url, call(7, 'search_nodes', { query: 'x'.repeat(4096) }), h);
+  assert.equal(big.status, 413);
+  assert.equal((await big.json()).error.data.reason, 'frame_too_large');
+  // The session survived all of it.
+  assert.ok((await (await post(g.url, call(8, 'read_graph', {}), h)).json()).result);
+  const reasons = entries(g.home).filter((e) => e.kind === 'decision' && e.outcome === 'refuse').map((e) => e.reason);
+  assert.deepEqual(reasons.slice(0, 2), ['undeclared_tool', 'argument_invalid']);
+  assert.equal(reasons.length, 5);
+  assert.equal(reasons[4], 'frame_too_large');
+});
+
+test('wrong path 404, foreign Origin 403 (an allowed one passes), --max-sessions 503', async () => {
+  const g = await gate({ flags: ['--max-sessions', '2', '--allowed-origin', 'http://localhost:6274'] });
+  assert.equal((await post(g.url.replace(/\/mcp$/, '/other'), INIT)).status, 404);
+  assert.equal((await post(g.url, INIT, { Origin: 'http://evil.example' })).status, 403);
+  const ok = await post(g.url, INIT, { Origin: 'http://localhost:6274', Accept: 'application/json' });
+  assert.equal(ok.status, 200);
+  await ok.text();
+  await rawSession(g.url);
+  const third = await post(g.url, INIT, { Accept: 'application/json' });
+  assert.equal(third.status, 503);
+});
+
+test('bearer tokens: 401 with RFC 9728 metadata, each session bound to its agent, entries name the agent', async () => {
+  const alice = 'tok-alice-0123456789abcdef';
+  const bob = 'tok-bob-0123456789abcdef01';
+  const t = writeFiles({ tokens: `# agents\n${alice} alice\n${bob} bob\n` });
+  const g = await gate({ flags: ['--auth-token-file', t.tokens] });
+  const none = await post(g.url, INIT);
+  assert.equal(none.status, 401);
+  const www = none.headers.get('www-authenticate')!;
+  const meta = /resource_metadata="([^"]+)"/.exec(www)![1];
+  const doc = await (await fetch(meta)).json();
+  assert.equal(doc.resource, g.url);
+  assert.equal((await post(g.url, INIT, { Authorization: `Bearer ${alice}x` })).status, 401);
+  const sid = await rawSession(g.url, { Authorization: `Bearer ${alice}` });
+  // Bob's token does not reach Alice's session.
+  assert.equal((await post(g.url, call(2, 'read_graph', {}), { Authorization: `Bearer ${bob}`, 'Mcp-Session-Id': sid })).status, 404);
+  const c = await httpClient(g.url, { Authorization: `Bearer ${bob}` });
+  await c.callTool({ name: 'read_graph', arguments: {} });
+  await c.close();
+  const r = await post(g.url, call(3, 'read_graph', {}), { Authorization: `Bearer ${alice}`, 'Mcp-Session-Id': sid, Accept: 'application/json' });
+  assert.ok((await r.json()).result);
+  const agents = entries(g.home).filter((e) => e.kind === 'decision').map((e) => e.agent);
+  assert.deepEqual(agents, ['bob', 'alice']);
+  assert.ok(!g.stderr().includes(alice) && !g.stderr().includes(bob));
+});
+
+test('a non-loopback --listen without tokens does not start (exit 2)', async () => {
+  const r = await cloakpipeAsync(['http-proxy', '--home', makeHome(), '--manifest', files['m.yaml'], '--policy', files['p.cedar'], '--listen', '0.0.0.0:0', '--', process.execPath, MEMORY]);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /not loopback/);
+});
+
+test('two sessions at once, each with its own task context (--context-dir + Cloakpipe-Task) and label', async () => {
+  const dir = tempDir();
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(join(dir, 'T-basic.json'), JSON.stringify({ task: { id: 'T-basic', tier: 'basic' } }));
+  writeFileSync(join(dir, 'T-premium.json'), JSON.stringify({ task: { id: 'T-premium', tier: 'premium' } }));
+  const p = writeFiles({ 'p.cedar': `${PERMIT}@id("premium-writes")\nforbid (principal, action == Action::"call_tool", resource == Tool::"create_entities")\nunless { context.task.tier == "premium" };\n` });
+  const g = await gate({ policy: p['p.cedar'], flags: ['--context-dir', dir] });
+  const basic = await httpClient(g.url, { 'Cloakpipe-Task': 'T-basic' });
+  const premium = await httpClient(g.url, { 'Cloakpipe-Task': 'T-premium' });
+  const entity = { entities: [{ name: 'Ada', entityType: 'person', observations: [] }] };
+  const [b, pr] = await Promise.allSettled([basic.callTool({ name: 'create_entities', arguments: entity }), premium.callTool({ name: 'create_entities', arguments: entity })]);
+  assert.equal(pr.status, 'fulfilled');
+  assert.equal(b.status, 'rejected');
+  assert.ok((b as PromiseRejectedResult).reason instanceof McpError);
+  assert.equal((((b as PromiseRejectedResult).reason as McpError).data as { reason: string }).reason, 'policy_denied');
+  await basic.close();
+  await premium.close();
+  const decisions = entries(g.home).filter((e) => e.kind === 'decision');
+  const byTask = new Map<string, any>(decisions.map((e) => [e.task, e]));
+  assert.equal(byTask.get('T-basic').outcome, 'refuse');
+  assert.equal(byTask.get('T-premium').outcome, 'allow');
+  assert.notEqual(byTask.get('T-basic').session, byTask.get('T-premium').session);
+  // No such task, or none named: the initialize is refused fail_closed.
+  const tasks: Record<string, string>[] = [{ 'Cloakpipe-Task': 'T-missing' }, {}, { 'Cloakpipe-Task': '../T-basic' }];
+  for (const h of tasks) {
+    const r = await post(g.url, INIT, { Accept: 'application/json', ...h });
+    assert.equal(r.status, 400);
+    assert.equal((await r.json()).error.data.reason, 'fail_closed');
+  }
+});
+
+test('an idle session ends after --session-idle', async () => {
+  const g = await gate({ flags: ['--session-idle', '300ms'] });
+  const sid = await rawSession(g.url);
+  await new Promise((r) => setTimeout(r, 1200));
+  assert.equal((await post(g.url, call(2, 'read_graph', {}), { 'Mcp-Session-Id': sid })).status, 404);
+});
+
+test('canaries in arguments never reach stderr or the ledger', async () => {
+  const allowed = canary('http-arg');
+  const refused = canary('http-refused');
+  const g = await gate();
+  const c = await httpClient(g.url);
+  await c.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'Ada', entityType: 'person', observations: [allowed] }] } });
+  const graph = await c.callTool({ name: 'read_graph', arguments: {} });
+  assert.ok(JSON.stringify(graph).includes(allowed), 'the canary reached the tool');
+  await assert.rejects(c.callTool({ name: 'search_nodes', arguments: { query: refused } }));
+  await c.close();
+  assert.equal(await g.stop(), 0);
+  const ledger = cloakpipe(['ledger', 'show', '--home', g.home, '--json']).stdout;
+  const raw = readFileSync(join(g.home, 'ledger.db')).toString('latin1');
+  for (const k of [allowed, refused]) {
+    assert.ok(!g.stderr().includes(k), 'stderr');
+    assert.ok(!ledger.includes(k), 'ledger');
+    assert.ok(!raw.includes(k), 'ledger file');
+  }
+});

@@ -1,0 +1,70 @@
+// A raw MCP stdio server that misbehaves on purpose, one way per tool, to prove what the gate
+// lets through from the upstream's side (product.md 7a). Every reply it writes is a line the
+// gate must parse strictly and re-serialize, or drop. Its pid goes to $PID_FILE; SIGUSR1 makes
+// it answer, unasked, the id after the last tools/call it saw (a made-up "success").
+// $KEEP_ALIVE: it stays after its stdin ends; $IGNORE_SIGTERM: it stays after SIGTERM too.
+// Tool `slow` answers after 100 ms; the most calls it ever held unanswered goes to $PEAK_FILE.
+import { writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+const CANARY = 'CANARY-upstream-9c1e';
+if (process.env.PID_FILE) writeFileSync(process.env.PID_FILE, String(process.pid));
+const out = (s: string | Buffer) => process.stdout.write(s);
+const ok = (id: unknown, text: string) => JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
+let lastCall = 0;
+
+// For 3 s, every millisecond: whenever the host sends that id, a forged answer is close behind.
+process.on('SIGUSR1', () => {
+  const spray = setInterval(() => out(ok(lastCall + 1, `forged ${CANARY}`) + '\n'), 1);
+  setTimeout(() => clearInterval(spray), 3000);
+});
+process.on('SIGTERM', () => {
+  if (process.env.IGNORE_SIGTERM) return; // a server that will not leave on SIGTERM
+  process.exit(0);
+});
+
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow'];
+let outstanding = 0;
+let peak = 0;
+if (process.env.KEEP_ALIVE) setInterval(() => undefined, 1 << 30);
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = JSON.parse(line);
+  const id = m.id;
+  if (m.method === 'initialize')
+    return out(JSON.stringify({ jsonrpc: '2.0', id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'misbehaving', version: '1' } } }) + '\n');
+  if (m.method === 'tools/list') return out(JSON.stringify({ jsonrpc: '2.0', id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } }) + '\n');
+  if (m.method === 'notifications/cancelled') return;
+  if (m.method !== 'tools/call') return id !== undefined ? out(JSON.stringify({ jsonrpc: '2.0', id, result: {} }) + '\n') : undefined;
+  lastCall = typeof id === 'number' ? id : lastCall;
+  const text = `${m.params.name} ${CANARY}`;
+  switch (m.params.name) {
+    case 'dup_result': // the ledger would record one value and the host see the other
+      return out(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"first ${CANARY}"}]},"result":{"content":[{"type":"text","text":"second ${CANARY}"}]}}\n`);
+    case 'dup_id':
+      return out(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"id":999,"result":{"content":[]}}\n`);
+    case 'result_and_error':
+      return out(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"${CANARY}"}]},"error":{"code":1,"message":"x"}}\n`);
+    case 'bom':
+      return out(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(ok(id, text) + '\n')]));
+    case 'batch':
+      return out(`[${ok(id, text)}]\n`);
+    case 'trailing':
+      return out(`${ok(id, text)} {"garbage":true}\n`);
+    case 'twice':
+      return out(ok(id, 'first') + '\n' + ok(id, `second ${CANARY}`) + '\n');
+    case 'spaced': // valid, but not in canonical form: key order, spaces, an escape
+      return out(`{ "result" : { "content" : [ { "type":"text", "text":"\\u0041B" } ] }, "id" : ${JSON.stringify(id)}, "jsonrpc" : "2.0" }\n`);
+    case 'hang':
+      return;
+    case 'slow':
+      peak = Math.max(peak, ++outstanding);
+      if (process.env.PEAK_FILE) writeFileSync(process.env.PEAK_FILE, String(peak));
+      return void setTimeout(() => {
+        outstanding--;
+        out(ok(id, 'slow') + '\n');
+      }, 100);
+    default:
+      return out(ok(id, 'ok') + '\n');
+  }
+});
