@@ -12,7 +12,7 @@ import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 
-const { upstream: _u, config: _c, 'max-frame': _f, ...SHARED } = PROXY_OPTIONS;
+const { upstream: _u, config: _c, 'max-frame': _f, server: _s, ...SHARED } = PROXY_OPTIONS; // --server: mcp-proxy only so far
 
 export const OPTIONS = {
   ...SHARED,

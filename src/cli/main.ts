@@ -17,6 +17,8 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
   verify: { file: './verify.js', summary: 'verify a ledger offline' },
   anchor: { file: './anchor.js', summary: 'verify one Rekor entry or RFC 3161 token offline' },
   manifest: { file: './manifest-draft.js', summary: "draft a manifest and policy from a server's tools/list" },
+  wrap: { file: './wrap.js', summary: "put the gate in front of the servers in an agent host's MCP config" },
+  unwrap: { file: './unwrap.js', summary: 'restore the MCP config entries wrap rewrote' },
   policy: { file: './policy.js', summary: 'check or explain a Cedar policy' },
   pins: { file: './pins.js', summary: 'review and accept changed tool definitions' },
   scope: { file: './scope.js', summary: 'report what the evidence establishes per protected effect' },

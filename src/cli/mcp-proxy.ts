@@ -8,10 +8,13 @@ import { StdioHostTransport } from '../doors/stdio.js';
 import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
+import { resolveHome } from '../store/home.js';
+import { serverGateFiles, ServerNameError } from '../onboarding/server-home.js';
 
 export const OPTIONS = {
-  manifest: { type: 'string', arg: 'FILE', help: 'the tool manifest (YAML or JSON, v1); required' },
-  policy: { type: 'string', arg: 'FILE', help: 'the Cedar policy; required' },
+  manifest: { type: 'string', arg: 'FILE', help: 'the tool manifest (YAML or JSON, v1); required unless --server' },
+  policy: { type: 'string', arg: 'FILE', help: 'the Cedar policy; required unless --server' },
+  server: { type: 'string', arg: 'NAME', help: "take the manifest, policy and context (if any) from the home's servers/NAME/ (as cloakpipe wrap writes them); --manifest, --policy, --context win" },
   context: { type: 'string', arg: 'FILE', help: 'the task context (JSON), re-read when it changes', defaultText: 'none (an empty context)' },
   mode: { type: 'string', arg: 'enforce|shadow', default: 'enforce', help: 'shadow records what enforce would refuse and forwards it' },
   'approver-key': { type: 'string', arg: 'PEM', multiple: true, help: 'a public key whose receipts approve calls', defaultText: 'none' },
@@ -34,6 +37,7 @@ export const OPTIONS = {
 const PATH_FLAGS = new Set(['manifest', 'policy', 'context', 'approver-key', 'home', 'tsa-root', 'rekor-key']);
 
 const HELP = `usage: cloakpipe mcp-proxy --manifest FILE --policy FILE [options] -- UPSTREAM_COMMAND [ARGS...]
+       cloakpipe mcp-proxy --server NAME [options] -- UPSTREAM_COMMAND [ARGS...]
        cloakpipe mcp-proxy --manifest FILE --policy FILE [options] --upstream "UPSTREAM_COMMAND ARGS"
        cloakpipe mcp-proxy --config FILE [options]
 
@@ -100,6 +104,19 @@ export async function run(argv: string[]): Promise<number> {
     anchorIntervalMs = values['anchor-interval'] ? parseDuration(values['anchor-interval'] as string) : undefined;
   } catch (e) {
     throw new UsageError((e as Error).message);
+  }
+  if (values.server !== undefined) {
+    let files;
+    try {
+      files = serverGateFiles(resolveHome(values.home as string | undefined).dir, values.server as string);
+    } catch (e) {
+      if (!(e instanceof ServerNameError)) throw e;
+      process.stderr.write(`cloakpipe mcp-proxy: cannot start: ${e.message}\n`);
+      return 2;
+    }
+    values.manifest ??= files.manifest;
+    values.policy ??= files.policy;
+    if (files.context !== undefined) values.context ??= files.context;
   }
   const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
   const maxLineBytes = values['max-frame'] ? Number(values['max-frame']) : DEFAULT_MAX_LINE_BYTES;

@@ -17,7 +17,7 @@ export interface Listed {
 }
 
 /** The server: a command to start (stdio), or the URL of a Streamable HTTP endpoint. */
-export type ServerTarget = { command: string; args: string[] } | { url: URL };
+export type ServerTarget = { command: string; args: string[]; env?: Record<string, string>; cwd?: string } | { url: URL };
 
 export async function listServerTools(target: ServerTarget, timeoutMs: number): Promise<Listed> {
   let transport: Transport;
@@ -37,7 +37,8 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
   } else {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(upstreamEnv())) if (v !== undefined) env[k] = v;
-    transport = new StdioClientTransport({ command: target.command, args: target.args, env, stderr: 'inherit' });
+    Object.assign(env, target.env); // a host entry's env, as the host would add it
+    transport = new StdioClientTransport({ command: target.command, args: target.args, env, cwd: target.cwd, stderr: 'inherit' });
     named = target.command;
   }
   const client = new Client({ name: 'cloakpipe-manifest-draft', version: '1' });

@@ -177,7 +177,9 @@ test('a replayed result raises the label like a fresh one, in a new session on t
   assert.deepEqual([labels[1].from, labels[1].to, labels[1].cause, labels[1].tool], ['public', 'confidential', 'returns', 'fetch_report']);
 });
 
-test('server output outside a gated result raises by classify: a resource read, a line that does not parse', async () => {
+// A line the upstream sends that does not parse is dropped (product.md 7a): the host never sees
+// it, so it raises nothing; a resource read that reaches the host does.
+test('server output outside a gated result raises by classify; an unparseable line never reaches the host and raises nothing', async () => {
   const s = flowSetup();
   const g = await startFlowGate(s, { flags: ['--call-timeout', '2s'], env: { FLOW_RESOURCE_TEXT: 'ledger note: internal use only', FLOW_MALFORMED_CANARY: 'acct ACCT-11112222' } });
   try {
@@ -189,18 +191,18 @@ test('server output outside a gated result raises by classify: a resource read, 
     const broken = await call(g, 'malformed', { text: 'x' });
     assert.equal(broken.ok ? 'ok' : broken.reason, 'outcome_unknown');
     const r = await call(g, 'post_confidential', { text: 'fourth' });
-    assert.equal(r.ok ? 'ok' : r.reason, 'sink_ceiling_exceeded');
+    assert.equal(r.ok ? 'ok' : r.reason, 'ok');
+    assert.ok(!g.hostErrors.some((e) => /JSON/.test(e)), 'the broken line did not reach the host');
   } finally {
     await g.close();
   }
   assert.deepEqual(arrivedTexts(s, 'post_public'), ['first']);
-  assert.deepEqual(arrivedTexts(s, 'post_confidential'), ['third']);
+  assert.deepEqual(arrivedTexts(s, 'post_confidential'), ['third', 'fourth']);
   const labels = ledgerOf(s.home).filter((e) => e.kind === 'label');
   assert.deepEqual(
     labels.map((l) => [l.from, l.to, l.cause, l.tool ?? null]),
     [
       ['public', 'internal', 'classify', null],
-      ['internal', 'restricted', 'classify', null],
     ],
   );
   assert.ok(!JSON.stringify(labels).includes('ACCT') && !JSON.stringify(labels).includes('use only'));

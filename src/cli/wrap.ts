@@ -1,0 +1,114 @@
+// cloakpipe wrap / unwrap: put the gate in front of the stdio servers in an agent host's MCP
+// config, and take it away again (onboarding.md). The work is src/onboarding/wrap.ts.
+import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
+import { resolveHome } from '../store/home.js';
+import { checkHomeDir, HomeError } from '../home/open.js';
+import { fileConfig, hostConfigs, HOSTS, type HostConfig, type HostId } from '../onboarding/hosts.js';
+import { ConfigError } from '../onboarding/host-config.js';
+import { unwrapFile, wrapFile } from '../onboarding/wrap.js';
+import { parseDuration } from '../util/duration.js';
+
+const WRAP_OPTIONS = {
+  host: { type: 'string', multiple: true, arg: `${HOSTS.join('|')}|FILE`, help: "a host (its user and project configs) or a config file", defaultText: 'every host' },
+  server: { type: 'string', multiple: true, arg: 'NAME', help: 'only this server', defaultText: 'every stdio server' },
+  mode: { type: 'string', arg: 'shadow|enforce', default: 'shadow', help: 'the mode the gate runs in' },
+  'dry-run': { type: 'boolean', help: 'print the diff; start nothing, write nothing' },
+  timeout: { type: 'string', arg: 'DURATION', default: '30s', help: 'for each server to start and list its tools' },
+  home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
+} satisfies Options;
+
+const UNWRAP_OPTIONS = {
+  host: WRAP_OPTIONS.host,
+  server: WRAP_OPTIONS.server,
+  'dry-run': WRAP_OPTIONS['dry-run'],
+  home: WRAP_OPTIONS.home,
+} satisfies Options;
+
+const WRAP_HELP = `usage: cloakpipe wrap [--host HOST|FILE]... [--server NAME]... [--mode shadow|enforce] [--dry-run]
+
+For each stdio server in the host's MCP config (user and project level), drafts a manifest and
+policy into the home's servers/NAME/ (an existing manifest is kept), and rewrites the entry's
+command and args to run \`cloakpipe mcp-proxy --server NAME\` in front of the original command.
+env, cwd and every other key, their order, comments and indentation stay as they are. The old
+file goes to the home's backups/, the new one replaces it atomically; wrapping twice changes
+nothing. A server that does not start or list its tools in time is named and left as it is;
+remote (url) entries are left as they are. A config that is not valid JSON (JSONC for VS Code and
+Cursor) is named with line and column and not touched. Exit 1 when a server or file was left.
+
+hosts: claude-desktop (claude_desktop_config.json), claude-code (~/.claude.json, ./.mcp.json),
+cursor (~/.cursor/mcp.json, ./.cursor/mcp.json), vscode (user mcp.json, ./.vscode/mcp.json),
+windsurf (~/.codeium/windsurf/mcp_config.json)
+
+options:
+${optionsHelp(WRAP_OPTIONS)}
+  --help                          this text
+`;
+
+const UNWRAP_HELP = `usage: cloakpipe unwrap [--host HOST|FILE]... [--server NAME]... [--dry-run]
+
+Puts back each wrapped entry exactly as it was before wrap, byte for byte. An entry changed since
+it was wrapped is named and left (its original is in the home's backups/). The drafted manifest
+and policy stay in servers/NAME/ for the next wrap.
+
+options:
+${optionsHelp(UNWRAP_OPTIONS)}
+  --help                          this text
+`;
+
+function configs(hosts: string[] | undefined): HostConfig[] {
+  if (!hosts || hosts.length === 0) return HOSTS.flatMap((h) => hostConfigs(h));
+  return hosts.flatMap((h) => ((HOSTS as readonly string[]).includes(h) ? hostConfigs(h as HostId) : /[/\\.]/.test(h) ? [fileConfig(h)] : badHost(h)));
+}
+
+function badHost(h: string): never {
+  throw new UsageError(`--host ${JSON.stringify(h)}: one of ${HOSTS.join(', ')}, or a config file path`);
+}
+
+export async function run(argv: string[], unwrap = false): Promise<number> {
+  const name = unwrap ? 'unwrap' : 'wrap';
+  const { values } = parseFlags(argv, unwrap ? UNWRAP_OPTIONS : WRAP_OPTIONS);
+  if (values.help) return void process.stdout.write(unwrap ? UNWRAP_HELP : WRAP_HELP), 0;
+  const v = values as { host?: string[]; server?: string[]; mode?: string; 'dry-run'?: boolean; timeout?: string; home?: string };
+  const mode = v.mode ?? 'shadow';
+  if (mode !== 'shadow' && mode !== 'enforce') throw new UsageError('--mode must be shadow or enforce');
+  let timeoutMs = 0;
+  try {
+    if (!unwrap) timeoutMs = parseDuration(v.timeout ?? '30s');
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const home = resolveHome(v.home);
+  try {
+    checkHomeDir(home);
+  } catch (e) {
+    if (!(e instanceof HomeError)) throw e;
+    process.stderr.write(`cloakpipe ${name}: ${e.message}\n`);
+    return 2;
+  }
+  const list = configs(v.host);
+  // The gate as a GUI host must start it: absolute node and main.js, no PATH lookup, no shell.
+  const main = realpathSync(fileURLToPath(new URL('./main.js', import.meta.url)));
+  const flags = home.dir === resolve(join(homedir(), '.cloakpipe')) ? [] : ['--home', home.dir];
+  const say = (line: string) => process.stderr.write(`cloakpipe ${name}: ${line}\n`);
+  const common = { homeDir: home.dir, only: v.server ? new Set(v.server) : undefined, dryRun: v['dry-run'] === true, say, out: (t: string) => process.stdout.write(t) };
+  let failed = 0;
+  let seen = 0;
+  for (const cfg of list) {
+    try {
+      const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [main], flags }, mode, timeoutMs });
+      failed += r.failed;
+      if (r.found !== false) seen++;
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      seen++;
+      say(e.message);
+      failed++;
+    }
+  }
+  if (seen === 0 && failed === 0) say(`no config found (looked at ${list.map((c) => c.path).join(', ')})`);
+  return failed ? 1 : 0;
+}

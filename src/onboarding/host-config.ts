@@ -1,0 +1,135 @@
+// Reading a host's MCP config and editing its text in place: only the values wrap changes are
+// rewritten (jsonc-parser's modify/applyEdits), so other keys, their order, comments and
+// indentation stay as the user or the host wrote them.
+import { applyEdits, findNodeAtLocation, getNodeValue, modify, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import type { HostConfig } from './hosts.js';
+
+export class ConfigError extends Error {}
+
+export interface ParsedConfig {
+  text: string;
+  key: 'mcpServers' | 'servers';
+  root: Node;
+  entries: ConfigEntry[];
+}
+
+/** One server entry, as the host would read it. */
+export interface ConfigEntry {
+  name: string;
+  /** The entry's exact text, and where it sits. */
+  text: string;
+  offset: number;
+  value: unknown;
+}
+
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = 0; i < offset && i < text.length; i++) if (text[i] === '\n') line++, (start = i + 1);
+  return { line, column: offset - start + 1 };
+}
+
+function at(path: string, text: string, offset: number): string {
+  const { line, column } = lineColumn(text, offset);
+  return `${path}:${line}:${column}`;
+}
+
+/** Parses as the host would (JSON, or JSONC where it allows it); anything else is a ConfigError naming line and column. */
+export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undefined {
+  const errors: ParseError[] = [];
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const shift = text.length - body.length;
+  const root = parseTree(body, errors, { disallowComments: !cfg.jsonc, allowTrailingComma: cfg.jsonc, allowEmptyContent: false });
+  if (errors.length) {
+    const e = errors[0];
+    throw new ConfigError(`${at(cfg.path, text, e.offset + shift)}: not valid ${cfg.jsonc ? 'JSONC' : 'JSON'} (${printParseErrorCode(e.error)})`);
+  }
+  if (!root || root.type !== 'object') throw new ConfigError(`${at(cfg.path, text, shift)}: not a JSON object`);
+  if (shift) throw new ConfigError(`${at(cfg.path, text, 0)}: starts with a byte order mark; left as is`);
+  const keyOf = (k: string) => root.children?.filter((p) => p.children?.[0].value === k) ?? [];
+  let key = cfg.key;
+  if (key === undefined) key = keyOf('mcpServers').length ? 'mcpServers' : keyOf('servers').length ? 'servers' : undefined;
+  if (key === undefined) return undefined;
+  const props = keyOf(key);
+  if (props.length === 0) return undefined;
+  if (props.length > 1) throw new ConfigError(`${at(cfg.path, text, props[1].offset)}: "${key}" appears twice; hosts differ on which one counts`);
+  const servers = props[0].children![1];
+  if (servers.type !== 'object') throw new ConfigError(`${at(cfg.path, text, servers.offset)}: "${key}" is not an object`);
+  const entries: ConfigEntry[] = [];
+  const seen = new Set<string>();
+  for (const p of servers.children ?? []) {
+    const name = p.children![0].value as string;
+    if (seen.has(name)) throw new ConfigError(`${at(cfg.path, text, p.offset)}: server ${JSON.stringify(name)} appears twice; hosts differ on which one counts`);
+    seen.add(name);
+    const v = p.children![1];
+    entries.push({ name, text: text.slice(v.offset, v.offset + v.length), offset: v.offset, value: getNodeValue(v) });
+  }
+  return { text, key, root, entries };
+}
+
+/** A stdio entry the gate can stand in front of, or why not. */
+export type Classified =
+  | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string }
+  | { kind: 'wrapped'; server: string }
+  | { kind: 'skip'; why: string; remote?: boolean };
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const VARIABLE = /\$\{[^}]*\}/;
+
+export function classify(value: unknown): Classified {
+  if (!isObj(value)) return { kind: 'skip', why: 'the entry is not an object' };
+  if (value.url !== undefined || value.serverUrl !== undefined || value.type === 'http' || value.type === 'sse' || value.type === 'streamable-http')
+    return { kind: 'skip', remote: true, why: 'a remote (url) server: mcp-proxy has no --upstream-url yet; left as is (gate it with http-proxy)' };
+  if (typeof value.command !== 'string' || value.command === '') return { kind: 'skip', why: 'no "command"' };
+  const args = value.args ?? [];
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return { kind: 'skip', why: '"args" is not a list of strings' };
+  const wrapped = gateServerOf(value.command, args as string[]);
+  if (wrapped !== undefined) return { kind: 'wrapped', server: wrapped };
+  if (value.env !== undefined && (!isObj(value.env) || !Object.values(value.env).every((v) => typeof v === 'string'))) return { kind: 'skip', why: '"env" is not an object of strings' };
+  if (value.cwd !== undefined && typeof value.cwd !== 'string') return { kind: 'skip', why: '"cwd" is not a string' };
+  if (value.envFile !== undefined) return { kind: 'skip', why: '"envFile": the host loads it and wrap cannot start the server as the host does; wrap it by hand' };
+  const words = [value.command, ...(args as string[]), ...Object.values((value.env as Record<string, string>) ?? {}), ...(typeof value.cwd === 'string' ? [value.cwd] : [])];
+  if (words.some((w) => VARIABLE.test(w))) return { kind: 'skip', why: 'uses ${…} variables the host expands; wrap cannot start it to draft its manifest' };
+  return { kind: 'stdio', command: value.command, args: args as string[], env: value.env as Record<string, string> | undefined, cwd: value.cwd as string | undefined };
+}
+
+/** The server folder a gate entry names (`… mcp-proxy --server NAME … -- …`), if it is one. */
+export function gateServerOf(command: string, args: string[]): string | undefined {
+  const dash = args.indexOf('--');
+  const own = dash >= 0 ? args.slice(0, dash) : args;
+  const i = own.indexOf('mcp-proxy');
+  const s = own.indexOf('--server');
+  if (i < 0 || s < i || s + 1 >= own.length || dash < 0) return undefined;
+  void command;
+  return own[s + 1];
+}
+
+export interface Format {
+  insertSpaces: boolean;
+  tabSize: number;
+  eol: string;
+}
+
+/** The file's own indentation and line ends, for the lines an edit adds. */
+export function formatOf(text: string): Format {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const m = /\n([ \t]+)\S/.exec(text);
+  if (m && m[1].startsWith('\t')) return { insertSpaces: false, tabSize: 1, eol };
+  return { insertSpaces: true, tabSize: m ? m[1].length : 2, eol };
+}
+
+/** The text with server NAME's command and args set; nothing else in the file changes. */
+export function setCommand(text: string, key: string, name: string, command: string, args: string[]): string {
+  const formattingOptions = formatOf(text);
+  let out = applyEdits(text, modify(text, [key, name, 'command'], command, { formattingOptions }));
+  out = applyEdits(out, modify(out, [key, name, 'args'], args, { formattingOptions }));
+  return out;
+}
+
+/** The text with server NAME's whole entry replaced by `entryText`, byte for byte. */
+export function replaceEntry(text: string, key: string, name: string, entryText: string): string {
+  const root = parseTree(text, [], { allowTrailingComma: true });
+  const node = root && findNodeAtLocation(root, [key, name]);
+  if (!node) throw new ConfigError(`server ${JSON.stringify(name)} is no longer in the file`);
+  return text.slice(0, node.offset) + entryText + text.slice(node.offset + node.length);
+}

@@ -1,0 +1,209 @@
+// cloakpipe wrap / unwrap over one host config file (onboarding.md): per stdio server, a drafted
+// manifest and policy in the home's servers/NAME/, and the entry's command and args rewritten to
+// run the gate in front of the original command (env, cwd and every other key untouched). What
+// unwrap needs to put the entry back byte for byte is kept in servers/NAME/wrapped.json, written
+// before the config is replaced; the config is backed up and replaced atomically.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { atomicWrite, realTarget } from '../util/atomic-write.js';
+import { unifiedDiff } from '../util/text-diff.js';
+import { buildManifest } from '../contract/manifest.js';
+import { draftFromTools } from './draft.js';
+import { listServerTools, ServerError } from './list-tools.js';
+import { classify, ConfigError, parseConfig, replaceEntry, setCommand } from './host-config.js';
+import type { HostConfig } from './hosts.js';
+import { serverFiles, serverFolderName } from './server-home.js';
+
+export interface WrapOptions {
+  homeDir: string;
+  /** The gate's own command: an absolute node and the CLI's main.js; `flags` go after mcp-proxy (--home when not the default). */
+  gate: { command: string; args: string[]; flags: string[] };
+  mode: 'shadow' | 'enforce';
+  only?: Set<string>;
+  dryRun: boolean;
+  timeoutMs: number;
+  say: (line: string) => void;
+  /** The dry run's diff. */
+  out: (text: string) => void;
+}
+
+export interface FileResult {
+  /** Servers left as they were because something went wrong (not notes such as remote entries). */
+  failed: number;
+  changed: boolean;
+  /** The file exists. */
+  found?: boolean;
+}
+
+interface Record_ {
+  version: 1;
+  name: string;
+  upstream: { command: string; args: string[] };
+  entries: Record<string, { original: string; wrapped: unknown }>;
+}
+
+/** Equal as JSON values (the parser's objects have no prototype; a record's do). */
+const sameJson = (a: unknown, b: unknown) => isDeepStrictEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
+
+function readRecord(path: string): Record_ | undefined {
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as Record_;
+}
+
+function readText(cfg: HostConfig): string | undefined {
+  try {
+    return readFileSync(realTarget(cfg.path), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+function backup(homeDir: string, path: string, text: string): string {
+  const dir = join(homeDir, 'backups');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const file = join(dir, `${path.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+/, '')}.${stamp}`);
+  atomicWrite(file, text, 0o600);
+  return file;
+}
+
+/** Replace the config unless someone else wrote it since it was read (a host saving its own settings). */
+function replaceConfig(cfg: HostConfig, before: string, after: string): void {
+  if (readText(cfg) !== before) throw new ConfigError(`${cfg.path} changed while wrap ran; left as is, run it again`);
+  atomicWrite(cfg.path, after);
+}
+
+export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileResult> {
+  const text = readText(cfg);
+  if (text === undefined) return { failed: 0, changed: false, found: false };
+  const parsed = parseConfig(cfg, text); // ConfigError: named with line and column, file untouched
+  if (!parsed) return o.say(`${cfg.path}: no MCP servers`), { failed: 0, changed: false };
+  const configKey = realTarget(cfg.path);
+  let next = text;
+  let failed = 0;
+  const records: { path: string; record: Record_ }[] = [];
+  const drafts: { dir: string; manifestPath: string; policyPath: string; manifest: string; policy: string }[] = [];
+  for (const e of parsed.entries) {
+    if (o.only && !o.only.has(e.name)) continue;
+    const c = classify(e.value);
+    const label = `${cfg.path}: ${JSON.stringify(e.name)}`;
+    if (c.kind === 'wrapped') {
+      o.say(`${label}: already wrapped (servers/${c.server})`);
+      continue;
+    }
+    if (c.kind === 'skip') {
+      o.say(`${label}: left as is: ${c.why}`);
+      if (!c.remote) failed++;
+      continue;
+    }
+    const folder = serverFolderName(e.name);
+    const files = serverFiles(o.homeDir, folder);
+    const prior = readRecord(files.wrapped);
+    if (prior && !isDeepStrictEqual(prior.upstream, { command: c.command, args: c.args })) {
+      o.say(`${label}: left as is: servers/${folder} belongs to another server of that name with another command; rename one of them`);
+      failed++;
+      continue;
+    }
+    const wrappedArgs = [...o.gate.args, 'mcp-proxy', '--server', folder, '--mode', o.mode, ...o.gate.flags, '--', c.command, ...c.args];
+    if (!o.dryRun && !existsSync(files.manifest)) {
+      let listed;
+      try {
+        listed = await listServerTools({ command: c.command, args: c.args, env: c.env, cwd: c.cwd }, o.timeoutMs);
+      } catch (err) {
+        if (!(err instanceof ServerError)) throw err;
+        o.say(`${label}: left as is: ${err.message}`);
+        failed++;
+        continue;
+      }
+      const draft = draftFromTools(listed.tools, { release: listed.release, source: [c.command, ...c.args].join(' ') });
+      buildManifest(parseYaml(draft.manifest, { schema: 'core', uniqueKeys: true })); // a draft that does not load is our fault: stop
+      drafts.push({ dir: files.dir, manifestPath: files.manifest, policyPath: files.policy, manifest: draft.manifest, policy: draft.policy });
+      o.say(`${label}: drafted ${draft.declared.length} tools → ${files.manifest} (review it, then --mode enforce)`);
+      for (const s of draft.skipped) o.say(`${label}: not declared: ${JSON.stringify(s.name)}: ${s.why}`);
+    } else if (!o.dryRun) {
+      o.say(`${label}: keeping ${files.manifest}`);
+    }
+    next = setCommand(next, parsed.key, e.name, o.gate.command, wrappedArgs);
+    const after = parseConfig(cfg, next)!.entries.find((x) => x.name === e.name)!;
+    const record: Record_ = prior ?? { version: 1, name: e.name, upstream: { command: c.command, args: c.args }, entries: {} };
+    record.entries[configKey] = { original: e.text, wrapped: JSON.parse(JSON.stringify(after.value)) };
+    records.push({ path: files.wrapped, record });
+    if (o.dryRun) o.say(`${label}: would wrap (servers/${folder}, ${o.mode})`);
+  }
+  if (next === text) return { failed, changed: false };
+  // The rewritten file must read back as the host reads it, with every other entry as it was.
+  const check = parseConfig(cfg, next)!;
+  for (const e of parsed.entries) {
+    const now = check.entries.find((x) => x.name === e.name);
+    if (!now) throw new ConfigError(`${cfg.path}: internal error: ${JSON.stringify(e.name)} lost in the rewrite; left as is`);
+  }
+  if (o.dryRun) return o.out(unifiedDiff(text, next, cfg.path, `${cfg.path} (wrapped)`)), { failed, changed: true };
+  for (const d of drafts) {
+    mkdirSync(d.dir, { recursive: true, mode: 0o700 });
+    atomicWrite(d.manifestPath, d.manifest, 0o600);
+    atomicWrite(d.policyPath, d.policy, 0o600);
+  }
+  for (const r of records) {
+    mkdirSync(join(r.path, '..'), { recursive: true, mode: 0o700 });
+    atomicWrite(r.path, JSON.stringify(r.record, null, 2) + '\n', 0o600);
+  }
+  const saved = backup(o.homeDir, configKey, text);
+  replaceConfig(cfg, text, next);
+  o.say(`${cfg.path}: wrapped ${records.length} server(s); the previous file is ${saved}`);
+  return { failed, changed: true };
+}
+
+export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 'mode' | 'timeoutMs'>): Promise<FileResult> {
+  const text = readText(cfg);
+  if (text === undefined) return { failed: 0, changed: false, found: false };
+  const parsed = parseConfig(cfg, text);
+  if (!parsed) return { failed: 0, changed: false };
+  const configKey = realTarget(cfg.path);
+  let next = text;
+  let failed = 0;
+  const done: { path: string; record: Record_ }[] = [];
+  for (const e of parsed.entries) {
+    if (o.only && !o.only.has(e.name)) continue;
+    const c = classify(e.value);
+    if (c.kind !== 'wrapped') continue;
+    const label = `${cfg.path}: ${JSON.stringify(e.name)}`;
+    let files;
+    let record;
+    try {
+      files = serverFiles(o.homeDir, c.server);
+      record = readRecord(files.wrapped);
+    } catch (err) {
+      o.say(`${label}: left as is: ${(err as Error).message}`);
+      failed++;
+      continue;
+    }
+    const entry = record?.entries[configKey];
+    if (!entry) {
+      o.say(`${label}: left as is: no record of how it was wrapped in ${files.wrapped}`);
+      failed++;
+      continue;
+    }
+    // The host may have re-saved the file in its own layout: the entry's value is what must match.
+    if (!sameJson(e.value, entry.wrapped)) {
+      o.say(`${label}: left as is: the entry changed since it was wrapped; restore it from the backup in ${join(o.homeDir, 'backups')}`);
+      failed++;
+      continue;
+    }
+    next = replaceEntry(next, parsed.key, e.name, entry.original);
+    delete record!.entries[configKey];
+    done.push({ path: files.wrapped, record: record! });
+    o.say(`${label}: ${o.dryRun ? 'would restore' : 'restored'} the original entry`);
+  }
+  if (next === text) return { failed, changed: false };
+  parseConfig(cfg, next);
+  if (o.dryRun) return o.out(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`)), { failed, changed: true };
+  const saved = backup(o.homeDir, configKey, text);
+  replaceConfig(cfg, text, next);
+  // After the config: a crash in between leaves a record that unwrap no longer needs, never a wrapped entry without one.
+  for (const d of done) atomicWrite(d.path, JSON.stringify(d.record, null, 2) + '\n', 0o600);
+  o.say(`${cfg.path}: unwrapped ${done.length} server(s); the previous file is ${saved}`);
+  return { failed, changed: true };
+}
