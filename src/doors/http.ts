@@ -104,6 +104,8 @@ export class HttpSessionTransport implements Transport {
         }
         return;
       }
+      // Its POST is gone (the host hung up): a response never goes on the GET stream.
+      return;
     }
     this.toStream(message, msg);
   }

@@ -1,0 +1,91 @@
+// Things that go wrong in the middle of a call over HTTP: the upstream is killed (the host is
+// told the outcome is unknown, -32003, and the ledger says so), and the host hangs up on its POST
+// (the call still settles in the ledger, and the session goes on).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { request } from 'node:http';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
+import { httpClient, post, rawSession, startHttpGate, type HttpGate } from '../helpers/http-gate.js';
+
+const MANIFEST = `version: 1
+release: http-midcall@1
+tools:
+  echo:
+    effect: read
+    arguments:
+      message: { type: string, max_len: 200, required: true }
+  trigger-long-running-operation:
+    effect: read
+    arguments:
+      duration: { type: number, maximum: 10 }
+      steps: { type: integer, maximum: 10 }
+`;
+const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+const gates: HttpGate[] = [];
+after(async () => {
+  await Promise.allSettled(gates.map((g) => g.stop()));
+});
+
+async function gate(): Promise<HttpGate & { home: string }> {
+  const home = makeHome();
+  const g = await startHttpGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
+  gates.push(g);
+  return Object.assign(g, { home });
+}
+
+const entries = (home: string): any[] =>
+  cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+/** The gate's upstream processes (its children). */
+const upstreams = (g: HttpGate): number[] =>
+  execFileSync('ps', ['-o', 'pid=', '--ppid', String(g.child.pid)], { encoding: 'utf8' }).split('\n').map((s) => Number(s.trim())).filter((n) => n > 0);
+
+test('the upstream killed mid-call: -32003 outcome unknown over HTTP, a result entry says so, the next session gets a new upstream', async () => {
+  const g = await gate();
+  const c = await httpClient(g.url);
+  let killed = false;
+  const running = c.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 10 } }, undefined, {
+    onprogress: () => {
+      if (killed) return;
+      killed = true;
+      const pids = upstreams(g);
+      assert.equal(pids.length, 1);
+      process.kill(pids[0], 'SIGKILL');
+    },
+  });
+  await assert.rejects(running, (e: unknown) => e instanceof McpError && e.code === -32003 && /outcome unknown \(upstream_exit\)/.test(e.message));
+  await c.close().catch(() => undefined);
+  const result = entries(g.home).find((e) => e.kind === 'result');
+  assert.equal(result.outcome, 'unknown');
+  assert.equal(result.why, 'upstream_exit');
+  const again = await httpClient(g.url);
+  assert.deepEqual((await again.callTool({ name: 'echo', arguments: { message: 'after' } })).content, [{ type: 'text', text: 'Echo: after' }]);
+  await again.close();
+});
+
+test('the host hangs up on a call: it still settles in the ledger, and its session goes on', async () => {
+  const g = await gate();
+  const sid = await rawSession(g.url);
+  let stream = '';
+  const get = request(g.url, { method: 'GET', headers: { Accept: 'text/event-stream', 'Mcp-Session-Id': sid } }, (res) => res.on('data', (d: Buffer) => (stream += d.toString())));
+  get.on('error', () => undefined);
+  get.end();
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 } } });
+  const req = request(g.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'Mcp-Session-Id': sid } });
+  req.on('error', () => undefined);
+  req.end(body);
+  // Gone before the answer: the gate has the call once the decision entry is there.
+  for (let i = 0; i < 100 && !entries(g.home).some((e) => e.kind === 'decision'); i++) await new Promise((res) => setTimeout(res, 50));
+  req.destroy();
+  // Once the gate has recorded the call's result, the same session answers the next call.
+  for (let i = 0; i < 100 && !entries(g.home).some((e) => e.kind === 'result'); i++) await new Promise((res) => setTimeout(res, 100));
+  assert.equal(entries(g.home).find((e) => e.kind === 'result')?.outcome, 'ok');
+  const next = await post(g.url, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: { message: 'still' } } }, { 'Mcp-Session-Id': sid, Accept: 'application/json' });
+  assert.equal(next.status, 200);
+  assert.equal((await next.json()).result.content[0].text, 'Echo: still');
+  // The answer nobody waits for any more was not put on the session's GET stream.
+  assert.ok(!/"id":7[,}]/.test(stream), stream);
+  get.destroy();
+});
