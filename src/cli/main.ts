@@ -19,6 +19,7 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
   manifest: { file: './manifest-draft.js', summary: "draft a manifest and policy from a server's tools/list" },
   wrap: { file: './wrap.js', summary: "put the gate in front of the servers in an agent host's MCP config" },
   unwrap: { file: './unwrap.js', summary: 'restore the MCP config entries wrap rewrote' },
+  shadow: { file: './shadow.js', summary: 'report what enforce would have refused in shadow mode, with the manifest lines to change' },
   policy: { file: './policy.js', summary: 'check or explain a Cedar policy' },
   pins: { file: './pins.js', summary: 'review and accept changed tool definitions' },
   scope: { file: './scope.js', summary: 'report what the evidence establishes per protected effect' },
