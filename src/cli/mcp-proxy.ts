@@ -24,6 +24,7 @@ export const OPTIONS = {
   rekor: { type: 'string', arg: 'URL', help: 'Rekor transparency log to anchor epochs at (needs --rekor-key)', defaultText: 'none' },
   'rekor-key': { type: 'string', arg: 'PEM', help: "the Rekor log's public key" },
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
+  store: { type: 'string', arg: 'URL', help: 'sqlite, or postgres://USER@HOST:PORT/DB shared by a fleet of gates (password: PGPASSWORD or ~/.pgpass)', defaultText: '$CLOAKPIPE_STORE or sqlite' },
   agent: { type: 'string', arg: 'ID', help: 'the Cedar principal', defaultText: "task.agent, else 'agent'" },
   'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
   'max-frame': { type: 'string', arg: 'BYTES', help: 'longest line accepted from the host', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
@@ -127,6 +128,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     opened = await openGate({
       home: values.home as string | undefined,
+      store: values.store as string | undefined,
       manifestPath: required(values.manifest as string | undefined, '--manifest'),
       policyPath: required(values.policy as string | undefined, '--policy'),
       contextPath: values.context as string | undefined,

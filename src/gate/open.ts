@@ -2,7 +2,7 @@
 // upstream is spawned: a manifest, policy, context, key or store that does not load stops
 // start-up with a clear message (fail closed).
 import { ContextSource } from '../contract/context.js';
-import { openHome } from '../home/open.js';
+import { openHomeWith } from '../home/open.js';
 import type { HomePaths } from '../store/home.js';
 import { StoreError, type Store } from '../store/ports.js';
 import { PinSession } from '../pins/session.js';
@@ -18,6 +18,8 @@ import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
 
 export interface GateConfig {
   home?: string;
+  /** sqlite (the home's files) or postgres://… (a fleet's shared database); CLOAKPIPE_STORE. */
+  store?: string;
   manifestPath: string;
   policyPath: string;
   contextPath?: string;
@@ -46,7 +48,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   const load = fileRules(files, say);
   const initial = load(context.get().task);
   const { manifest, policy } = initial;
-  const opened = openHome({ home: cfg.home });
+  const opened = await openHomeWith({ home: cfg.home, store: cfg.store });
   const { store, ledger, key, paths: home } = opened;
   // A store error refuses the call (fail_closed, in the gate); the operator learns why here,
   // once per cause (e.g. a database deleted under the running gate).

@@ -6,10 +6,12 @@
 //   would let a write that already succeeded run again and start a new ledger that verifies);
 // - a ledger whose newest entry the home's key did not sign (gate.key replaced, or `init` run
 //   again after the key was lost): appending would fork the evidence under another key.
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import type { LedgerSnapshot, Store } from '../store/ports.js';
 import { openLedgerSnapshot, openSqliteStore } from '../store/sqlite/store.js';
+import { openPostgresStore } from '../store/postgres/store.js';
+import { storeTarget } from '../store/target.js';
 import { loadGateKey, type GateKey } from '../ledger/keys.js';
 import { Ledger, LedgerError } from '../ledger/ledger.js';
 
@@ -62,4 +64,39 @@ export function openHome(opts: { home?: string; clock?: () => number } = {}): Op
  */
 export function openLedgerView(opts: { home?: string } = {}): LedgerSnapshot {
   return openLedgerSnapshot(resolveHome(opts.home).ledger);
+}
+
+/**
+ * `openHome` for any store: the home's files (SQLite), or a fleet's PostgreSQL database named by
+ * `store` (or CLOAKPIPE_STORE). On PostgreSQL the home holds the key and the gate's name
+ * (`gate-id`); the store must have this name registered with this key, and the newest entry of
+ * this gate's chain must be this key's.
+ */
+export async function openHomeWith(opts: { home?: string; store?: string; clock?: () => number } = {}): Promise<OpenedHome> {
+  const target = storeTarget(opts.store);
+  if (target.kind === 'sqlite') return openHome(opts);
+  const paths = resolveHome(opts.home);
+  checkHomeDir(paths);
+  const key = loadGateKey(paths.key);
+  let gateId: string;
+  try {
+    gateId = readFileSync(paths.gateId, 'utf8').trim();
+  } catch {
+    throw new HomeError(`home ${paths.dir} has no gate id for a shared store (run cloakpipe init --store … --gate-id NAME)`);
+  }
+  const store = await openPostgresStore({ url: target.url, gateId, ...(target.schema ? { schema: target.schema } : {}) });
+  const mine = key.publicKey.export({ type: 'spki', format: 'pem' }).toString().trim();
+  if (store.registeredKey.trim() !== mine) {
+    await store.end();
+    throw new HomeError(`gate ${JSON.stringify(gateId)} is registered in the store with another key than ${paths.key}: restore that gate's key, or init a new gate id`);
+  }
+  const ledger = new Ledger(store.ledger, key, opts.clock);
+  try {
+    await store.transact(() => ledger.head());
+  } catch (e) {
+    await store.end();
+    if (!(e instanceof LedgerError)) throw e;
+    throw new HomeError(`${e.message} (${paths.key}): the chain of gate ${JSON.stringify(gateId)} was signed by another key`);
+  }
+  return { paths, key, store, ledger, close: () => store.close() };
 }

@@ -9,6 +9,8 @@ export interface HomePaths {
   ledger: string;
   operations: string;
   approvals: string;
+  /** The gate's name in a shared store (`init --store … --gate-id NAME` writes it). */
+  gateId: string;
 }
 
 export function resolveHome(flag?: string): HomePaths {
@@ -20,5 +22,6 @@ export function resolveHome(flag?: string): HomePaths {
     ledger: join(dir, 'ledger.db'),
     operations: join(dir, 'operations.db'),
     approvals: join(dir, 'approvals'),
+    gateId: join(dir, 'gate-id'),
   };
 }

@@ -29,6 +29,8 @@ export interface PostgresOptions {
 
 export interface PostgresStore extends Store {
   readonly gateId: string;
+  /** The public key (SPKI PEM) registered for this gate. */
+  readonly registeredKey: string;
   /** Closes the connection and waits for it. */
   end(): Promise<void>;
 }
@@ -55,7 +57,8 @@ interface Job {
   reject: (e: unknown) => void;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown } | { ok: 'deferred' };
+const DEFERRED: Outcome = { ok: 'deferred' };
 
 class Timeout extends Error {}
 
@@ -140,11 +143,14 @@ class Transactor {
           timedOut,
         ]);
         clearTimeout(timer);
+        const deferred: Job[] = [];
         batch.forEach((job, i) => {
           const o = outcomes[i];
-          if (o.ok) job.resolve(o.value);
+          if (o.ok === 'deferred') deferred.push(job);
+          else if (o.ok) job.resolve(o.value);
           else job.reject(o.error);
         });
+        this.queue.unshift(...deferred);
         return;
       } catch (e) {
         clearTimeout(timer);
@@ -168,50 +174,80 @@ class Transactor {
     }
   }
 
-  /** One transaction: every job of the batch, each in a savepoint, then COMMIT. */
+  /**
+   * One transaction: every job of the batch, each in a savepoint, then COMMIT. Only a job that
+   * holds no locks yet may wait for one: once an earlier job of the batch holds locks, a later
+   * job that finds a row locked by another gate is rolled back to its savepoint and deferred to
+   * the next transaction (where it comes first), so two gates' batches never wait for each other
+   * in a cycle. A job whose write lost a race (unique key, compare-and-set) runs again at once on
+   * what the winner committed.
+   */
   private async attempt(c: pg.Client, batch: Job[]): Promise<Outcome[]> {
     await c.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     const outcomes: Outcome[] = [];
+    let holding = false;
     for (const job of batch) {
-      await c.query('SAVEPOINT job');
-      const unit = new Unit();
-      for (let runs = 0; ; runs++) {
-        if (runs > 10_000) throw new StoreError('a store job kept reading new facts');
-        unit.newRun();
+      for (let tries = 1; ; tries++) {
+        await c.query(`SAVEPOINT job; SET LOCAL lock_timeout = '${holding ? 1 : this.timeoutMs}ms'`);
         let out: Outcome;
-        this.slot.current = unit;
         try {
-          out = { ok: true, value: job.run() };
-        } catch (error) {
-          out = { ok: false, error };
-        } finally {
-          this.slot.current = null;
-        }
-        if (unit.missing.length > 0) {
-          const m = unit.missing[0];
-          try {
-            unit.facts.set(m.key, await m.fetch(c));
-            continue;
-          } catch (e) {
-            if (!(e instanceof StoreError)) throw e;
-            out = { ok: false, error: e }; // e.g. this gate is not registered: this job fails alone
+          out = await this.runJob(c, job);
+        } catch (e) {
+          const code = (e as { code?: string }).code;
+          if (holding && code === '55P03') {
+            await c.query('ROLLBACK TO SAVEPOINT job');
+            outcomes.push(DEFERRED);
+            break;
           }
-        } else if (!out.ok && out.error instanceof Suspend) {
-          out = { ok: false, error: new StoreError('a store read was suspended and never fetched') };
+          if ((e instanceof Conflict || code === '23505') && tries < MAX_ATTEMPTS) {
+            await c.query('ROLLBACK TO SAVEPOINT job');
+            continue;
+          }
+          throw e;
         }
-        if (!out.ok) {
-          await c.query('ROLLBACK TO SAVEPOINT job');
-          outcomes.push(out);
-          break;
+        if (!out.ok) await c.query('ROLLBACK TO SAVEPOINT job');
+        else {
+          await c.query('RELEASE SAVEPOINT job');
+          holding = true;
         }
-        for (const w of unit.writes) await w(c);
-        await c.query('RELEASE SAVEPOINT job');
         outcomes.push(out);
         break;
       }
     }
     await c.query('COMMIT');
     return outcomes;
+  }
+
+  /** Runs a job's function until it no longer asks for facts, then writes what it wrote. */
+  private async runJob(c: pg.Client, job: Job): Promise<Outcome> {
+    const unit = new Unit();
+    for (let runs = 0; ; runs++) {
+      if (runs > 10_000) throw new StoreError('a store job kept reading new facts');
+      unit.newRun();
+      let out: Outcome;
+      this.slot.current = unit;
+      try {
+        out = { ok: true, value: job.run() };
+      } catch (error) {
+        out = { ok: false, error };
+      } finally {
+        this.slot.current = null;
+      }
+      if (unit.missing.length > 0) {
+        const m = unit.missing[0];
+        try {
+          unit.facts.set(m.key, await m.fetch(c));
+          continue;
+        } catch (e) {
+          if (!(e instanceof StoreError)) throw e;
+          return { ok: false, error: e }; // e.g. this gate is not registered: this job fails alone
+        }
+      }
+      if (!out.ok && out.error instanceof Suspend) return { ok: false, error: new StoreError('a store read was suspended and never fetched') };
+      if (!out.ok) return out;
+      for (const w of unit.writes) await w(c);
+      return out;
+    }
   }
 
   async end(): Promise<void> {
@@ -223,12 +259,13 @@ class Transactor {
   }
 }
 
-function portsOver(url: string, gateId: string, schema: string, timeoutMs: number, maxBatch: number): PostgresStore {
+function portsOver(url: string, gateId: string, registeredKey: string, schema: string, timeoutMs: number, maxBatch: number): PostgresStore {
   const s = ident(schema);
   const slot = new UnitSlot();
   const tx = new Transactor(url, slot, timeoutMs, maxBatch);
   return {
     gateId,
+    registeredKey,
     ledger: new PgLedger(slot, s, gateId),
     operations: new PgOperations(slot, s),
     receipts: new PgReceipts(slot, s),
@@ -285,8 +322,7 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<Postgres
     if (r.rowCount === 0) throw new StoreError(`gate ${JSON.stringify(opts.gateId)} is not registered in the store (run cloakpipe init --store … --gate-id NAME)`);
     return r.rows[0].public_key;
   });
-  void pem;
-  return portsOver(opts.url, opts.gateId, schema, timeoutMs, opts.maxBatch ?? 256);
+  return portsOver(opts.url, opts.gateId, pem, schema, timeoutMs, opts.maxBatch ?? 256);
 }
 
 /** Every registered gate and its public key (PEM), by name. */

@@ -1,0 +1,178 @@
+// A fleet: several gate processes (the real binary), each with its own home and key, on one
+// PostgreSQL database (fleet.md). The support-desk upstream records every call that reaches a
+// tool: the witness that a side effect ran exactly once across gates, and that a rate limit
+// holds fleet-wide. The database stopped under running gates: calls are refused fail_closed and
+// nothing reaches the upstream; started again, the same gate processes go on.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
+import { cloakpipe, tempDir } from '../helpers/cli.js';
+import { arrived, call, desk, openDesk, summary, type Desk, type Outcome } from '../helpers/support-desk.js';
+import { PG_URL, pgSkip } from '../store/postgres/pg.js';
+
+const SCRIPT = join(process.cwd(), 'scripts', 'postgres.sh');
+
+/** A new database on the test PostgreSQL (or on `base`), dropped after the file. */
+const made: { base: string; db: string }[] = [];
+async function freshDatabase(base = PG_URL): Promise<string> {
+  const db = `fleet_${randomBytes(5).toString('hex')}`;
+  const c = new pg.Client({ connectionString: base });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${db}`);
+  await c.end();
+  made.push({ base, db });
+  const u = new URL(base);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+after(async () => {
+  for (const { base, db } of made) {
+    const c = new pg.Client({ connectionString: base });
+    try {
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+    } catch {
+      // the test's own cluster may be gone already
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  }
+});
+
+function initGate(url: string, name: string): string {
+  const home = join(tempDir('cloakpipe-fleet-'), 'home');
+  const r = cloakpipe(['init', '--home', home, '--store', url, '--gate-id', name]);
+  assert.equal(r.status, 0, r.stderr);
+  return home;
+}
+
+async function entries(url: string): Promise<{ gate_id: string; kind: string; body: string }[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(`SELECT gate_id, kind, body FROM cloakpipe.entries ORDER BY gate_id, seq`)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+const ALLOW_ALL = `@id("desk")
+permit (principal, action == Action::"call_tool", resource);
+`;
+
+test('init from several gates at once migrates once and registers each gate; a password in --store is refused', pgSkip, async () => {
+  const url = await freshDatabase();
+  const homes = Array.from({ length: 4 }, () => join(tempDir('cloakpipe-fleet-'), 'home'));
+  const { cloakpipeAsync } = await import('../helpers/cli.js');
+  const rs = await Promise.all(homes.map((h, i) => cloakpipeAsync(['init', '--home', h, '--store', url, '--gate-id', `g${i}`])));
+  for (const r of rs) assert.equal(r.status, 0, r.stderr);
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const gates = (await c.query('SELECT gate_id FROM cloakpipe.gates ORDER BY gate_id')).rows.map((r) => r.gate_id);
+  const versions = (await c.query('SELECT version FROM cloakpipe.migrations')).rows.map((r) => r.version);
+  await c.end();
+  assert.deepEqual(gates, ['g0', 'g1', 'g2', 'g3']);
+  assert.deepEqual(versions, [1]);
+  // A second home cannot take a registered name with another key.
+  const other = cloakpipe(['init', '--home', join(tempDir('cloakpipe-fleet-'), 'home'), '--store', url, '--gate-id', 'g1']);
+  assert.equal(other.status, 2);
+  assert.match(other.stderr, /already registered with another key/);
+  const withPassword = new URL(url);
+  withPassword.password = 'hunter2';
+  const pw = cloakpipe(['init', '--home', join(tempDir('cloakpipe-fleet-'), 'home'), '--store', withPassword.toString(), '--gate-id', 'g9']);
+  assert.equal(pw.status, 2);
+  assert.match(pw.stderr, /PGPASSWORD/);
+  assert.ok(!pw.stderr.includes('hunter2'));
+});
+
+test('three gates, one database, overlapping operation ids: every side effect runs exactly once', pgSkip, async () => {
+  const url = await freshDatabase();
+  const d = desk({ policy: ALLOW_ALL, contexts: { t: { task: { id: 'T-fleet' } } } });
+  const homes = ['a', 'b', 'c'].map((n) => initGate(url, `gate-${n}`));
+  const gates = await Promise.all(homes.map((home) => openDesk({ ...d, home }, 't', ['--store', url])));
+  const KEYS = 12;
+  const ROUNDS = 3;
+  let results: Outcome[];
+  try {
+    results = await Promise.all(
+      Array.from({ length: KEYS * ROUNDS * gates.length }, (_, i) => {
+        const key = `op-${i % KEYS}`;
+        return call(gates[i % gates.length], 'send_email', { to: 'ada@example.com', body: 'your refund', idempotency_key: key }, undefined, 60_000);
+      }),
+    );
+  } finally {
+    await Promise.all(gates.map((g) => g.close()));
+  }
+  const sent = arrived(d, 'send_email');
+  const perKey = new Map<string, number>();
+  for (const r of sent) perKey.set(String(r.arguments.idempotency_key), (perKey.get(String(r.arguments.idempotency_key)) ?? 0) + 1);
+  const tally = new Map<string, number>();
+  for (const r of results) tally.set(summary(r).slice(0, 120), (tally.get(summary(r).slice(0, 120)) ?? 0) + 1);
+  assert.equal(sent.length, KEYS, `each key ran once: ${JSON.stringify([...perKey])}; outcomes ${JSON.stringify([...tally])}`);
+  for (const [k, n] of perKey) assert.equal(n, 1, k);
+  for (const r of results) if (!r.ok) assert.match(summary(r), /^reconcile_before_retry:/, summary(r));
+  assert.ok(new Set(sent.map((r) => r.pid)).size >= 1);
+  // Each gate appended to its own chain.
+  const e = await entries(url);
+  assert.deepEqual([...new Set(e.map((x) => x.gate_id))].sort(), ['gate-a', 'gate-b', 'gate-c']);
+  assert.equal(e.filter((x) => x.kind === 'decision').length, KEYS * ROUNDS * gates.length);
+});
+
+test('a Cedar limit of N per minute across three gates: exactly N allowed', pgSkip, async () => {
+  const LIMIT = 10;
+  const url = await freshDatabase();
+  const d = desk({
+    policy: `${ALLOW_ALL}
+@id("lookup-limit")
+forbid (principal, action == Action::"call_tool", resource == Tool::"lookup_customer")
+when { context.calls.minute >= ${LIMIT} };
+`,
+    contexts: { t: { task: { id: 'T-limit' } } },
+  });
+  const homes = ['a', 'b', 'c'].map((n) => initGate(url, `gate-${n}`));
+  const gates = await Promise.all(homes.map((home) => openDesk({ ...d, home }, 't', ['--store', url])));
+  let results: Outcome[];
+  try {
+    results = await Promise.all(
+      Array.from({ length: 45 }, (_, i) => call(gates[i % 3], 'lookup_customer', { customer_id: `C0000${String(i).padStart(2, '0')}` }, undefined, 60_000)),
+    );
+  } finally {
+    await Promise.all(gates.map((g) => g.close()));
+  }
+  assert.equal(results.filter((r) => r.ok).length, LIMIT, results.map(summary).join('\n'));
+  for (const r of results) if (!r.ok) assert.equal(summary(r), 'policy_denied: denied by lookup-limit');
+  assert.equal(arrived(d, 'lookup_customer').length, LIMIT);
+});
+
+test('the database stopped under a running gate: calls fail closed, nothing is forwarded; started again, the same gate goes on', pgSkip, async () => {
+  // Its own cluster, so stopping it disturbs no other test.
+  const dir = tempDir('cloakpipe-fleet-pg-');
+  const base = execFileSync('bash', [SCRIPT, 'start', dir], { encoding: 'utf8' }).trim();
+  try {
+    const url = await freshDatabase(base);
+    const d: Desk = desk({ policy: ALLOW_ALL, contexts: { t: { task: { id: 'T-down' } } } });
+    const home = initGate(url, 'gate-down');
+    const g = await openDesk({ ...d, home }, 't', ['--store', url]);
+    try {
+      assert.equal((await call(g, 'lookup_customer', { customer_id: 'C000001' })).ok, true);
+      execFileSync('bash', [SCRIPT, 'stop', dir]);
+      const down = await call(g, 'send_email', { to: 'ada@example.com', idempotency_key: 'while-down' }, undefined, 60_000);
+      assert.equal(summary(down).split(':')[0], 'fail_closed', summary(down));
+      const down2 = await call(g, 'lookup_customer', { customer_id: 'C000002' }, undefined, 60_000);
+      assert.equal(summary(down2).split(':')[0], 'fail_closed');
+      assert.deepEqual(arrived(d).map((r) => r.arguments.customer_id ?? r.arguments.idempotency_key), ['C000001'], 'nothing forwarded while down');
+      execFileSync('bash', [SCRIPT, 'start', dir]);
+      const back = await call(g, 'send_email', { to: 'ada@example.com', idempotency_key: 'after' }, undefined, 60_000);
+      assert.equal(back.ok, true, summary(back));
+      assert.match(g.stderr(), /fail_closed/);
+    } finally {
+      await g.close();
+    }
+    assert.deepEqual(arrived(d).map((r) => r.arguments.customer_id ?? r.arguments.idempotency_key), ['C000001', 'after']);
+  } finally {
+    execFileSync('bash', [SCRIPT, 'stop', dir]);
+  }
+});
