@@ -39,7 +39,7 @@ nothing. A server that does not start or list its tools in time is named and lef
 remote (url) entries are left as they are. A config that is not valid JSON (JSONC for VS Code and
 Cursor) is named with line and column and not touched. Exit 1 when a server or file was left.
 
-hosts: claude-desktop (claude_desktop_config.json), claude-code (~/.claude.json, ./.mcp.json),
+hosts: claude-desktop (claude_desktop_config.json), claude-code (~/.claude.json, its projects[CWD], ./.mcp.json),
 cursor (~/.cursor/mcp.json, ./.cursor/mcp.json), vscode (user mcp.json, ./.vscode/mcp.json),
 windsurf (~/.codeium/windsurf/mcp_config.json)
 

@@ -9,6 +9,8 @@ export class ConfigError extends Error {}
 export interface ParsedConfig {
   text: string;
   key: 'mcpServers' | 'servers';
+  /** Where the servers object sits: [...cfg.under, key]. */
+  at: string[];
   root: Node;
   entries: ConfigEntry[];
 }
@@ -46,7 +48,13 @@ export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undef
   }
   if (!root || root.type !== 'object') throw new ConfigError(`${at(cfg.path, text, shift)}: not a JSON object`);
   if (shift) throw new ConfigError(`${at(cfg.path, text, 0)}: starts with a byte order mark; left as is`);
-  const keyOf = (k: string) => root.children?.filter((p) => p.children?.[0].value === k) ?? [];
+  let holder: Node = root;
+  if (cfg.under) {
+    const n = findNodeAtLocation(root, cfg.under);
+    if (!n || n.type !== 'object') return undefined;
+    holder = n;
+  }
+  const keyOf = (k: string) => holder.children?.filter((p) => p.children?.[0].value === k) ?? [];
   let key = cfg.key;
   if (key === undefined) key = keyOf('mcpServers').length ? 'mcpServers' : keyOf('servers').length ? 'servers' : undefined;
   if (key === undefined) return undefined;
@@ -64,7 +72,7 @@ export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undef
     const v = p.children![1];
     entries.push({ name, text: text.slice(v.offset, v.offset + v.length), offset: v.offset, value: getNodeValue(v) });
   }
-  return { text, key, root, entries };
+  return { text, key, at: [...(cfg.under ?? []), key], root, entries };
 }
 
 /** A stdio entry the gate can stand in front of, or why not. */
@@ -119,17 +127,17 @@ export function formatOf(text: string): Format {
 }
 
 /** The text with server NAME's command and args set; nothing else in the file changes. */
-export function setCommand(text: string, key: string, name: string, command: string, args: string[]): string {
+export function setCommand(text: string, at: string[], name: string, command: string, args: string[]): string {
   const formattingOptions = formatOf(text);
-  let out = applyEdits(text, modify(text, [key, name, 'command'], command, { formattingOptions }));
-  out = applyEdits(out, modify(out, [key, name, 'args'], args, { formattingOptions }));
+  let out = applyEdits(text, modify(text, [...at, name, 'command'], command, { formattingOptions }));
+  out = applyEdits(out, modify(out, [...at, name, 'args'], args, { formattingOptions }));
   return out;
 }
 
 /** The text with server NAME's whole entry replaced by `entryText`, byte for byte. */
-export function replaceEntry(text: string, key: string, name: string, entryText: string): string {
+export function replaceEntry(text: string, at: string[], name: string, entryText: string): string {
   const root = parseTree(text, [], { allowTrailingComma: true });
-  const node = root && findNodeAtLocation(root, [key, name]);
+  const node = root && findNodeAtLocation(root, [...at, name]);
   if (!node) throw new ConfigError(`server ${JSON.stringify(name)} is no longer in the file`);
   return text.slice(0, node.offset) + entryText + text.slice(node.offset + node.length);
 }

@@ -12,6 +12,8 @@ export interface HostConfig {
   path: string;
   /** The key holding the servers; a FILE takes whichever it has. */
   key: 'mcpServers' | 'servers' | undefined;
+  /** The object holding `key`, when not the top level (Claude Code's projects[DIR]). */
+  under?: string[];
   /** VS Code and Cursor (a VS Code fork) read their mcp.json as JSONC; the others as JSON. */
   jsonc: boolean;
 }
@@ -35,7 +37,12 @@ export function hostConfigs(host: HostId, w: Where = { os: process.platform, hom
     case 'claude-desktop':
       return [c('user', join(appSupport(w), 'Claude', 'claude_desktop_config.json'), 'mcpServers', false)];
     case 'claude-code':
-      return [c('user', join(w.home, '.claude.json'), 'mcpServers', false), c('project', join(w.cwd, '.mcp.json'), 'mcpServers', false)];
+      // ~/.claude.json holds user servers at the top and local ones under projects[DIR].
+      return [
+        c('user', join(w.home, '.claude.json'), 'mcpServers', false),
+        { ...c('project', join(w.home, '.claude.json'), 'mcpServers', false), under: ['projects', w.cwd] },
+        c('project', join(w.cwd, '.mcp.json'), 'mcpServers', false),
+      ];
     case 'cursor':
       return [c('user', join(w.home, '.cursor', 'mcp.json'), 'mcpServers', true), c('project', join(w.cwd, '.cursor', 'mcp.json'), 'mcpServers', true)];
     case 'vscode':

@@ -81,7 +81,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
   if (text === undefined) return { failed: 0, changed: false, found: false };
   const parsed = parseConfig(cfg, text); // ConfigError: named with line and column, file untouched
   if (!parsed) return o.say(`${cfg.path}: no MCP servers`), { failed: 0, changed: false };
-  const configKey = realTarget(cfg.path);
+  const configKey = realTarget(cfg.path) + (cfg.under ? ` ${JSON.stringify(cfg.under)}` : '');
   let next = text;
   let failed = 0;
   const records: { path: string; record: Record_ }[] = [];
@@ -89,7 +89,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
   for (const e of parsed.entries) {
     if (o.only && !o.only.has(e.name)) continue;
     const c = classify(e.value);
-    const label = `${cfg.path}: ${JSON.stringify(e.name)}`;
+    const label = `${cfg.path}${cfg.under ? ` (${cfg.under.join(" → ")})` : ""}: ${JSON.stringify(e.name)}`;
     if (c.kind === 'wrapped') {
       o.say(`${label}: already wrapped (servers/${c.server})`);
       continue;
@@ -126,7 +126,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     } else if (!o.dryRun) {
       o.say(`${label}: keeping ${files.manifest}`);
     }
-    next = setCommand(next, parsed.key, e.name, o.gate.command, wrappedArgs);
+    next = setCommand(next, parsed.at, e.name, o.gate.command, wrappedArgs);
     const after = parseConfig(cfg, next)!.entries.find((x) => x.name === e.name)!;
     const record: Record_ = prior ?? { version: 1, name: e.name, upstream: { command: c.command, args: c.args }, entries: {} };
     record.entries[configKey] = { original: e.text, wrapped: JSON.parse(JSON.stringify(after.value)) };
@@ -150,7 +150,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     mkdirSync(join(r.path, '..'), { recursive: true, mode: 0o700 });
     atomicWrite(r.path, JSON.stringify(r.record, null, 2) + '\n', 0o600);
   }
-  const saved = backup(o.homeDir, configKey, text);
+  const saved = backup(o.homeDir, realTarget(cfg.path), text);
   replaceConfig(cfg, text, next);
   o.say(`${cfg.path}: wrapped ${records.length} server(s); the previous file is ${saved}`);
   return { failed, changed: true };
@@ -161,7 +161,7 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
   if (text === undefined) return { failed: 0, changed: false, found: false };
   const parsed = parseConfig(cfg, text);
   if (!parsed) return { failed: 0, changed: false };
-  const configKey = realTarget(cfg.path);
+  const configKey = realTarget(cfg.path) + (cfg.under ? ` ${JSON.stringify(cfg.under)}` : '');
   let next = text;
   let failed = 0;
   const done: { path: string; record: Record_ }[] = [];
@@ -169,7 +169,7 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
     if (o.only && !o.only.has(e.name)) continue;
     const c = classify(e.value);
     if (c.kind !== 'wrapped') continue;
-    const label = `${cfg.path}: ${JSON.stringify(e.name)}`;
+    const label = `${cfg.path}${cfg.under ? ` (${cfg.under.join(" → ")})` : ""}: ${JSON.stringify(e.name)}`;
     let files;
     let record;
     try {
@@ -192,7 +192,7 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
       failed++;
       continue;
     }
-    next = replaceEntry(next, parsed.key, e.name, entry.original);
+    next = replaceEntry(next, parsed.at, e.name, entry.original);
     delete record!.entries[configKey];
     done.push({ path: files.wrapped, record: record! });
     o.say(`${label}: ${o.dryRun ? 'would restore' : 'restored'} the original entry`);
@@ -200,7 +200,7 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
   if (next === text) return { failed, changed: false };
   parseConfig(cfg, next);
   if (o.dryRun) return o.out(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`)), { failed, changed: true };
-  const saved = backup(o.homeDir, configKey, text);
+  const saved = backup(o.homeDir, realTarget(cfg.path), text);
   replaceConfig(cfg, text, next);
   // After the config: a crash in between leaves a record that unwrap no longer needs, never a wrapped entry without one.
   for (const d of done) atomicWrite(d.path, JSON.stringify(d.record, null, 2) + '\n', 0o600);

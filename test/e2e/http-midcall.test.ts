@@ -89,3 +89,28 @@ test('the host hangs up on a call: it still settles in the ledger, and its sessi
   assert.ok(!/"id":7[,}]/.test(stream), stream);
   get.destroy();
 });
+
+test('SIGTERM mid-call: the call finishes and is answered, then the shutdown entry, exit 0', async () => {
+  const g = await gate();
+  const c = await httpClient(g.url);
+  let signalled = false;
+  let upstream = 0;
+  const running = c.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 4 } }, undefined, {
+    onprogress: () => {
+      if (signalled) return;
+      signalled = true;
+      upstream = upstreams(g)[0];
+      g.child.kill('SIGTERM');
+    },
+  });
+  const done = await running;
+  assert.ok(signalled);
+  assert.match(JSON.stringify(done.content), /Long running operation completed/);
+  assert.equal(await g.exited, 0, g.stderr());
+  const all = entries(g.home);
+  assert.equal(all.find((e) => e.kind === 'result')?.outcome, 'ok');
+  assert.equal(all.at(-1).kind, 'shutdown');
+  // The upstream was stopped with the gate.
+  assert.ok(upstream > 0);
+  assert.throws(() => process.kill(upstream, 0), /ESRCH/);
+});

@@ -262,3 +262,40 @@ test('a SIGKILL while wrap or unwrap replaces the file leaves the old file or th
   assert.equal(u.status, 0, u.stderr);
   assert.equal(readFileSync(path, 'utf8'), old);
 });
+
+test("Claude Code's local servers in ~/.claude.json (projects[DIR].mcpServers): wrapped for that project only, started as the host would, unwrapped byte for byte", async () => {
+  const w = world();
+  const other = '/somewhere/else';
+  const path = put(
+    join(w.home, '.claude.json'),
+    JSON.stringify(
+      {
+        numStartups: 12,
+        mcpServers: {},
+        projects: {
+          [other]: { allowedTools: [], mcpServers: { everything: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: {} } } },
+          [w.project]: { allowedTools: [], mcpServers: { everything: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], env: {} } }, hasTrustDialogAccepted: true },
+        },
+        userID: 'abc',
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  const before = readFileSync(path, 'utf8');
+  const r = run(w, 'wrap', ['--host', 'claude-code']);
+  assert.equal(r.status, 0, r.stderr);
+  const doc = JSON.parse(readFileSync(path, 'utf8'));
+  assert.deepEqual(doc.projects[other].mcpServers.everything.args, [EVERYTHING, 'stdio'], "another project's servers are not this project's");
+  const entry = doc.projects[w.project].mcpServers.everything as Entry;
+  const c = await startAsHost(entry);
+  try {
+    assert.equal(text(await c.callTool({ name: 'echo', arguments: { message: 'local' } })), 'Echo: local');
+  } finally {
+    await c.close();
+  }
+  assert.deepEqual(Object.keys(doc), ['numStartups', 'mcpServers', 'projects', 'userID'], 'key order kept');
+  const u = run(w, 'unwrap', ['--host', 'claude-code']);
+  assert.equal(u.status, 0, u.stderr);
+  assert.equal(readFileSync(path, 'utf8'), before);
+});
