@@ -67,7 +67,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   };
   let ops;
   try {
-    ops = await openOperationsServices(store, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals });
+    ops = await openOperationsServices(store, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals, shared: 'gateId' in store });
   } catch (e) {
     opened.close();
     throw e;

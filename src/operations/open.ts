@@ -2,7 +2,7 @@
 // start-up recovery. Throws (KeyError, StoreError) when an approver key or the store does not
 // load: the gate must not start.
 import type { Store } from '../store/ports.js';
-import { Operations } from './operations.js';
+import { Operations, ownerAlive, ownerOnThisHost } from './operations.js';
 import { approvalService, type ApprovalService } from '../approvals/service.js';
 import { loadApproverKeys } from '../approvals/keys.js';
 
@@ -15,12 +15,18 @@ export interface OperationsServices {
 
 export async function openOperationsServices(
   store: Store,
-  opts: { approverKeys: readonly string[]; approvalsDir: string | null; now?: number },
+  /**
+   * `shared`: the store is a fleet's (PostgreSQL); a pending operation owned by a gate on another
+   * host is left pending (reconcile_before_retry everywhere) — this host cannot tell that gate is
+   * gone; it or an operator marks it.
+   */
+  opts: { approverKeys: readonly string[]; approvalsDir: string | null; now?: number; shared?: boolean },
 ): Promise<OperationsServices> {
   const approvers = loadApproverKeys(opts.approverKeys);
   const operations = new Operations(store.operations);
   // Every pending left by a gate that is no longer running becomes unknown, before any call.
-  const recovered = await store.transact(() => operations.recoverPending(opts.now ?? Date.now()));
+  const alive = opts.shared ? (o: string | null) => ownerAlive(o) || (o !== null && !ownerOnThisHost(o)) : ownerAlive;
+  const recovered = await store.transact(() => operations.recoverPending(opts.now ?? Date.now(), alive));
   const approvals = approvalService({ receipts: store.receipts, approvers, inboxDir: opts.approvalsDir });
   return { operations, approvals, recovered };
 }

@@ -24,6 +24,12 @@ export type ReconcileOutcome = 'succeeded' | 'failed' | 'not-executed';
 /** This process, as the owner of the operations it starts: host, pid and a per-process nonce. */
 export const THIS_GATE = `${hostname()}/${process.pid}/${randomBytes(6).toString('hex')}`;
 
+/** Does `owner` name a process on this host (whose liveness this host can tell)? */
+export function ownerOnThisHost(owner: string | null): boolean {
+  const m = owner ? /^(.*)\/([0-9]+)\/([0-9a-f]+)$/.exec(owner) : null;
+  return !!m && m[1] === hostname();
+}
+
 /** Is the gate that owns a pending operation still running? Unknown hosts count as gone. */
 export function ownerAlive(owner: string | null): boolean {
   if (!owner) return false;

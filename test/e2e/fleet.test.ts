@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
-import { cloakpipe, tempDir } from '../helpers/cli.js';
+import { cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
 import { arrived, call, desk, openDesk, summary, type Desk, type Outcome } from '../helpers/support-desk.js';
 import { PG_URL, pgSkip } from '../store/postgres/pg.js';
 
@@ -175,4 +175,34 @@ test('the database stopped under a running gate: calls fail closed, nothing is f
   } finally {
     execFileSync('bash', [SCRIPT, 'stop', dir]);
   }
+});
+
+test("another host's pending operation stays pending when a gate starts: a retry is reconcile_before_retry", pgSkip, async () => {
+  const url = await freshDatabase();
+  const d = desk({ policy: ALLOW_ALL, contexts: { t: { task: { id: 'T-pending' } } } });
+  const home = initGate(url, 'gate-late');
+  const args = { to: 'ada@example.com', idempotency_key: 'op-elsewhere' };
+  const f = cloakpipe(['fingerprint', '--call', writeFiles({ 'call.json': { tool: 'send_email', arguments: args } })['call.json'], '--context', d.contexts.t]);
+  assert.equal(f.status, 0, f.stderr);
+  const fp = f.stdout.trim();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  // A gate on another machine began this operation and is (as far as this host can tell) running.
+  await c.query(
+    `INSERT INTO cloakpipe.operations (id, fingerprint, tool, state, attempts, note, owner, created_at, updated_at)
+     VALUES ('op-elsewhere', $1, 'send_email', 'pending', 1, 'begin', 'gate-host-elsewhere.example/4242/abcdef', '2026-11-30T08:00:00.000Z', '2026-11-30T08:00:00.000Z')`,
+    [fp],
+  );
+  const g = await openDesk({ ...d, home }, 't', ['--store', url]);
+  let r: Outcome;
+  try {
+    r = await call(g, 'send_email', args, undefined, 60_000);
+  } finally {
+    await g.close();
+  }
+  const state = (await c.query(`SELECT state FROM cloakpipe.operations WHERE id = 'op-elsewhere'`)).rows[0].state;
+  await c.end();
+  assert.equal(state, 'pending');
+  assert.match(summary(r), /^reconcile_before_retry:/);
+  assert.equal(arrived(d, 'send_email').length, 0);
 });
