@@ -80,7 +80,7 @@ after(() => {
   child?.stdin?.end();
 });
 
-test('replies the parser accepts reach the host as the RFC 8785 form of what the gate read', { todo: 'upstream replies are forwarded raw (product.md 7a)' }, () => {
+test('replies the parser accepts reach the host as the RFC 8785 form of what the gate read', () => {
   let n = 0;
   REPRESENTATIVE.forEach(([corpus, file], k) => {
     const want = expected(corpus, file, 1000 + k);
@@ -91,7 +91,7 @@ test('replies the parser accepts reach the host as the RFC 8785 form of what the
   assert.ok(n >= 7);
 });
 
-test('replies the parser refuses never reach the host; their calls end -32003, outcome unknown', { todo: 'upstream replies are forwarded raw (product.md 7a)' }, () => {
+test('replies the parser refuses never reach the host; their calls end -32003, outcome unknown', () => {
   let n = 0;
   REPRESENTATIVE.forEach(([corpus, file], k) => {
     const want = expected(corpus, file, 1000 + k);

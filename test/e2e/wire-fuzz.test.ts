@@ -154,7 +154,7 @@ for (const seed of [FIXED_SEED, freshSeed]) {
   });
 }
 
-test('the tools/call notifications among the mutated lines are never forwarded nor answered', { todo: 'a tools/call notification reaches the upstream (product.md section 1, issue item 1)' }, async () => {
+test('the tools/call notifications among the mutated lines are never forwarded nor answered', async () => {
   const lines = [...sample(FIXED_SEED), ...sample(freshSeed)].filter((l) => isToolsCallNotification(expectFor(l)));
   lines.push(Buffer.from('{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"delete everything"}}}'));
   const { gate, received } = await startGate();
@@ -189,7 +189,7 @@ const outer = [
   { name: 'trailing data', apply: (s: string) => s + ' {}' },
 ];
 
-test('a refused line is answered with the top-level id, wherever it stands, and never with a nested one', { todo: 'id recovery from refused lines (product.md section 1, issue item 9)' }, async () => {
+test('a refused line is answered with the top-level id, wherever it stands, and never with a nested one', async () => {
   const shape = fc.constantFrom('id first', 'id last', 'only nested ids');
   const cases = fc.sample(fc.tuple(idValue, shape, fc.constantFrom(...inner, ...outer)), { seed: FIXED_SEED, numRuns: 60 });
   const { gate } = await startGate();
