@@ -2,8 +2,8 @@
 // (one upstream process per MCP session).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
-import { OPTIONS as PROXY_OPTIONS } from './mcp-proxy.js';
+import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
+import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { ProcessTransport } from '../doors/upstream/process.js';
 import { openGate } from '../gate/open.js';
 import { HttpDoor, PROTOCOL_VERSIONS } from '../doors/http-server.js';
@@ -103,18 +103,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!tokens && !isLoopback(host)) throw new UsageError(`--listen ${values.listen as string} is not loopback: it needs --auth-token-file`);
   let opened;
   try {
-    opened = await openGate({
-      home: values.home as string | undefined,
-      manifestPath: required(values.manifest as string | undefined, '--manifest'),
-      policyPath: required(values.policy as string | undefined, '--policy'),
-      contextPath: (values.context as string | undefined) ?? typingTask(values['context-dir'] as string | undefined),
-      mode,
-      agent: values.agent as string | undefined,
-      approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
-      callTimeoutMs,
-      anchorIntervalMs,
-      anchors,
-    });
+    const contextPath = (values.context as string | undefined) ?? typingTask(values['context-dir'] as string | undefined);
+    opened = await openGate(gateConfigFrom(values, { mode, callTimeoutMs, anchorIntervalMs, anchors, contextPath }));
   } catch (e) {
     if (e instanceof UsageError) throw e;
     say(`cannot start: ${(e as Error).message}`);

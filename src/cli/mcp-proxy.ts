@@ -2,7 +2,7 @@
 import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
 import { ProcessTransport, UpstreamStartError } from '../doors/upstream/process.js';
 import { readProxyConfig, splitCommandLine } from './upstream-command.js';
-import { openGate } from '../gate/open.js';
+import { openGate, type GateConfig } from '../gate/open.js';
 import { DEFAULT_MAX_IN_FLIGHT, Relay } from '../doors/relay.js';
 import { StdioHostTransport } from '../doors/stdio.js';
 import { parseDuration } from '../util/duration.js';
@@ -126,19 +126,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new UsageError('--max-in-flight must be a positive integer');
   let opened;
   try {
-    opened = await openGate({
-      home: values.home as string | undefined,
-      store: values.store as string | undefined,
-      manifestPath: required(values.manifest as string | undefined, '--manifest'),
-      policyPath: required(values.policy as string | undefined, '--policy'),
-      contextPath: values.context as string | undefined,
-      mode,
-      agent: values.agent as string | undefined,
-      approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
-      callTimeoutMs,
-      anchorIntervalMs,
-      anchors,
-    });
+    opened = await openGate(gateConfigFrom(values, { mode, callTimeoutMs, anchorIntervalMs, anchors, contextPath: values.context as string | undefined }));
   } catch (e) {
     if (e instanceof UsageError) throw e;
     // Fail closed: nothing is spawned when anything the gate needs does not load.
@@ -174,4 +162,20 @@ export async function run(argv: string[]): Promise<number> {
   await opened.close(signal ?? (code === 0 ? 'ended' : 'upstream_exit'));
   process.stdin.destroy(); // the upstream's exit ends the gate even while the host keeps stdin open
   return code;
+}
+
+/** The gate's configuration from the flags both proxies share (mcp-proxy, http-proxy). */
+export function gateConfigFrom(
+  values: Record<string, unknown>,
+  parsed: Pick<GateConfig, 'mode' | 'callTimeoutMs' | 'anchorIntervalMs' | 'anchors' | 'contextPath'>,
+): GateConfig {
+  return {
+    home: values.home as string | undefined,
+    store: values.store as string | undefined,
+    manifestPath: required(values.manifest as string | undefined, '--manifest'),
+    policyPath: required(values.policy as string | undefined, '--policy'),
+    agent: values.agent as string | undefined,
+    approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
+    ...parsed,
+  };
 }
