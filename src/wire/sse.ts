@@ -119,7 +119,7 @@ export class SseParser {
         this.hasData = true;
         return;
       case 'event':
-        this.type = utf8(value, 'event');
+        this.type = utf8(value, 'event') || undefined; // empty: the default type, as the format says
         return;
       case 'id':
         if (value.includes(0)) throw new SseError('sse_malformed', 'an id field holds NUL');
