@@ -2,6 +2,7 @@
 // the gate. Each MCP session is a gate session, a relay and an upstream connection of its own.
 // Bodies go through the same strict parser as a stdio line before anything else reads them.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +40,8 @@ export interface HttpDoorOptions {
   allowedOrigins: string[];
   /** The agent of a session without a token (`--agent`, else the gate's). */
   agent?: string;
+  /** Serve HTTPS with this certificate chain and key (PEM). */
+  tls?: { cert: Buffer; key: Buffer };
   /** Where RFC 9728 metadata says this resource lives (scheme://host:port). */
   publicBase: () => string;
   say: (message: string) => void;
@@ -65,12 +68,13 @@ export class HttpDoor {
   private draining = false;
 
   constructor(private readonly o: HttpDoorOptions) {
-    this.server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch(() => {
         if (!res.headersSent) send(res, 500, rpcError(-32603, 'cloakpipe: internal error'));
         else res.end();
       });
-    });
+    };
+    this.server = o.tls ? createTlsServer({ cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
   }
 
   get sessionCount(): number {
