@@ -24,6 +24,8 @@ export const OPTIONS = {
   rekor: { type: 'string', arg: 'URL', help: 'Rekor transparency log to anchor epochs at (needs --rekor-key)', defaultText: 'none' },
   'rekor-key': { type: 'string', arg: 'PEM', help: "the Rekor log's public key" },
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
+  key: { type: 'string', arg: 'pkcs11:URI', help: 'sign with the gate key in a PKCS#11 token (RFC 7512 URI with module-path)', defaultText: "the home's (gate.key, or the token init recorded)" },
+  'pin-file': { type: 'string', arg: 'FILE', help: "the token's PIN (mode 0600)", defaultText: '$CLOAKPIPE_PKCS11_PIN' },
   store: { type: 'string', arg: 'URL', help: 'sqlite, or postgres://USER@HOST:PORT/DB shared by a fleet of gates (password: PGPASSWORD or ~/.pgpass)', defaultText: '$CLOAKPIPE_STORE or sqlite' },
   agent: { type: 'string', arg: 'ID', help: 'the Cedar principal', defaultText: "task.agent, else 'agent'" },
   'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
@@ -35,7 +37,7 @@ export const OPTIONS = {
 } satisfies Options;
 
 /** Flags whose values are paths: a --config file's are resolved against its own folder. */
-const PATH_FLAGS = new Set(['manifest', 'policy', 'context', 'approver-key', 'home', 'tsa-root', 'rekor-key']);
+const PATH_FLAGS = new Set(['manifest', 'policy', 'context', 'approver-key', 'home', 'tsa-root', 'rekor-key', 'pin-file']);
 
 const HELP = `usage: cloakpipe mcp-proxy --manifest FILE --policy FILE [options] -- UPSTREAM_COMMAND [ARGS...]
        cloakpipe mcp-proxy --server NAME [options] -- UPSTREAM_COMMAND [ARGS...]
@@ -172,6 +174,7 @@ export function gateConfigFrom(
   return {
     home: values.home as string | undefined,
     store: values.store as string | undefined,
+    key: { uri: values.key as string | undefined, pinFile: values['pin-file'] as string | undefined },
     manifestPath: required(values.manifest as string | undefined, '--manifest'),
     policyPath: required(values.policy as string | undefined, '--policy'),
     agent: values.agent as string | undefined,
