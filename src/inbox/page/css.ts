@@ -17,7 +17,7 @@ h3 { font-size: 13px; margin: 18px 0 6px; text-transform: uppercase; letter-spac
 .skip:focus { left: 8px; top: 8px; background: var(--panel); padding: 6px 10px; z-index: 2; }
 .bar { display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline; justify-content: space-between; padding: 12px 20px; background: var(--panel); border-bottom: 1px solid var(--line); }
 .signer { margin: 0; color: var(--muted); font-size: 13px; overflow-wrap: anywhere; }
-.layout { display: grid; grid-template-columns: minmax(260px, 360px) 1fr; gap: 16px; padding: 16px 20px; align-items: start; }
+.layout { display: grid; grid-template-columns: minmax(260px, 340px) 1fr; gap: 16px; padding: 16px 20px; align-items: start; max-width: 1280px; }
 .list, .detail { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 14px; min-width: 0; }
 .count { display: inline-block; min-width: 1.6em; padding: 0 6px; border-radius: 10px; background: var(--accent); color: var(--accent-ink); font-size: 12px; text-align: center; }
 .count:empty { display: none; }
@@ -38,9 +38,11 @@ h3 { font-size: 13px; margin: 18px 0 6px; text-transform: uppercase; letter-spac
 .facts dd { margin: 0; overflow-wrap: anywhere; }
 table.args { width: 100%; border-collapse: collapse; table-layout: fixed; }
 table.args th, table.args td { text-align: left; vertical-align: top; padding: 6px 8px; border-top: 1px solid var(--line); }
-table.args th { font-weight: 600; font-family: var(--mono); font-size: 13px; width: 9em; overflow-wrap: anywhere; }
+table.args th { font-weight: 600; font-family: var(--mono); font-size: 13px; overflow-wrap: anywhere; }
 table.args thead th { font-family: inherit; font-size: 12px; color: var(--muted); border-top: none; }
-table.args td.rule { width: 14em; color: var(--muted); font-family: var(--mono); font-size: 12px; overflow-wrap: anywhere; }
+table.args thead th:nth-child(1) { width: 11em; }
+table.args thead th:nth-child(3) { width: 13em; }
+table.args td.rule { color: var(--muted); font-family: var(--mono); font-size: 12px; overflow-wrap: anywhere; }
 pre.value { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 16em; overflow: auto; background: #f7f8fa; border: 1px solid var(--line); border-radius: 4px; padding: 4px 6px; }
 .esc { background: var(--warn-bg); color: var(--bad); border-radius: 3px; }
 .why { background: var(--warn-bg); border-radius: 6px; padding: 8px 10px; margin: 0; }
