@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseFlags } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { loadGateKey } from '../ledger/keys.js';
+import { openGateKey } from '../home/open.js';
 import { signCheckpoint } from '../ledger/checkpoint.js';
 import { verifyLedger } from '../ledger/verify/index.js';
 
@@ -20,7 +20,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { home: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } });
   if (values.help) return void process.stdout.write(HELP), 0;
   const home = resolveHome(values.home);
-  const key = loadGateKey(home.key);
+  const key = openGateKey(home); // a token key: the URI init recorded, PIN from $CLOAKPIPE_PKCS11_PIN
   const report = await verifyLedger({ ledgerDb: home.ledger }, { publicKey: key.publicKey });
   if (!report.ok || !report.tree) {
     const f = report.failure!;

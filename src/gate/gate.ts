@@ -219,6 +219,7 @@ export class Gate {
           policy_digest: rules.policy.digest,
           ...decision.notes.fields,
         });
+        if (outcome === 'refuse') for (const effect of decision.notes.onRefuse) effect(entry.seq);
         return { entry, decision, refused: v.ok ? null : v.code };
       });
       timer.committed();
