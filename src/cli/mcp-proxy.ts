@@ -10,6 +10,7 @@ import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 import { resolveHome } from '../store/home.js';
 import { serverGateFiles, ServerNameError } from '../onboarding/server-home.js';
+import { STORE_OPTION } from './store-flags.js';
 
 export const OPTIONS = {
   manifest: { type: 'string', arg: 'FILE', help: 'the tool manifest (YAML or JSON, v1); required unless --server' },
@@ -24,7 +25,7 @@ export const OPTIONS = {
   rekor: { type: 'string', arg: 'URL', help: 'Rekor transparency log to anchor epochs at (needs --rekor-key)', defaultText: 'none' },
   'rekor-key': { type: 'string', arg: 'PEM', help: "the Rekor log's public key" },
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
-  store: { type: 'string', arg: 'URL', help: 'sqlite, or postgres://USER@HOST:PORT/DB shared by a fleet of gates (password: PGPASSWORD or ~/.pgpass)', defaultText: '$CLOAKPIPE_STORE or sqlite' },
+  ...STORE_OPTION,
   agent: { type: 'string', arg: 'ID', help: 'the Cedar principal', defaultText: "task.agent, else 'agent'" },
   'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
   'max-frame': { type: 'string', arg: 'BYTES', help: 'longest line accepted from the host', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
