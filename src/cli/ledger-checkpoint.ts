@@ -32,7 +32,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`ledger INVALID${f.seq === null ? '' : ` at seq ${f.seq}`} (${f.code}): ${f.detail}; no checkpoint signed\n`);
     return 1;
   }
-  const note = signCheckpoint(report.tree, key.privateKey, key.publicKey);
+  const note = signCheckpoint(report.tree, key);
   if (values.out !== undefined) writeFileSync(values.out, note, { mode: 0o644 });
   if (values.json) process.stdout.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');
   else if (values.out !== undefined) process.stdout.write(`checkpoint of ${report.tree.size} entries written to ${values.out}\n`);
