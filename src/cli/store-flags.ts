@@ -1,7 +1,6 @@
 // The flags of every command that opens state (fleet.md): which store (--store, else
 // CLOAKPIPE_STORE, else the home's SQLite files) and, in a shared store, whose chain (--gate).
 import { UsageError, type Options } from './args.js';
-import { HomeError } from '../home/open.js';
 import { StoreError } from '../store/ports.js';
 
 export const STORE_OPTION = {
@@ -22,6 +21,7 @@ export async function opening<T>(open: () => T | Promise<T>): Promise<T> {
   try {
     return await open();
   } catch (e) {
+    const { HomeError } = await import('../home/open.js');
     if (e instanceof HomeError || e instanceof StoreError) throw new UsageError(e.message);
     throw e;
   }

@@ -3,7 +3,7 @@
 // 1 a check failed (the first bad entry and why), 2 usage or configuration error.
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
-import { openChains, type ChainView } from '../home/open.js';
+import type { ChainView } from '../home/open.js';
 import { storeTarget } from '../store/target.js';
 import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { AnchorError } from '../ledger/anchors/errors.js';
@@ -134,6 +134,7 @@ export async function run(argv: string[]): Promise<number> {
   // A shared store: this home's gate's chain (--home), one gate's (--gate) or every gate's.
   if (fleet && values.gate === undefined && (givenKey !== undefined || trust.checkpoints.length > 0))
     throw new UsageError('--public-key and --checkpoint belong to one chain: name it with --gate NAME');
+  const { openChains } = await import('../home/open.js');
   const views = await opening(() => openChains({ home: values.home, store: values.store, gate: values.gate, all: fleet && values.gate === undefined }));
   if (views.length === 0) throw new UsageError('no gate is registered in the store: nothing to verify');
   let ok = true;

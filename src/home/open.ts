@@ -10,12 +10,14 @@ import { readFileSync, statSync } from 'node:fs';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import type { LedgerSnapshot, Store } from '../store/ports.js';
 import { openLedgerSnapshot, openSqliteStore } from '../store/sqlite/store.js';
-import { openPostgresStore, postgresLedgerSnapshot, registeredGates } from '../store/postgres/store.js';
 import { storeTarget } from '../store/target.js';
 import { loadGateKey, type GateKey } from '../ledger/keys.js';
 import { Ledger, LedgerError } from '../ledger/ledger.js';
 
 export class HomeError extends Error {}
+
+/** The PostgreSQL store and its driver, loaded only by a command that opens one. */
+const postgres = () => import('../store/postgres/store.js');
 
 export interface OpenedHome {
   paths: HomePaths;
@@ -84,6 +86,7 @@ export async function openHomeWith(opts: { home?: string; store?: string; clock?
   } catch {
     throw new HomeError(`home ${paths.dir} has no gate id for a shared store (run cloakpipe init --store … --gate-id NAME)`);
   }
+  const { openPostgresStore } = await postgres();
   const store = await openPostgresStore({ url: target.url, gateId, ...(target.schema ? { schema: target.schema } : {}) });
   const mine = key.publicKey.export({ type: 'spki', format: 'pem' }).toString().trim();
   if (store.registeredKey.trim() !== mine) {
@@ -138,6 +141,7 @@ export async function openChains(opts: { home?: string; store?: string; gate?: s
     }
     return [{ gateId: null, publicKeyPem: pem, keyFrom: 'home', snapshot: openLedgerSnapshot(paths.ledger) }];
   }
+  const { registeredGates, postgresLedgerSnapshot } = await postgres();
   const gates = await registeredGates(target.url, target.schema);
   let chosen: typeof gates;
   if (opts.all) chosen = gates;
