@@ -3,10 +3,9 @@
 import { writeFileSync } from 'node:fs';
 import { parseFlags } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { loadGateKey } from '../ledger/keys.js';
 import { signCheckpoint } from '../ledger/checkpoint.js';
 import { verifyLedger } from '../ledger/verify/index.js';
-import { openChain } from '../home/open.js';
+import { openChain, openGateKey } from '../home/open.js';
 import { opening, STORE_OPTION } from './store-flags.js';
 
 const HELP = `usage: cloakpipe ledger checkpoint [--home DIR] [--store URL] [--out FILE] [--json]
@@ -23,7 +22,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { home: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, ...STORE_OPTION });
   if (values.help) return void process.stdout.write(HELP), 0;
   const home = resolveHome(values.home);
-  const key = loadGateKey(home.key);
+  const key = openGateKey(home); // a token key: the URI init recorded, PIN from $CLOAKPIPE_PKCS11_PIN
   // Only this home's gate: the note is signed with this home's key, over this key's chain.
   const chain = await opening(() => openChain({ home: values.home, store: values.store }));
   const report = await verifyLedger({ snapshot: chain.snapshot }, { publicKey: key.publicKey });
