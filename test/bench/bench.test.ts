@@ -68,3 +68,12 @@ test('fleet: one SQLite gate against 1, 2 and 4 gates on one PostgreSQL, shared 
   for (const row of [/\| sqlite +\| +1 \| shared /, /\| postgres +\| +1 \| shared /, /\| postgres +\| +2 \| shared /, /\| postgres +\| +2 \| per gate /]) assert.match(out, row);
   assert.ok(out.includes('PostgreSQL CPU µs/call'));
 });
+
+test('token-key: signing and the gate with the key in SoftHSM against the key in the home', () => {
+  const out = run('token-key.js', ['--n', '30', '--warmup', '3', '--micro', '50']);
+  if (out.includes('not measured: SoftHSM2 is not installed')) {
+    assert.notEqual(process.env.CI, 'true', 'in CI the token benchmark must run');
+    return;
+  }
+  for (const row of ['| file key (node:crypto) ', '| token key (SoftHSM2, CKM_EDDSA) ', '| gate, file key ', '| gate, token key ', 'calls/s with the token key']) assert.ok(out.includes(row) || out.includes(row.replace('calls/s', 'Calls/s')), row);
+});

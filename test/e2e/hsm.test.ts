@@ -16,7 +16,7 @@ import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, MEMORY, PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
 import { startFakeRekor } from '../helpers/fake-rekor.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 import { freshToken, hsmSkip, type Token } from '../helpers/softhsm.js';
 import { keyIdOf } from '../../src/core/signer.js';
 
@@ -46,7 +46,7 @@ function entity(name: string) {
 
 async function gate(t: Token, home: string, flags: string[] = []) {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  return connectThroughGate({
+  return startGate({
     home,
     manifest: f['m.yaml'],
     policy: f['p.cedar'],
