@@ -179,6 +179,28 @@ test('module, token, PIN or key unavailable at start: exit 2, named, nothing spa
   assert.equal(ok.spawned, true);
 });
 
+test('http-proxy, ledger anchor and ledger checkpoint: the token unavailable at start is exit 2, named', hsmSkip, () => {
+  const t = freshToken();
+  const home = tokenHome(t);
+  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const env = { ...process.env, ...t.env, CLOAKPIPE_PKCS11_PIN: 'wrong-pin' };
+  const loose = join(tempDir(), 'pin');
+  writeFileSync(loose, t.pin + '\n', { mode: 0o644 });
+  const runs: [string, string[], RegExp][] = [
+    ['http-proxy', ['http-proxy', '--home', home, '--manifest', f['m.yaml'], '--policy', f['p.cedar'], '--listen', '127.0.0.1:0', '--', 'sh', '-c', 'cat'], /refused the PIN \(CKR_PIN_INCORRECT\)/],
+    ['ledger anchor', ['ledger', 'anchor', '--home', home], /refused the PIN \(CKR_PIN_INCORRECT\)/],
+    ['ledger checkpoint', ['ledger', 'checkpoint', '--home', home], /refused the PIN \(CKR_PIN_INCORRECT\)/],
+    ['a PIN file others can read', ['ledger', 'anchor', '--home', home, '--pin-file', loose], /PIN file .* is readable by others/],
+    ['--key on a file-key home', ['ledger', 'anchor', '--home', join(tempDir(), 'h'), '--key', t.uri()], /no gate home|not a key in a token|gate.key/],
+  ];
+  for (const [name, args, message] of runs) {
+    const r = cloakpipe(args, { env, timeout: 60_000 });
+    assert.equal(r.status, 2, `${name}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, message, name);
+    assert.ok(!r.stderr.includes(t.pin), `${name}: the PIN is never printed`);
+  }
+});
+
 test('a key generated in another token under the same name is not this home\'s key: exit 2', hsmSkip, () => {
   const t = freshToken();
   const home = tokenHome(t);

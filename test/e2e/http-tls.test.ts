@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 import { startHttpGate, type HttpGate } from '../helpers/http-gate.js';
 
 const dir = tempDir();
@@ -74,12 +74,12 @@ test('--tls-cert: plain HTTP to the TLS port gets no session, nor does a client 
 
 test('mcp-proxy --upstream-url https://: the gate trusts the server it was told to (NODE_EXTRA_CA_CERTS) and no other', async () => {
   const g = await tlsGate();
-  const via = await connectThroughGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', g.url], upstream: [], env: { NODE_EXTRA_CA_CERTS: cert } });
+  const via = await startGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', g.url], upstream: [], env: { NODE_EXTRA_CA_CERTS: cert } });
   const r = await via.client.callTool({ name: 'read_graph', arguments: {} });
   assert.ok(!r.isError);
   await via.close();
   // Without the certificate trusted, the upstream is unreachable: the initialize fails, nothing runs.
-  await assert.rejects(connectThroughGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', g.url], upstream: [] }));
+  await assert.rejects(startGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', g.url], upstream: [] }));
 });
 
 test('--tls-cert without --tls-key is exit 2; a key that is not the pair is exit 2 and never printed', () => {
