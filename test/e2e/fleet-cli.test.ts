@@ -235,7 +235,7 @@ test('the HTTP door on the shared store: two http-proxy gates, one operation id,
   const homes = [initGate(url, 'http-a'), initGate(url, 'http-b')];
   const gates = await Promise.all(
     homes.map((home) =>
-      startHttpGate({ home, manifest: d.manifest, policy: d.policy, flags: ['--store', url, '--context', d.contexts.t], upstream: [process.execPath, DESK_SERVER], env: { RECORD_FILE: d.record } }),
+      startHttpGate({ home, manifest: d.manifest, policy: d.policy, flags: ['--store', url, '--context', d.contexts.t], upstream: [process.execPath, DESK_SERVER], env: { UPSTREAM_TOOLS: 'desk', RECORD_FILE: d.record } }),
     ),
   );
   try {
