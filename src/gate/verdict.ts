@@ -43,4 +43,7 @@ export interface Annotations {
   afterReply: ((reply: UpstreamReply, now: number) => AfterReply)[];
   /** Run in a transaction when the outcome is unknown: timeout, upstream died, gate error. */
   afterFailure: ((why: UnknownWhy, now: number) => void)[];
+  /** Allowed, then withdrawn before it reached the tool (nothing ran): what each check undoes.
+   *  A hook of its own, so no effect meant for a real answer ever runs on a made-up one. */
+  notForwarded: ((now: number) => AfterReply)[];
 }

@@ -6,7 +6,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
 import { parseStrict } from '../../wire/strict-parse.js';
-import { encodeEvent, type SseEvent } from '../../wire/sse.js';
+import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
 import { HeldCalls, type Slot } from './held.js';
 import type { ToolResult } from './session.js';
 import { appendBounded, isIndex, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
@@ -99,7 +99,7 @@ class AnthropicStream implements StreamRewriter {
     } catch {
       throw new Unreadable('a stream event is not JSON');
     }
-    need(isJsonObject(v) && isString(v.type) && (e.event === undefined || e.event === v.type), null, 'a stream event needs a type');
+    need(isJsonObject(v) && isString(v.type) && (e.type === undefined || e.type === v.type), null, 'a stream event needs a type');
     const data = v as JsonObject;
     switch (data.type) {
       case 'message_start':
@@ -118,7 +118,7 @@ class AnthropicStream implements StreamRewriter {
         await this.end();
         const delta = isJsonObject(data.delta) ? data.delta : {};
         if (delta.stop_reason === 'tool_use' && this.calls.released === 0 && this.calls.slots.length > 0) {
-          return this.ctx.write(encodeEvent(JSON.stringify({ ...data, delta: { ...delta, stop_reason: 'end_turn' } }), e.event));
+          return this.ctx.write(encodeEvent(JSON.stringify({ ...data, delta: { ...delta, stop_reason: 'end_turn' } }), e.type));
         }
         return this.ctx.write(e.raw);
       }
@@ -171,7 +171,7 @@ class AnthropicStream implements StreamRewriter {
   /** An event of a block going out as number `out`: as it came when that is the model's number. */
   private write(e: SseEvent, data: JsonObject, out: number): void {
     if (out === data.index) return this.ctx.write(e.raw);
-    this.ctx.write(encodeEvent(JSON.stringify({ ...data, index: out }), e.event));
+    this.ctx.write(encodeEvent(JSON.stringify({ ...data, index: out }), e.type));
   }
 
   private out(slot: Slot<Held>, position: number | null): void {

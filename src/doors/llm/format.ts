@@ -4,7 +4,7 @@
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
 import { WireError } from '../../wire/strict-parse.js';
-import type { SseEvent } from '../../wire/sse.js';
+import type { RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
 import { refusalText, type HeldCalls, type Slot } from './held.js';
 
 /** What the door asks of a group of held calls once the response is over. */

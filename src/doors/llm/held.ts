@@ -87,6 +87,11 @@ export class HeldCalls<H> {
 
   private closed = false;
 
+  /** A body that will not reach the agent after all (--on-refusal error): every allowed call is withdrawn. */
+  withdrawAll(): void {
+    for (const s of this.slots) if (s.verdict?.release) s.verdict.withdraw();
+  }
+
   private flush(): void {
     while (this.next < this.slots.length) {
       const slot = this.slots[this.next];

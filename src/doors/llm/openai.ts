@@ -6,7 +6,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
 import { parseStrict } from '../../wire/strict-parse.js';
-import { encodeEvent, type SseEvent } from '../../wire/sse.js';
+import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
 import { HeldCalls, type Slot } from './held.js';
 import type { ToolResult } from './session.js';
 import { appendBounded, isIndex, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';

@@ -14,7 +14,8 @@ import type { RefusalData } from '../../core/outcome.js';
 import type { Gate } from '../../gate/gate.js';
 import { parseStrict, WireError } from '../../wire/strict-parse.js';
 import { decodeUtf8 } from '../../wire/utf8.js';
-import { SseReader } from '../../wire/sse.js';
+import { RawSseReader } from '../../wire/sse-raw.js';
+import { SseError } from '../../wire/sse.js';
 import { log } from '../../telemetry/log.js';
 import type { StaticTokens } from '../http-auth.js';
 import { decideSlot, HeldCalls, refusalText } from './held.js';
@@ -83,6 +84,7 @@ export class LlmDoor {
     await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => (t = setTimeout(r, graceMs)))]);
     clearTimeout(t);
     this.server.closeAllConnections();
+    await Promise.all([...this.sessions.values()].map((s) => s.end()));
   }
 
   private session(agent: string | undefined): LlmSession {
@@ -199,7 +201,7 @@ export class LlmDoor {
       return void res.end(bytes);
     }
     if (this.o.onRefusal === 'error') {
-      groups.forEach((g) => g.close());
+      groups.forEach((g) => g.withdrawAll());
       const first = refused[0];
       return sendJson(res, 403, format.errorBody(refusalText(first.tool, first.refusal), first.refusal), headers);
     }
@@ -235,7 +237,7 @@ export class LlmDoor {
         finish();
       },
     });
-    const reader = new SseReader(this.o.maxBodyBytes);
+    const reader = new RawSseReader(this.o.maxBodyBytes);
     try {
       for await (const chunk of upstream.body as unknown as AsyncIterable<Uint8Array>) {
         for (const ev of reader.push(chunk)) {
@@ -249,7 +251,7 @@ export class LlmDoor {
       finish();
     } catch (e) {
       if (!ended && !res.destroyed) {
-        const detail = e instanceof Unreadable || e instanceof WireError ? 'the model API stream could not be read' : abort.signal.aborted ? 'the model API stream was cut' : 'the model API stream timed out or failed';
+        const detail = e instanceof Unreadable || e instanceof WireError || e instanceof SseError ? 'the model API stream could not be read' : abort.signal.aborted ? 'the model API stream was cut' : 'the model API stream timed out or failed';
         const refusal = await failClosed(detail, new Uint8Array());
         if (!ended) res.write(format.errorEvent(refusalText('the response', refusal), refusal));
       }

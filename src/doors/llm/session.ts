@@ -42,6 +42,8 @@ const MAX_SEEN = 8192;
 export class LlmSession {
   private readonly waiting = new Map<string, Waiting>();
   private readonly seen = new Set<string>();
+  /** The gate's handling of every call not settled yet (shutdown waits for their entries). */
+  private readonly handling = new Set<Promise<unknown>>();
 
   constructor(
     private readonly gate: RelayGate,
@@ -74,7 +76,10 @@ export class LlmSession {
           resolve({ release: true, withdraw });
         });
       const failClosed = () => resolve({ release: false, refusal: this.gate.failClosedRefusal('the gate could not decide or record this call') });
-      this.gate.handleCall({ tool: call.tool, arguments: call.arguments, meta }, forward).then(
+      const handling = this.gate.handleCall({ tool: call.tool, arguments: call.arguments, meta }, forward);
+      this.handling.add(handling);
+      void handling.finally(() => this.handling.delete(handling)).catch(() => undefined);
+      handling.then(
         (outcome) => {
           if (released) return; // its result (or its timeout) settled it later
           if (outcome.kind === 'refused') resolve({ release: false, refusal: outcome.data });
@@ -106,6 +111,16 @@ export class LlmSession {
       }
       this.see(r.id);
     }
+  }
+
+  /**
+   * The gate is stopping: a released call whose result has not come back ends `unknown` (the
+   * agent may have run it); resolves once every call's entries are recorded.
+   */
+  async end(): Promise<void> {
+    for (const w of this.waiting.values()) w.reject(new Error('the gate stopped before the result came back'));
+    this.waiting.clear();
+    await Promise.allSettled([...this.handling]);
   }
 
   private wait(id: string, w: Waiting): void {
