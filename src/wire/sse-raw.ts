@@ -30,8 +30,18 @@ export class RawSseReader {
   /** Bytes in, the events they complete out. Throws SseError, or WireError for data that is not UTF-8. */
   push(chunk: Uint8Array): RawSseEvent[] {
     this.buf = this.buf.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.buf, chunk]);
+    return this.take(false);
+  }
+
+  /** The stream ended: the event a final CR completes; `cut` is true when bytes remain that end no event. */
+  finish(): { events: RawSseEvent[]; cut: boolean } {
+    const events = this.take(true);
+    return { events, cut: this.buf.length > 0 };
+  }
+
+  private take(atEnd: boolean): RawSseEvent[] {
     const out: RawSseEvent[] = [];
-    for (let end = this.eventEnd(); end >= 0; end = this.eventEnd()) {
+    for (let end = this.eventEnd(atEnd); end >= 0; end = this.eventEnd(atEnd)) {
       const raw = this.buf.subarray(0, end);
       this.buf = this.buf.subarray(end);
       this.scanned = 0;
@@ -42,13 +52,8 @@ export class RawSseReader {
     return out;
   }
 
-  /** The stream ended: true when an event was cut off. */
-  end(): boolean {
-    return this.buf.length > 0;
-  }
-
   /** The offset just past the blank line ending the first event, or -1. A CR at the very end may be half a CRLF: wait. */
-  private eventEnd(): number {
+  private eventEnd(atEnd: boolean): number {
     const b = this.buf;
     let i = this.scanned;
     let lineStart = true;
@@ -60,8 +65,8 @@ export class RawSseReader {
         continue;
       }
       if (c === CR) {
-        if (i + 1 >= b.length) return -1;
-        if (b[i + 1] === LF) i++;
+        if (i + 1 >= b.length && !atEnd) return -1;
+        if (i + 1 < b.length && b[i + 1] === LF) i++;
       }
       i++;
       if (lineStart) return i;

@@ -68,6 +68,9 @@ export class LlmDoor {
       this.active.add(task);
       void task.finally(() => this.active.delete(task));
     });
+    // Agents' HTTP clients keep connections for a few seconds: the gate keeps them longer, so
+    // the client is always the side that closes an idle one (no request lost to the race).
+    this.server.keepAliveTimeout = 65_000;
   }
 
   listen(port: number, host: string): Promise<void> {
@@ -247,6 +250,8 @@ export class LlmDoor {
         if (ended) break;
         if (res.writableNeedDrain) await new Promise((r) => (res.once('drain', r), res.once('close', r)));
       }
+      // The events a final CR completes; bytes that end no event are discarded (the format's rule).
+      for (const ev of reader.finish().events) if (!ended) await rewriter.event(ev);
       if (!ended) await rewriter.end();
       finish();
     } catch (e) {
