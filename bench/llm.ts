@@ -5,18 +5,8 @@
 // run. The fake API paces its events (--gap ms apart), as a model streams tokens.
 // Usage: node dist/bench/llm.js [--n 200] [--warmup 20] [--gap 2]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { startFakeModel, type Script } from '../test/helpers/fake-model.js';
-import { CLI, flags, gateFiles, loadNow, machine, ms, ratio, section, stats, table, tempDir } from './lib.js';
-
-const MANIFEST = `version: 1
-release: bench-llm@1
-tools:
-  get_weather:
-    effect: read
-    arguments: { city: { type: string, max_len: 64 } }
-`;
+import { CLI, flags, gateFiles, loadNow, machine, ms, ratio, section, stats, table } from './lib.js';
 
 type Format = 'openai' | 'anthropic';
 
@@ -44,10 +34,9 @@ async function timed(base: string, format: Format, script: Script): Promise<{ te
 }
 
 async function startGate(upstream: string): Promise<{ url: string; child: ChildProcess }> {
+  // The benchmarks' own manifest, policy (Cedar evaluates the arguments) and context.
   const g = gateFiles();
-  const manifest = join(tempDir('cloakpipe-bench-llm-'), 'm.yaml');
-  writeFileSync(manifest, MANIFEST);
-  const child = spawn(process.execPath, [CLI, 'llm-proxy', '--home', g.home, '--manifest', manifest, '--policy', g.policy, '--context', g.context, '--upstream-url', upstream, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'llm-proxy', '--home', g.home, '--manifest', g.manifest, '--policy', g.policy, '--context', g.context, '--upstream-url', upstream, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
@@ -65,7 +54,7 @@ async function main(): Promise<void> {
   const gap = Number(f.values.gap);
   const fake = await startFakeModel();
   const gate = await startGate(fake.url);
-  const script: Script = { text: 'Let me look that up for you right away.', calls: [{ name: 'get_weather', arguments: { city: 'Reykjavík' } }], split: 8, delayMs: gap };
+  const script: Script = { text: 'Let me look that up for you right away.', calls: [{ name: 'echo', arguments: { message: 'the weather in Reykjavík, tomorrow' } }], split: 8, delayMs: gap };
   const load = loadNow();
   const rows: (string | number)[][] = [];
   try {

@@ -60,3 +60,9 @@ test('all: one table with every target of issue 16, its figure, goal, status and
   // verify was not run: its row says so rather than inventing a figure.
   assert.match(targets, /\| verify entries\/s vs raw Ed25519, all cores +\| +\| not measured/);
 });
+
+test('llm: the added latency of the LLM door to the first text token and to a tool call, both formats', () => {
+  const out = run('llm.js', ['--n', '3', '--warmup', '1']);
+  assert.match(out, /## LLM door: added latency on a streamed response/);
+  for (const row of ['| openai: first text token ', '| openai: tool call usable (finish event) ', '| anthropic: first text token ', '| anthropic: tool call usable (finish event) ']) assert.ok(out.includes(row), row);
+});
