@@ -20,6 +20,7 @@ export const OPTIONS = {
   context: { type: 'string', arg: 'FILE', help: 'the task context (JSON), re-read when it changes', defaultText: 'none (an empty context)' },
   mode: { type: 'string', arg: 'enforce|shadow', default: 'enforce', help: 'shadow records what enforce would refuse and forwards it' },
   'approver-key': { type: 'string', arg: 'PEM', multiple: true, help: 'a public key whose receipts approve calls', defaultText: 'none' },
+  'request-ttl': { type: 'string', arg: 'DURATION', default: '1h', help: 'how long a call refused approval_required waits in the approval inbox (cloakpipe inbox serve)' },
   'anchor-interval': { type: 'string', arg: 'DURATION', help: 'seal and anchor an epoch this often', defaultText: 'at shutdown only' },
   tsa: { type: 'string', arg: 'URL', help: 'RFC 3161 time-stamp authority to anchor epochs at (needs --tsa-root)', defaultText: 'none' },
   'tsa-root': { type: 'string', arg: 'PEM', help: "the TSA's root certificate" },
@@ -185,6 +186,16 @@ export function gateConfigFrom(
     policyPath: required(values.policy as string | undefined, '--policy'),
     agent: values.agent as string | undefined,
     approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
+    requestTtlMs: durationFlag(values['request-ttl'] as string | undefined, '--request-ttl'),
     ...parsed,
   };
+}
+
+function durationFlag(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return parseDuration(v);
+  } catch (e) {
+    throw new UsageError(`${name}: ${(e as Error).message}`);
+  }
 }

@@ -30,6 +30,8 @@ export interface GateConfig {
   mode: Mode;
   agent?: string;
   approverKeys: string[];
+  /** How long a call refused approval_required waits in the inbox (default 1h). */
+  requestTtlMs?: number;
   callTimeoutMs: number;
   /** Epochs and anchors (issue 3): seal every interval and at shutdown when any is set. */
   anchorIntervalMs?: number;
@@ -71,7 +73,13 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   };
   let ops;
   try {
-    ops = await openOperationsServices(store, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals, shared: 'gateId' in store });
+    ops = await openOperationsServices(store, {
+      approverKeys: cfg.approverKeys,
+      approvalsDir: home.approvals,
+      shared: 'gateId' in store,
+      gateId: 'gateId' in store ? (store as { gateId: string }).gateId : null,
+      ...(cfg.requestTtlMs !== undefined ? { requestTtlMs: cfg.requestTtlMs } : {}),
+    });
   } catch (e) {
     opened.close();
     throw e;

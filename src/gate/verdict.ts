@@ -36,6 +36,9 @@ export interface Annotations {
   fields: { [k: string]: JsonValue };
   /** State changes to run inside the decision's transaction when the call is allowed. */
   onAllow: (() => void)[];
+  /** State changes to run inside the decision's transaction when the call is refused (enforce
+   *  mode), after its entry is appended: `entry` is that entry's seq. */
+  onRefuse: ((entry: number) => void)[];
   /** A stored result to answer with instead of forwarding (operation replay). */
   replay?: JsonValue;
   /** What the upstream's answer (or a replayed result) does: the session's label, settling an

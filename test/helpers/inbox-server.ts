@@ -1,0 +1,64 @@
+// `cloakpipe inbox serve` as a child process for tests: started on a free loopback port with a
+// login token file, its address read from what it prints.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { CLI, tempDir } from './cli.js';
+
+export interface RunningInbox {
+  url: string;
+  token: string;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+export async function startInbox(o: { home: string; approverKey: string; flags?: string[] }): Promise<RunningInbox> {
+  const token = randomBytes(24).toString('base64url');
+  const tokenFile = join(tempDir('cloakpipe-inbox-'), 'token');
+  writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [CLI, 'inbox', 'serve', '--approver-key', o.approverKey, '--home', o.home, '--listen', '127.0.0.1:0', '--auth-token-file', tokenFile, ...(o.flags ?? [])],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`inbox did not start:\n${err}`)), 15_000);
+    const look = () => {
+      const m = /serving (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]);
+      }
+    };
+    child.stderr!.on('data', look);
+    child.on('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`inbox exited ${code}:\n${err}`));
+    });
+  });
+  return {
+    url,
+    token,
+    stderr: () => err,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** A logged-in HTTP client of the inbox (no browser): the session cookie and its CSRF token. */
+export async function inboxClient(i: RunningInbox): Promise<(path: string, method?: string) => Promise<{ status: number; body: string }>> {
+  const login = await fetch(`${i.url}/login`, { method: 'POST', body: new URLSearchParams({ token: i.token }), redirect: 'manual' });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0];
+  const { csrf } = (await (await fetch(`${i.url}/api/session`, { headers: { cookie } })).json()) as { csrf: string };
+  return async (path, method = 'GET') => {
+    const r = await fetch(`${i.url}${path}`, { method, headers: { cookie, 'x-csrf-token': csrf } });
+    return { status: r.status, body: await r.text() };
+  };
+}
