@@ -91,6 +91,8 @@ interface Choice {
 class OpenAiStream implements StreamRewriter {
   private readonly choices = new Map<number, Choice>();
   private template: JsonObject = {};
+  /** Slots whose arguments are complete (a fragment after that is an unreadable stream). */
+  private readonly completed = new WeakSet<Slot<Held>>();
 
   constructor(private readonly ctx: StreamContext) {}
 
@@ -163,8 +165,8 @@ class OpenAiStream implements StreamRewriter {
     });
     for (const st of finishing) await this.finish(st);
     if (heldWhole) return;
-    if (!changed && !finishing.some((st) => this.finishReason(st, choices))) return this.ctx.write(e.raw);
-    const out = { ...c, choices: outChoices.map((ch) => this.withFinish(ch)) };
+    if (!changed && !choices.some((ch) => this.stops(ch))) return this.ctx.write(e.raw);
+    const out = { ...c, choices: outChoices.map((ch) => (this.stops(ch) ? { ...ch, finish_reason: 'stop' } : ch)) };
     this.ctx.write(encodeEvent(JSON.stringify(out)));
   }
 
@@ -176,12 +178,12 @@ class OpenAiStream implements StreamRewriter {
     if (!slot) {
       need(!st.finished, null, 'a tool call after the choice finished');
       need(f.type === undefined || f.type === 'function', null, 'a tool call must be of type function');
-      for (const s of st.calls.slots) if (s.verdict === undefined && !completed.has(s)) this.complete(st, s);
+      for (const s of st.calls.slots) if (s.verdict === undefined && !this.completed.has(s)) this.complete(st, s);
       slot = { index: f.index as number, id: '', tool: '', args: '', held: { raws: [], whole: true, role: false } };
       st.byIndex.set(slot.index, slot);
       st.calls.slots.push(slot);
     }
-    need(!completed.has(slot), null, 'a fragment of a call already complete');
+    need(!this.completed.has(slot), null, 'a fragment of a call already complete');
     if (isString(f.id) && f.id !== '') slot.id = slot.id === '' ? f.id : need(slot.id === f.id, slot.id, 'a call changed its id');
     if (isString(fn.name)) slot.tool += fn.name;
     if (isString(fn.arguments)) slot.args = appendBounded(slot.args as string, fn.arguments, this.ctx.maxArgumentBytes);
@@ -191,14 +193,14 @@ class OpenAiStream implements StreamRewriter {
   }
 
   private complete(st: Choice, slot: Slot<Held>): void {
-    completed.add(slot);
+    this.completed.add(slot);
     need(slot.id !== '' && slot.tool !== '', null, 'a tool call needs an id and a name');
     st.calls.complete(slot);
   }
 
   private async finish(st: Choice): Promise<void> {
     if (st.finished) return;
-    for (const s of st.calls.slots) if (!completed.has(s)) this.complete(st, s);
+    for (const s of st.calls.slots) if (!this.completed.has(s)) this.complete(st, s);
     await st.calls.settled();
     st.finished = true;
     if (st.calls.refused.length === 0 || this.ctx.onRefusal === 'error') return;
@@ -207,16 +209,10 @@ class OpenAiStream implements StreamRewriter {
     this.ctx.write(this.chunkOf(st.index, delta));
   }
 
-  /** Whether a finishing choice's finish_reason must change (no call of it went out). */
-  private finishReason(st: Choice, choices: JsonObject[]): boolean {
-    const ch = choices.find((c) => c.index === st.index);
-    return !!ch && ch.finish_reason === 'tool_calls' && st.calls.released === 0 && st.calls.slots.length > 0;
-  }
-
-  private withFinish(ch: JsonObject): JsonObject {
+  /** A choice finishing for its calls when none of them went out: the turn is over instead. */
+  private stops(ch: JsonObject): boolean {
     const st = this.choices.get(ch.index as number);
-    if (st && ch.finish_reason === 'tool_calls' && st.calls.released === 0 && st.calls.slots.length > 0) return { ...ch, finish_reason: 'stop' };
-    return ch;
+    return !!st && ch.finish_reason === 'tool_calls' && st.calls.released === 0 && st.calls.slots.length > 0;
   }
 
   private out(st: Choice, slot: Slot<Held>, position: number | null): void {
@@ -246,9 +242,6 @@ class OpenAiStream implements StreamRewriter {
     for (const st of this.choices.values()) await this.finish(st);
   }
 }
-
-/** Slots whose arguments are complete (a fragment after that is an unreadable stream). */
-const completed = new WeakSet<Slot<Held>>();
 
 /** Whether a choice carries more than tool call fragments (text, a finish, log probabilities). */
 function hasMore(ch: JsonObject, delta: JsonObject): boolean {
