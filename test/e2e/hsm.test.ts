@@ -18,6 +18,7 @@ import { CLI, MEMORY, PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../help
 import { startFakeRekor } from '../helpers/fake-rekor.js';
 import { startGate } from '../helpers/gate.js';
 import { freshToken, hsmSkip, type Token } from '../helpers/softhsm.js';
+import { PG_URL, dropSchema, freshSchema, pgSkip } from '../store/postgres/pg.js';
 import { keyIdOf } from '../../src/core/signer.js';
 
 const MANIFEST = `version: 1
@@ -278,3 +279,30 @@ async function run(args: string[], env: Record<string, string> = {}): Promise<{ 
     return { status: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
   }
 }
+
+test('a fleet gate on PostgreSQL with its key in a token: registered with the public key from the token, signs through it', { ...hsmSkip, ...pgSkip }, async () => {
+  const t = freshToken();
+  const schema = freshSchema();
+  const store = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  try {
+    const home = join(tempDir(), 'home');
+    const init = cloakpipe(['init', '--home', home, '--store', store, '--gate-id', 'hsm-1', '--key', t.uri(), '--pin-file', t.pinFile], { env: { ...process.env, ...t.env } });
+    assert.equal(init.status, 0, init.stderr);
+    assert.ok(!existsSync(join(home, 'gate.key')));
+    const g = await gate(t, home, ['--store', store]);
+    try {
+      assert.ok(!(await g.client.callTool({ name: 'create_entities', arguments: entity('Fleet') })).isError);
+    } finally {
+      await g.close();
+    }
+    // Another token's key under the same name is not the key the store registered: exit 2.
+    const impostor = freshToken();
+    const made = cloakpipe(['keygen', '--key', impostor.uri(), '--out', join(tempDir(), 'impostor')], { env: { ...process.env, ...impostor.env, CLOAKPIPE_PKCS11_PIN: impostor.pin } });
+    assert.equal(made.status, 0, made.stderr);
+    const r = start(impostor, home, ['--store', store, '--key', impostor.uri()], { CLOAKPIPE_PKCS11_PIN: impostor.pin });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /not this home's gate key|registered in the store with another key/);
+  } finally {
+    await dropSchema(schema);
+  }
+});
