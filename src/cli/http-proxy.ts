@@ -16,8 +16,8 @@ import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 import { upstreamUrlFrom } from './upstream-url.js';
 
-// --server and --store: mcp-proxy only so far; refused here rather than accepted and ignored.
-const { upstream: _u, config: _c, 'max-frame': _f, server: _s, store: _st, ...SHARED } = PROXY_OPTIONS;
+// --server: mcp-proxy only so far; refused here rather than accepted and ignored.
+const { upstream: _u, config: _c, 'max-frame': _f, server: _s, ...SHARED } = PROXY_OPTIONS;
 
 export const OPTIONS = {
   ...SHARED,
