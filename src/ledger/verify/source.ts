@@ -16,6 +16,8 @@ export interface OpenedSource {
   /** The gate key the export names (PEM), for --ledger; undefined for a home. */
   embeddedKeyPem?: string;
   entries(): AsyncIterable<string>;
+  /** A home only: its database and row keys, for workers that read their own ranges. */
+  rows?: { ledgerDb: string; keys(): Iterable<number>; first(limit: number): Iterable<string> };
   /** Only after entries() is exhausted. */
   anchors(): AsyncIterable<AnchorRecord>;
   close(): void;
@@ -28,6 +30,7 @@ export function openHomeSource(ledgerPath: string): OpenedSource {
     async *entries() {
       yield* snap.bodies();
     },
+    rows: snap.keys ? { ledgerDb: ledgerPath, keys: () => snap.keys!(), first: (limit) => snap.bodies(0, limit) } : undefined,
     async *anchors() {
       yield* parseAnchors(snap.anchors());
     },
