@@ -104,8 +104,8 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
       manifest_digest: rules.manifest.digest, policy_digest: rules.policy.digest, policy_ids: ['echo-allowed'],
     };
     add('canonicalize an entry body', micro(() => canonicalize(body), k), 2);
-    add('sign: signEntry (canonical + Ed25519 sign, node:crypto)', micro(() => signEntry(body, key.privateKey), k), 2);
-    const signed = signEntry(body, key.privateKey);
+    add('sign: signEntry (canonical + Ed25519 sign, node:crypto)', micro(() => signEntry(body, key), k), 2);
+    const signed = signEntry(body, key);
     add('hash: entryHash (canonical + SHA-256)', micro(() => entryHash(signed), k), 2);
     const fields = { kind: 'result' as const, outcome: 'ok' as const, fingerprint: d0.fingerprint, decision: 1, result_digest: digestJson({ content: [{ type: 'text', text: 'ok' }] }) };
     const batchAppend = 200;

@@ -18,6 +18,19 @@ if command -v dockerd >/dev/null 2>&1 && ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || echo "note: dockerd did not start; the Docker suite will skip"
 fi
 
+# SoftHSM2 for the PKCS#11 token suites (a fresh token per test, SOFTHSM2_CONF in a temp dir),
+# and what the pkcs11js binding needs to build (python3, make, g++). In CI (CI=true) a missing
+# SoftHSM fails the run; elsewhere the token suites skip, loudly.
+if ! command -v softhsm2-util >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+  as_root apt-get update -qq || true
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq softhsm2 python3 make g++ >/dev/null \
+    || echo "note: could not install softhsm2/python3/make/g++; the PKCS#11 token suites will skip"
+fi
+if ! command -v softhsm2-util >/dev/null 2>&1 && [ "${CI:-}" = true ]; then
+  echo "SoftHSM2 is not installed (CI=true: failing, not skipping)" >&2
+  exit 1
+fi
+
 # PostgreSQL for the fleet store's suites: a throwaway loopback cluster (scripts/postgres.sh).
 # In CI (CI=true) a PostgreSQL that does not start fails the run; elsewhere the PostgreSQL
 # suites skip, loudly.
@@ -37,5 +50,21 @@ if [ -z "${CLOAKPIPE_TEST_PG:-}" ]; then
   fi
 fi
 
+# Chromium for the approval inbox's browser tests (driven by puppeteer-core, which never
+# downloads a browser). In CI a missing chromium fails the run; elsewhere those tests skip, loudly.
+if ! command -v chromium >/dev/null 2>&1; then
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true
+fi
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "${CI:-}" = true ]; then
+    echo "chromium is not installed (CI=true: failing, not skipping)" >&2
+    exit 1
+  fi
+  echo "################################################################################" >&2
+  echo "# WARNING: chromium is not installed: the approval inbox browser tests will SKIP. #" >&2
+  echo "################################################################################" >&2
+fi
+
+export PUPPETEER_SKIP_DOWNLOAD=1
 [ "${CLOAKPIPE_DEPS_INSTALLED:-}" = 1 ] || npm ci --no-audit --no-fund
 npm test

@@ -6,11 +6,12 @@
 //
 // Strict by design: a receipt is exactly the seven fields below, each of its exact type and
 // format; anything else is `malformed`, never "probably fine".
-import { createPublicKey, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { randomBytes, verify, type KeyObject } from 'node:crypto';
 import { canonicalBytes } from '../core/canonical.js';
 import { isJsonObject } from '../core/json.js';
 import { digestJson, isDigest, type Digest } from '../core/digest.js';
-import { keyIdOf } from '../ledger/keys.js';
+import type { Signer } from '../core/signer.js';
+import { asSigner } from '../keys/file.js';
 
 export interface Receipt {
   v: 1;
@@ -99,7 +100,8 @@ export function receiptId(r: Receipt | SignedPart): Digest {
 }
 
 export interface SignOptions {
-  privateKey: KeyObject;
+  /** The approver's key: a private KeyObject (a key file) or a Signer (a token). */
+  privateKey: KeyObject | Signer;
   fingerprint: Digest;
   /** ms since the epoch */
   issuedAt: number;
@@ -108,26 +110,26 @@ export interface SignOptions {
 }
 
 export function signReceipt(o: SignOptions): Receipt {
-  if (o.privateKey.type !== 'private' || o.privateKey.asymmetricKeyType !== 'ed25519')
+  let signer: Signer;
+  try {
+    signer = asSigner(o.privateKey);
+  } catch {
     throw new TypeError('an approver key must be an Ed25519 private key');
+  }
   if (!isDigest(o.fingerprint)) throw new TypeError('fingerprint must be sha256:<64 hex>');
   if (!Number.isSafeInteger(o.ttlMs) || o.ttlMs <= 0) throw new RangeError('ttl must be a positive number of milliseconds');
   const body: SignedPart = {
     v: 1,
     fingerprint: o.fingerprint,
-    approver: keyIdOf(publicOf(o.privateKey)) as Digest,
+    approver: signer.keyId as Digest,
     issued_at: new Date(o.issuedAt).toISOString(),
     expires_at: new Date(o.issuedAt + o.ttlMs).toISOString(),
     nonce: o.nonce ?? randomBytes(16).toString('base64url'),
   };
-  const signature = sign(null, canonicalBytes(body), o.privateKey).toString('base64');
+  const signature = signer.sign(canonicalBytes(body)).toString('base64');
   return { ...body, signature };
 }
 
-function publicOf(k: KeyObject): KeyObject {
-  // createPublicKey accepts a private KeyObject and derives its public half.
-  return createPublicKey(k);
-}
 
 export interface VerifyOptions {
   /** The fingerprint of the call the receipt is presented for. */

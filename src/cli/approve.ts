@@ -2,8 +2,11 @@
 // --call it first shows what is approved (tool, arguments, task) and asks on the terminal; the
 // receipt is then bound to that call's fingerprint, valid for --ttl, and usable once.
 import { closeSync, createReadStream, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
-import type { KeyObject } from 'node:crypto';
+import { KeyObject } from 'node:crypto';
 import { KeyError, loadEd25519PrivateKey } from '../ledger/keys.js';
+import { SignerUnavailable, type Signer } from '../core/signer.js';
+import { isPkcs11Uri } from '../keys/uri.js';
+import { openTokenSigner, TokenError } from '../keys/token.js';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseFlags, UsageError } from './args.js';
@@ -15,13 +18,15 @@ import { resolveHome } from '../store/home.js';
 
 export const MAX_TTL_MS = 24 * 3_600_000;
 
-const HELP = `usage: cloakpipe approve --key PEM (--fingerprint FP | --call FILE [--context FILE])
+const HELP = `usage: cloakpipe approve --key PEM|pkcs11:URI [--pin-file FILE] (--fingerprint FP | --call FILE [--context FILE])
                          [--ttl 15m] [--out FILE | --home DIR] [--yes] [--json]
 
 Sign an approval receipt for one exact call. The gate accepts it once, for that call only,
 until it expires.
 
-  --key PEM          the approver's Ed25519 private key (cloakpipe keygen; mode 0600)
+  --key PEM          the approver's Ed25519 private key (cloakpipe keygen; mode 0600), or
+                     pkcs11:URI, the key inside a PKCS#11 token (keygen --key pkcs11:… makes it)
+  --pin-file FILE    the token's PIN (mode 0600; default: $CLOAKPIPE_PKCS11_PIN)
   --fingerprint FP   approve the call with this fingerprint (from an approval_required refusal)
   --call FILE        approve this call ({"tool", "arguments"}); its tool, arguments and task
                      are shown and you are asked to confirm on the terminal
@@ -37,11 +42,13 @@ until it expires.
 Exit status: 0 signed, 1 not confirmed, 2 usage or configuration error.
 `;
 
-function loadApproverKey(path: string): KeyObject {
+function loadApproverKey(path: string, pinFile: string | undefined): KeyObject | Signer {
+  if (pinFile !== undefined && !isPkcs11Uri(path)) throw new UsageError('--pin-file goes with --key pkcs11:…');
   try {
+    if (isPkcs11Uri(path)) return openTokenSigner(path, pinFile);
     return loadEd25519PrivateKey(path, 'approver key', 'an Ed25519 private key PEM, from cloakpipe keygen');
   } catch (e) {
-    if (e instanceof KeyError) throw new UsageError(e.message);
+    if (e instanceof KeyError || e instanceof TokenError) throw new UsageError(`approver key: ${e.message}`);
     throw e;
   }
 }
@@ -85,6 +92,7 @@ function writeNew(path: string, text: string) {
 export async function run(argv: string[]): Promise<number> {
   const { values: v } = parseFlags(argv, {
     key: { type: 'string' },
+    'pin-file': { type: 'string' },
     fingerprint: { type: 'string' },
     call: { type: 'string' },
     context: { type: 'string' },
@@ -112,7 +120,7 @@ export async function run(argv: string[]): Promise<number> {
     throw new UsageError((e as Error).message);
   }
   if (ttlMs > MAX_TTL_MS) throw new UsageError('--ttl is at most 24h: an approval is for a call about to happen');
-  const privateKey = loadApproverKey(keyPath);
+  const privateKey = loadApproverKey(keyPath, v['pin-file'] as string | undefined);
 
   let fingerprint: Digest;
   if (fpFlag !== undefined) {
@@ -139,7 +147,15 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
 
-  const receipt: Receipt = signReceipt({ privateKey, fingerprint, issuedAt: Date.now(), ttlMs });
+  let receipt: Receipt;
+  try {
+    receipt = signReceipt({ privateKey, fingerprint, issuedAt: Date.now(), ttlMs });
+  } catch (e) {
+    if (e instanceof SignerUnavailable) throw new UsageError(`approver key: ${e.message}`);
+    throw e;
+  } finally {
+    if (!(privateKey instanceof KeyObject)) privateKey.close();
+  }
   const text = JSON.stringify(receipt) + '\n';
   let path: string | null = null;
   if (v.out !== undefined) {

@@ -14,7 +14,7 @@ import { IMAGE_ID } from '../confine/profile.js';
 import { loadAliases } from '../confine/aliases.js';
 import { PREFLIGHT_TEXT, isLocalUnixSocket, preflightFailures, readCorePattern } from '../confine/preflight.js';
 import { openConfineGate, type ConfineGate } from '../confine/gate-port.js';
-import { McpUpstream } from '../confine/upstream-client.js';
+import { ConfineUpstream } from '../confine/upstream.js';
 import { exitCodeOf, runSession, type Summary } from '../confine/bridge.js';
 import { MAX_FRAME_BYTES, STOP_TEXT, type StopReason } from '../confine/frames.js';
 
@@ -120,9 +120,10 @@ export async function run(argv: string[]): Promise<number> {
   const img = await engine.imageInspect(image).catch(() => null);
   if (!img || img.Id !== image) return fail('the image is not present locally under that id (no pull)');
 
-  // The gate and the upstream start side by side; either failing refuses start.
-  const [g, u] = await Promise.allSettled([
-    openConfineGate({
+  // The gate, then the upstream behind the session's relay; either failing refuses start.
+  let gate: ConfineGate;
+  try {
+    gate = await openConfineGate({
       home: values.home as string | undefined,
       manifestPath,
       policyPath,
@@ -130,16 +131,17 @@ export async function run(argv: string[]): Promise<number> {
       callTimeoutMs: timeoutMs,
       approvedTools: aliases.values(),
       approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
-    }),
-    McpUpstream.connect(upstreamCmd[0], upstreamCmd.slice(1), { callTimeoutMs: timeoutMs }),
-  ]);
-  if (g.status === 'rejected' || u.status === 'rejected') {
-    if (g.status === 'fulfilled') await g.value.close('upstream_unavailable').catch(() => undefined);
-    if (u.status === 'fulfilled') await u.value.close();
-    return fail(g.status === 'rejected' ? `cannot start: ${(g.reason as Error).message}` : 'cannot start: the upstream MCP server did not start');
+    });
+  } catch (e) {
+    return fail(`cannot start: ${(e as Error).message}`);
   }
-  const gate: ConfineGate = g.value;
-  const upstream: McpUpstream = u.value;
+  let upstream: ConfineUpstream;
+  try {
+    upstream = await ConfineUpstream.connect(upstreamCmd[0], upstreamCmd.slice(1), { gate: gate.relayGate });
+  } catch {
+    await gate.close('upstream_unavailable').catch(() => undefined);
+    return fail('cannot start: the upstream MCP server did not start');
+  }
 
   const abort = new AbortController();
   const onSignal = () => abort.abort();
@@ -153,7 +155,7 @@ export async function run(argv: string[]): Promise<number> {
       imageId: image,
       aliases,
       gate,
-      forward: (tool, args) => upstream.call(tool, args),
+      call: (tool, args) => upstream.call(tool, args),
       onUpstreamGone: (cb) => upstream.onGone(cb),
       input,
       inputLabel,

@@ -11,6 +11,7 @@ import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth
 import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
+import { upstreamUrlFrom } from './upstream-url.js';
 
 // --server and --store: mcp-proxy only so far; refused here rather than accepted and ignored.
 const { upstream: _u, config: _c, 'max-frame': _f, server: _s, store: _st, ...SHARED } = PROXY_OPTIONS;
@@ -28,10 +29,11 @@ export const OPTIONS = {
 } satisfies Options;
 
 const HELP = `usage: cloakpipe http-proxy --manifest FILE --policy FILE [options] -- UPSTREAM_COMMAND [ARGS...]
+       cloakpipe http-proxy --manifest FILE --policy FILE [options] --upstream-url URL [--upstream-header "Name: value"]...
 
 Serves MCP Streamable HTTP (${PROTOCOL_VERSIONS.join(', ')}) at --listen and --path and gates
 every tools/call as mcp-proxy does. Every MCP session (Mcp-Session-Id) is a gate session of its
-own with its own upstream process, task context and agent; every ledger entry of a session
+own with its own upstream process (or upstream session at --upstream-url), task context and agent; every ledger entry of a session
 carries a digest of its id and its agent. Without --auth-token-file only loopback is served.
 SIGTERM/SIGINT: stop accepting, let calls in flight finish (10 s at most), stop the upstreams,
 write the shutdown entry, exit 0.
@@ -71,7 +73,10 @@ export async function run(argv: string[]): Promise<number> {
   const upstream = dash >= 0 ? argv.slice(dash + 1) : [];
   const values = parseFlags(own, OPTIONS).values as Record<string, unknown>;
   if (values.help) return void process.stdout.write(HELP), 0;
-  if (upstream.length === 0) throw new UsageError('missing upstream command after --');
+  const say = (m: string) => process.stderr.write(`cloakpipe http-proxy: ${m}\n`);
+  const remote = upstreamUrlFrom(values, say);
+  if (remote && upstream.length > 0) throw new UsageError('the upstream is named twice: --upstream-url and a command after --');
+  if (!remote && upstream.length === 0) throw new UsageError('missing upstream: a command after --, or --upstream-url URL');
   const mode = values.mode as string;
   if (mode !== 'enforce' && mode !== 'shadow') throw new UsageError('--mode must be enforce or shadow');
   if (values.context !== undefined && values['context-dir'] !== undefined) throw new UsageError('--context and --context-dir exclude each other');
@@ -91,7 +96,6 @@ export async function run(argv: string[]): Promise<number> {
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
   const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
   const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
-  const say = (m: string) => process.stderr.write(`cloakpipe http-proxy: ${m}\n`);
   let tokens: StaticTokens | undefined;
   try {
     if (values['auth-token-file'] !== undefined) tokens = readTokenFile(values['auth-token-file'] as string);
@@ -112,7 +116,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const door: HttpDoor = new HttpDoor({
     gate: opened.gate,
-    upstream: () => new ProcessTransport(upstream[0], upstream.slice(1)),
+    upstream: remote ? remote.connect : () => new ProcessTransport(upstream[0], upstream.slice(1)),
     path,
     maxBodyBytes: maxBody,
     maxSessions,

@@ -8,10 +8,12 @@ import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
 import { parseDuration } from '../util/duration.js';
 
 const HELP = `usage: cloakpipe ledger anchor [--home DIR] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
-                              [--timeout 15s] [--json]
+                              [--key pkcs11:URI] [--pin-file FILE] [--timeout 15s] [--json]
 
 Seals an epoch of the entries since the last one (a signed epoch entry with their RFC 6962 root)
 and anchors the newest epoch: an RFC 3161 token from --tsa, a hashedrekord entry in --rekor.
+With the gate key in a PKCS#11 token, it signs through the module (--key pkcs11:…, default the
+URI init recorded; PIN from --pin-file or $CLOAKPIPE_PKCS11_PIN).
 `;
 
 function readText(path: string, what: string): string {
@@ -42,6 +44,8 @@ export async function run(argv: string[]): Promise<number> {
     'rekor-key': { type: 'string' },
     timeout: { type: 'string' },
     json: { type: 'boolean' },
+    key: { type: 'string' },
+    'pin-file': { type: 'string' },
   });
   if (values.help) return void process.stdout.write(HELP), 0;
   let timeoutMs: number | undefined;
@@ -51,7 +55,7 @@ export async function run(argv: string[]): Promise<number> {
     throw new UsageError((e as Error).message);
   }
   const targets = anchorTargets(values, timeoutMs);
-  const h = openHome({ home: values.home });
+  const h = openHome({ home: values.home, key: { uri: values.key, pinFile: values['pin-file'] } });
   try {
     const anchoring = new Anchoring({
       anchors: h.store.anchors,

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseFlags } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { loadGateKey } from '../ledger/keys.js';
+import { openGateKey } from '../home/open.js';
 import { signCheckpoint } from '../ledger/checkpoint.js';
 import { verifyLedger } from '../ledger/verify/index.js';
 
@@ -20,14 +20,14 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { home: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } });
   if (values.help) return void process.stdout.write(HELP), 0;
   const home = resolveHome(values.home);
-  const key = loadGateKey(home.key);
+  const key = openGateKey(home); // a token key: the URI init recorded, PIN from $CLOAKPIPE_PKCS11_PIN
   const report = await verifyLedger({ ledgerDb: home.ledger }, { publicKey: key.publicKey });
   if (!report.ok || !report.tree) {
     const f = report.failure!;
     process.stdout.write(`ledger INVALID${f.seq === null ? '' : ` at seq ${f.seq}`} (${f.code}): ${f.detail}; no checkpoint signed\n`);
     return 1;
   }
-  const note = signCheckpoint(report.tree, key.privateKey, key.publicKey);
+  const note = signCheckpoint(report.tree, key);
   if (values.out !== undefined) writeFileSync(values.out, note, { mode: 0o644 });
   if (values.json) process.stdout.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');
   else if (values.out !== undefined) process.stdout.write(`checkpoint of ${report.tree.size} entries written to ${values.out}\n`);

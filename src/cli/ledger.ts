@@ -70,6 +70,7 @@ export function describeEntry(e: LedgerEntry): string {
     case 'operator':
       if (e.action === 'reconcile') return `action=reconcile  outcome=${e.outcome}  ${e.state_before} -> ${e.state}`;
       if (e.action === 'pins_accept') return `action=pins_accept  ${e.tool}  ${short(e.from)} -> ${short(e.to)}`;
+      if (e.action === 'approve' || e.action === 'deny') return `action=${e.action}  ${e.tool}  ${short(e.fingerprint)}  request #${e.request_entry}`;
       return `action=${e.action}  accepted=${e.accepted}  admission=${e.admission}`;
   }
 }

@@ -12,6 +12,7 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
   fingerprint: { file: './fingerprint.js', summary: "print a call's fingerprint" },
   approve: { file: './approve.js', summary: 'sign an approval receipt for one call' },
   keygen: { file: './keygen.js', summary: 'create an approver key pair' },
+  inbox: { file: './inbox.js', summary: 'serve the approval inbox: a local page to approve or deny waiting calls' },
   ops: { file: './ops.js', summary: 'list, show and reconcile operations' },
   ledger: { file: './ledger.js', summary: 'show, export or anchor the ledger' },
   verify: { file: './verify.js', summary: 'verify a ledger offline' },

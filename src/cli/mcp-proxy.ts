@@ -10,6 +10,8 @@ import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 import { resolveHome } from '../store/home.js';
 import { serverGateFiles, ServerNameError } from '../onboarding/server-home.js';
+import { UPSTREAM_URL_OPTIONS, upstreamUrlFrom } from './upstream-url.js';
+import type { Transport } from '../doors/transport.js';
 
 export const OPTIONS = {
   manifest: { type: 'string', arg: 'FILE', help: 'the tool manifest (YAML or JSON, v1); required unless --server' },
@@ -18,12 +20,15 @@ export const OPTIONS = {
   context: { type: 'string', arg: 'FILE', help: 'the task context (JSON), re-read when it changes', defaultText: 'none (an empty context)' },
   mode: { type: 'string', arg: 'enforce|shadow', default: 'enforce', help: 'shadow records what enforce would refuse and forwards it' },
   'approver-key': { type: 'string', arg: 'PEM', multiple: true, help: 'a public key whose receipts approve calls', defaultText: 'none' },
+  'request-ttl': { type: 'string', arg: 'DURATION', default: '1h', help: 'how long a call refused approval_required waits in the approval inbox (cloakpipe inbox serve)' },
   'anchor-interval': { type: 'string', arg: 'DURATION', help: 'seal and anchor an epoch this often', defaultText: 'at shutdown only' },
   tsa: { type: 'string', arg: 'URL', help: 'RFC 3161 time-stamp authority to anchor epochs at (needs --tsa-root)', defaultText: 'none' },
   'tsa-root': { type: 'string', arg: 'PEM', help: "the TSA's root certificate" },
   rekor: { type: 'string', arg: 'URL', help: 'Rekor transparency log to anchor epochs at (needs --rekor-key)', defaultText: 'none' },
   'rekor-key': { type: 'string', arg: 'PEM', help: "the Rekor log's public key" },
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
+  key: { type: 'string', arg: 'pkcs11:URI', help: 'sign with the gate key in a PKCS#11 token (RFC 7512 URI with module-path)', defaultText: "the home's (gate.key, or the token init recorded)" },
+  'pin-file': { type: 'string', arg: 'FILE', help: "the token's PIN (mode 0600)", defaultText: '$CLOAKPIPE_PKCS11_PIN' },
   store: { type: 'string', arg: 'URL', help: 'sqlite, or postgres://USER@HOST:PORT/DB shared by a fleet of gates (password: PGPASSWORD or ~/.pgpass)', defaultText: '$CLOAKPIPE_STORE or sqlite' },
   agent: { type: 'string', arg: 'ID', help: 'the Cedar principal', defaultText: "task.agent, else 'agent'" },
   'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
@@ -32,13 +37,15 @@ export const OPTIONS = {
   'max-in-flight': { type: 'string', arg: 'N', default: String(DEFAULT_MAX_IN_FLIGHT), help: 'requests in flight past which the host is not read (backpressure)' },
   'list-undeclared': { type: 'boolean', help: "offer the host the server's whole tools/list", defaultText: 'declared tools only' },
   config: { type: 'string', arg: 'FILE', help: 'JSON {"command", "args", "flags"}: the upstream and any flags; paths relative to the file; command-line flags win' },
+  ...UPSTREAM_URL_OPTIONS,
 } satisfies Options;
 
 /** Flags whose values are paths: a --config file's are resolved against its own folder. */
-const PATH_FLAGS = new Set(['manifest', 'policy', 'context', 'approver-key', 'home', 'tsa-root', 'rekor-key']);
+const PATH_FLAGS = new Set(['manifest', 'policy', 'context', 'approver-key', 'home', 'tsa-root', 'rekor-key', 'pin-file']);
 
 const HELP = `usage: cloakpipe mcp-proxy --manifest FILE --policy FILE [options] -- UPSTREAM_COMMAND [ARGS...]
        cloakpipe mcp-proxy --server NAME [options] -- UPSTREAM_COMMAND [ARGS...]
+       cloakpipe mcp-proxy --manifest FILE --policy FILE [options] --upstream-url URL [--upstream-header "Name: value"]...
        cloakpipe mcp-proxy --manifest FILE --policy FILE [options] --upstream "UPSTREAM_COMMAND ARGS"
        cloakpipe mcp-proxy --config FILE [options]
 
@@ -91,7 +98,9 @@ export async function run(argv: string[]): Promise<number> {
     if (upstream.length > 0) throw new UsageError('the upstream is named twice: --upstream and after --');
     upstream = splitCommandLine(values.upstream as string);
   }
-  if (upstream.length === 0) throw new UsageError('missing upstream command: after --, or --upstream "CMD ARGS", or "command" in --config');
+  const remote = upstreamUrlFrom(values, (m) => process.stderr.write(`cloakpipe mcp-proxy: ${m}\n`));
+  if (remote && upstream.length > 0) throw new UsageError('the upstream is named twice: --upstream-url and a command');
+  if (!remote && upstream.length === 0) throw new UsageError('missing upstream command: after --, or --upstream "CMD ARGS", or "command" in --config, or --upstream-url URL');
   const mode = values.mode as string;
   if (mode !== 'enforce' && mode !== 'shadow') throw new UsageError('--mode must be enforce or shadow');
   let callTimeoutMs: number;
@@ -136,7 +145,7 @@ export async function run(argv: string[]): Promise<number> {
   const relay = new Relay({
     gate: opened.gate,
     host: new StdioHostTransport(process.stdin, process.stdout, maxLineBytes),
-    upstream: new ProcessTransport(upstream[0], upstream.slice(1)),
+    upstream: remote ? remote.connect() : (new ProcessTransport(upstream[0], upstream.slice(1)) as Transport),
     maxLineBytes,
     maxInFlight,
     listUndeclared: values['list-undeclared'] === true,
@@ -172,10 +181,21 @@ export function gateConfigFrom(
   return {
     home: values.home as string | undefined,
     store: values.store as string | undefined,
+    key: { uri: values.key as string | undefined, pinFile: values['pin-file'] as string | undefined },
     manifestPath: required(values.manifest as string | undefined, '--manifest'),
     policyPath: required(values.policy as string | undefined, '--policy'),
     agent: values.agent as string | undefined,
     approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
+    requestTtlMs: durationFlag(values['request-ttl'] as string | undefined, '--request-ttl'),
     ...parsed,
   };
+}
+
+function durationFlag(v: string | undefined, name: string): number | undefined {
+  if (v === undefined) return undefined;
+  try {
+    return parseDuration(v);
+  } catch (e) {
+    throw new UsageError(`${name}: ${(e as Error).message}`);
+  }
 }

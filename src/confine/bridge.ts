@@ -10,7 +10,7 @@ import { admissionViolations, stateViolations } from './admission.js';
 import { hardenedProfile, type CreateBody } from './profile.js';
 import { BridgeCore } from './core.js';
 import { MAX_FRAME_BYTES, MAX_STREAM_BYTES, type StopReason } from './frames.js';
-import type { ConfineGate, UpstreamReply } from './gate-port.js';
+import type { BridgeOutcome, ConfineGate } from './gate-port.js';
 import { ControlServer } from './control.js';
 import { WatchdogLink, killAndRemove } from './watchdog.js';
 
@@ -58,7 +58,8 @@ export interface SessionOptions {
   imageId: string;
   aliases: ReadonlyMap<string, string>;
   gate: ConfineGate;
-  forward: (tool: string, args: JsonObject) => Promise<UpstreamReply>;
+  /** One call through the session's relay (confine/upstream.ts). */
+  call: (tool: string, args: JsonObject) => Promise<BridgeOutcome>;
   /** Register a callback for the upstream going away (stops the session). */
   onUpstreamGone?: (cb: () => void) => void;
   input: JsonObject;
@@ -134,7 +135,7 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
   const core = new BridgeCore({
     aliases: o.aliases,
     gate: o.gate,
-    forward: o.forward,
+    call: o.call,
     maxCalls: o.maxCalls,
     writeToAgent: (line) => {
       if (attach && !attach.destroyed) attach.write(line);

@@ -6,15 +6,17 @@
 // the session (malformed, extra keys, too large) to its wire refusal. Each is a ledger entry.
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { BoundedLines, MAX_FRAME_BYTES, MAX_STREAM_BYTES, StopError, parseFrame, type StopReason } from './frames.js';
-import type { ConfineGate, UpstreamReply } from './gate-port.js';
+import type { BridgeOutcome, ConfineGate } from './gate-port.js';
 import type { ControlReply } from './restrictions.js';
 import { toolOf } from './aliases.js';
 
 export interface CoreOptions {
   /** operation name → manifest tool */
   aliases: ReadonlyMap<string, string>;
+  /** Frames that stop the session and control updates are recorded here. */
   gate: ConfineGate;
-  forward: (tool: string, args: JsonObject) => Promise<UpstreamReply>;
+  /** One call through the relay: decided by the gate, forwarded only when allowed (confine/upstream.ts). */
+  call: (tool: string, args: JsonObject) => Promise<BridgeOutcome>;
   maxCalls: number;
   writeToAgent: (line: string) => void;
   onStop: (reason: StopReason) => void;
@@ -112,11 +114,11 @@ export class BridgeCore {
 
   private async handle(operation: string, args: JsonObject): Promise<void> {
     const tool = toolOf(this.o.aliases, operation);
-    let out;
+    let out: BridgeOutcome;
     try {
-      out = await this.o.gate.decide(tool, args, () => this.o.forward(tool, args));
+      out = await this.o.call(tool, args);
     } catch {
-      out = { kind: 'gateway_error' as const };
+      out = { kind: 'gateway_error' };
     }
     if (this.stopped) return; // the session ended while this call was out: no reply
     if (out.kind === 'gateway_error') return this.stop('gateway_error');

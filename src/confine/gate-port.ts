@@ -1,14 +1,16 @@
-// What the bridge needs from the gate: one decision per agent request, forwarded only when
-// allowed, and the session's live restriction. Both go through the real gate (src/gate): a
+// What the bridge needs from the gate: its relay face (one decision per agent request, made in
+// the relay, forwarded only when allowed), and the session's live restriction. Both go through the real gate (src/gate): a
 // call is decided by the same checks as under mcp-proxy, admission included (the restriction
 // state is a service the admission check reads), so every refusal is a ledger entry with its
 // RefusalCode; a control update is an operator entry. Outcomes carry codes, never values.
-import type { JsonObject, JsonValue } from '../core/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import type { UpstreamReply } from '../core/outcome.js';
 import type { RefusalCode, WireRefusal } from '../core/refusal.js';
 import { digestBytes } from '../core/digest.js';
 import { openGate } from '../gate/open.js';
 import { Restrictions, type ControlReply } from './restrictions.js';
+import type { RelayGate } from '../doors/relay.js';
+import type { CallOutcome } from '../core/outcome.js';
 
 export type { UpstreamReply };
 
@@ -19,7 +21,8 @@ export type BridgeOutcome =
   | { kind: 'gateway_error' };
 
 export interface ConfineGate {
-  decide(tool: string, args: JsonObject, forward: () => Promise<UpstreamReply>): Promise<BridgeOutcome>;
+  /** The gate as the session's relay sees it: every call is decided there (confine/upstream.ts). */
+  relayGate: RelayGate;
   /** Record a frame that stopped the session (never forwarded): its wire code, the line's digest. */
   refuseFrame(code: WireRefusal, line: Uint8Array): Promise<void>;
   /** Apply one control-socket line to the session's restriction, and record it. */
@@ -55,19 +58,7 @@ export async function openConfineGate(cfg: ConfineGateConfig): Promise<ConfineGa
     admission: restrictions,
   });
   return {
-    async decide(tool, args, forward) {
-      const out = await opened.gate.handleCall({ tool, arguments: args, meta: {} }, forward);
-      switch (out.kind) {
-        case 'refused':
-          return { kind: 'refused', reason: out.data.reason };
-        case 'replayed':
-          return { kind: 'allowed', result: out.result };
-        case 'forwarded':
-          return { kind: 'allowed', result: out.reply.error !== undefined ? { error: out.reply.error } : (out.reply.result ?? null) };
-        default:
-          return { kind: 'gateway_error' };
-      }
-    },
+    relayGate: opened.gate,
     async refuseFrame(code, line) {
       await opened.gate.refuseWire(code, 'the agent sent a frame the bridge does not accept: the session stops', line);
     },
@@ -93,4 +84,20 @@ export async function openConfineGate(cfg: ConfineGateConfig): Promise<ConfineGa
     },
     close: (reason) => opened.close(reason),
   };
+}
+
+/** What the agent is told of the gate's outcome: codes, and the tool's answer when it ran. */
+export function bridgeOutcome(out: CallOutcome): BridgeOutcome {
+  switch (out.kind) {
+    case 'refused':
+      return { kind: 'refused', reason: out.data.reason };
+    case 'replayed':
+      return { kind: 'allowed', result: out.result };
+    case 'forwarded':
+      // The server's own error text is not passed on: it may repeat the arguments.
+      if (out.reply.error === undefined) return { kind: 'allowed', result: out.reply.result ?? null };
+      return { kind: 'allowed', result: { error: { code: isJsonObject(out.reply.error) && typeof out.reply.error.code === 'number' ? out.reply.error.code : -32603, message: 'upstream error' } } };
+    default:
+      return { kind: 'gateway_error' };
+  }
 }

@@ -120,6 +120,8 @@ export type OperatorFields =
       user: string | null;
     }
   | { kind: 'operator'; action: 'pins_accept'; release: string; tool: string; from: string; to: string; user: string | null }
+  | (InboxDecisionFields & { action: 'approve'; receipt: Digest; expires_at: string })
+  | (InboxDecisionFields & { action: 'deny' })
   | {
       /** A confinement restriction update (confine-control): its line by digest, the state in force after it. */
       kind: 'operator';
@@ -130,6 +132,21 @@ export type OperatorFields =
       tools: string[] | null;
       line_digest: Digest;
     };
+
+/** A person decided an approval request in the inbox (inbox.md): approve signs a receipt (named
+ *  by its id), deny closes the request. Digests and ids only. */
+export interface InboxDecisionFields {
+  kind: 'operator';
+  tool: string;
+  fingerprint: Digest;
+  args_digest: Digest;
+  /** The refusal's entry, in the chain of `gate` (null: this home's chain). */
+  request_entry: number;
+  gate: string | null;
+  /** The inbox's approver key id. */
+  approver: string;
+  user: string | null;
+}
 
 /** Every kind's own fields: what a caller appends (seq, ts, prev and sig are the ledger's). */
 export type EntryFields =

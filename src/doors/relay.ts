@@ -21,10 +21,10 @@ import type { RefusalCode } from '../core/refusal.js';
 import type { CallOutcome, RefusalData, UpstreamReply } from '../core/outcome.js';
 import { NotForwarded, UpstreamGone, type Forward } from '../gate/gate.js';
 import { log } from '../telemetry/log.js';
-import type { InboundFrame, Transport, TransportClosed } from './transport.js';
+import type { InboundFrame, RequestLost, Transport, TransportClosed } from './transport.js';
 import { readCallParams } from './call-params.js';
 import { filterToolList } from './tool-list.js';
-import { notForwardedResponse, refusalResponse, unknownOutcomeResponse, upstreamGoneResponse } from './responses.js';
+import { notForwardedResponse, refusalResponse, unknownOutcomeResponse, upstreamGoneResponse, upstreamLostResponse } from './responses.js';
 
 /** What the relay needs from the gate: the gate itself (its default session) or gate.view(session). */
 export interface RelayGate {
@@ -101,6 +101,7 @@ export class Relay {
     };
     this.upstream.onframe = (f) => this.fromUpstream(f);
     this.upstream.onclose = (info) => this.upstreamGone(info);
+    this.upstream.onlost = (id, lost) => this.requestLost(id, lost);
   }
 
   /** Start the upstream, then the host; resolves with the exit status when the session ends. */
@@ -311,6 +312,27 @@ export class Relay {
     }
     this.gate.observeServerOutput(out);
     if (!entry.cancelled) this.write(out);
+  }
+
+  /**
+   * The upstream's transport says one request will never be answered (an HTTP exchange that
+   * failed or carried no readable answer): it ends now as it would on the upstream's death,
+   * instead of at --call-timeout. A gated call's outcome is unknown (it may have run).
+   */
+  private requestLost(id: RpcId, lost: RequestLost): void {
+    const key = idKey(id);
+    // A call given up on earlier: its late answer will not come either, so its id is free.
+    this.abandoned.delete(key);
+    const entry = this.pending.get(key);
+    if (!entry || !entry.forwarded) return; // answered already
+    dropped(lost.cause, lost.bytes ?? null);
+    this.pending.delete(key);
+    if (entry.waiter) {
+      entry.waiter.reject(lost.gone ? new UpstreamGone('upstream unreachable') : new Error('no readable answer'));
+      return; // the call's handler writes the outcome once it is recorded
+    }
+    this.flow();
+    if (!entry.cancelled) this.write(upstreamLostResponse(id));
   }
 
   private upstreamGone(info: TransportClosed): void {

@@ -34,3 +34,8 @@ export function upstreamGoneResponse(id: RpcId): JsonObject {
 export function notForwardedResponse(id: RpcId, entry: number): JsonObject {
   return { jsonrpc: '2.0', id, error: { code: -32603, message: 'cloakpipe: the call was not forwarded (the session is ending); it did not run', data: { reason: 'not_forwarded', entry } } };
 }
+
+/** A request the upstream will never answer (its HTTP exchange failed or was unreadable). */
+export function upstreamLostResponse(id: RpcId): JsonObject {
+  return { jsonrpc: '2.0', id, error: { code: -32603, message: 'cloakpipe: the upstream server gave no readable answer' } };
+}

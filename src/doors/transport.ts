@@ -19,6 +19,14 @@ export interface TransportClosed {
   startError?: Error;
 }
 
+/** Why a request's exchange ended unanswered: a short code for the log, never a payload. */
+export interface RequestLost {
+  cause: string;
+  gone: boolean;
+  /** The bytes that could not be read, when there were some (logged by digest only). */
+  bytes?: Uint8Array;
+}
+
 export interface Transport {
   /** Begin delivering frames; callbacks are installed before this is called. */
   start(): Promise<void>;
@@ -32,6 +40,13 @@ export interface Transport {
   onframe?: (frame: InboundFrame) => void;
   /** The peer is gone: no more frames will arrive. Called once. */
   onclose?: (info: TransportClosed) => void;
+  /**
+   * A request the peer will never answer (transports that carry each request in an exchange of
+   * its own, like Streamable HTTP): its exchange failed, or ended without a readable answer.
+   * The relay ends that request as it would on the peer's death; an id it is not waiting on is
+   * ignored (already answered). `gone`: the peer could not be reached at all.
+   */
+  onlost?: (id: RpcId, lost: RequestLost) => void;
   /** Out-of-band trouble (a write that failed); not necessarily fatal. */
   onerror?: (error: Error) => void;
 }

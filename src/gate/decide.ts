@@ -48,7 +48,7 @@ export interface Decision {
 }
 
 export function newAnnotations(): Annotations {
-  return { fields: {}, onAllow: [], afterReply: [], afterFailure: [] };
+  return { fields: {}, onAllow: [], onRefuse: [], afterReply: [], afterFailure: [], notForwarded: [] };
 }
 
 export function decide(call: Call, input: DecideInput): Decision {

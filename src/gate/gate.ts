@@ -200,9 +200,6 @@ export class Gate {
         const v = decision.verdict;
         const sessionLabel = typeof decision.notes.fields.session_label === 'string' ? decision.notes.fields.session_label : session.label;
         timer.decided({ declared: decision.tool !== undefined, code: v.ok ? undefined : v.code, fingerprint: decision.fingerprint, sessionLabel });
-        // What the answer does to the session comes first among the after-reply effects: the
-        // label rises before anything else can fail.
-        decision.notes.afterReply.unshift(session.replyEffect(call.tool, decision.tool));
         const outcome = decisionOutcome(v.ok, decision.notes.replay !== undefined, parts.services.mode);
         if (v.ok) for (const effect of decision.notes.onAllow) effect();
         const entry = parts.ledger.appendInTx({
@@ -222,6 +219,7 @@ export class Gate {
           policy_digest: rules.policy.digest,
           ...decision.notes.fields,
         });
+        if (outcome === 'refuse') for (const effect of decision.notes.onRefuse) effect(entry.seq);
         return { entry, decision, refused: v.ok ? null : v.code };
       });
       timer.committed();
@@ -238,7 +236,7 @@ export class Gate {
     if (!refused && d.notes.replay !== undefined) {
       // A replayed result reaches the host like a fresh one: what it does to the session first.
       const replay = d.notes.replay;
-      void this.settle(d, { result: replay }, null);
+      void this.settle(d, session, call.tool, { result: replay }, null);
       return { kind: 'replayed', result: replay, entry: entry.seq };
     }
 
@@ -260,7 +258,7 @@ export class Gate {
     // The reply goes to the host now; the result entry and the settlement commit with the next
     // group (ADR 017). A crash before that leaves the operation pending, which start-up turns
     // unknown: never run twice, never a result the record contradicts.
-    void this.settle(d, reply, entry.seq);
+    void this.settle(d, session, call.tool, reply, entry.seq);
     return { kind: 'forwarded', reply, entry: entry.seq };
   }
 
@@ -270,9 +268,10 @@ export class Gate {
    * written), then applied with its entries and the result entry (`decision` set: a forwarded
    * call) in one transaction that commits with the next group (ADR 017). Never rejects.
    */
-  private async settle(d: Decision, reply: UpstreamReply, decision: number | null): Promise<void> {
+  private async settle(d: Decision, session: GateSession, tool: string, reply: UpstreamReply, decision: number | null): Promise<void> {
     const now = this.clock();
-    const after = d.notes.afterReply.map((f) => f(reply, now));
+    // What the answer does to the session comes first: the label rises before anything else can fail.
+    const after = [session.replyEffect(tool, d.tool)(reply), ...d.notes.afterReply.map((f) => f(reply, now))];
     const commit = this.parts.commit.later ?? this.parts.commit.run;
     try {
       await commit(() => {
@@ -293,16 +292,15 @@ export class Gate {
     }
   }
 
-  /** Allowed, then withdrawn before it reached the tool: nothing ran, so a write may be retried. */
+  /** Allowed, then withdrawn before it reached the tool: nothing ran, so a write may be retried.
+   *  Only the checks' not-forwarded hooks run: nothing came back, so the label does not move. */
   private async notForwarded(d: Decision, decision: number): Promise<CallOutcome> {
-    const notRun: UpstreamReply = { error: { code: -32800, message: 'not forwarded' } };
-    // Index 0 is the session's reply effect (unshifted in decideAndForward): nothing came back,
-    // so the label does not move; the rest (operations) settle as failed, not unknown.
-    const after = d.notes.afterReply.slice(1).map((f) => f(notRun, this.clock()));
+    const after = d.notes.notForwarded.map((f) => f(this.clock()));
     await this.parts.commit
       .run(() => {
         for (const a of after) a.effect?.();
         this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision });
+        for (const a of after) for (const fields of a.entries ?? []) this.parts.ledger.appendInTx(fields);
       })
       .catch(() => undefined);
     return { kind: 'not_forwarded', entry: decision };

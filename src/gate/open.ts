@@ -5,6 +5,8 @@ import { ContextSource } from '../contract/context.js';
 import { openHomeWith } from '../home/open.js';
 import type { HomePaths } from '../store/home.js';
 import { StoreError, type Store } from '../store/ports.js';
+import { SignerUnavailable } from '../core/signer.js';
+import type { KeyChoice } from '../keys/token.js';
 import { PinSession } from '../pins/session.js';
 import { GateSession } from './session.js';
 import { fileRules, RulesSource } from './rules.js';
@@ -20,12 +22,16 @@ export interface GateConfig {
   home?: string;
   /** sqlite (the home's files) or postgres://… (a fleet's shared database); CLOAKPIPE_STORE. */
   store?: string;
+  /** The gate key in a PKCS#11 token (--key pkcs11:…, --pin-file); default: the home's. */
+  key?: KeyChoice;
   manifestPath: string;
   policyPath: string;
   contextPath?: string;
   mode: Mode;
   agent?: string;
   approverKeys: string[];
+  /** How long a call refused approval_required waits in the inbox (default 1h). */
+  requestTtlMs?: number;
   callTimeoutMs: number;
   /** Epochs and anchors (issue 3): seal every interval and at shutdown when any is set. */
   anchorIntervalMs?: number;
@@ -48,13 +54,13 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   const load = fileRules(files, say);
   const initial = load(context.get().task);
   const { manifest, policy } = initial;
-  const opened = await openHomeWith({ home: cfg.home, store: cfg.store });
+  const opened = await openHomeWith({ home: cfg.home, store: cfg.store, key: cfg.key, log: say });
   const { store, ledger, key, paths: home } = opened;
   // A store error refuses the call (fail_closed, in the gate); the operator learns why here,
   // once per cause (e.g. a database deleted under the running gate).
   const told = new Set<string>();
   const tell = (e: unknown) => {
-    if (e instanceof StoreError && !told.has(e.message)) {
+    if ((e instanceof StoreError || e instanceof SignerUnavailable) && !told.has(e.message)) {
       told.add(e.message);
       process.stderr.write(`cloakpipe mcp-proxy: ${e.message}; every call is refused fail_closed\n`);
     }
@@ -67,7 +73,13 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   };
   let ops;
   try {
-    ops = await openOperationsServices(store, { approverKeys: cfg.approverKeys, approvalsDir: home.approvals, shared: 'gateId' in store });
+    ops = await openOperationsServices(store, {
+      approverKeys: cfg.approverKeys,
+      approvalsDir: home.approvals,
+      shared: 'gateId' in store,
+      gateId: 'gateId' in store ? (store as { gateId: string }).gateId : null,
+      ...(cfg.requestTtlMs !== undefined ? { requestTtlMs: cfg.requestTtlMs } : {}),
+    });
   } catch (e) {
     opened.close();
     throw e;

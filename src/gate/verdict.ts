@@ -36,6 +36,9 @@ export interface Annotations {
   fields: { [k: string]: JsonValue };
   /** State changes to run inside the decision's transaction when the call is allowed. */
   onAllow: (() => void)[];
+  /** State changes to run inside the decision's transaction when the call is refused (enforce
+   *  mode), after its entry is appended: `entry` is that entry's seq. */
+  onRefuse: ((entry: number) => void)[];
   /** A stored result to answer with instead of forwarding (operation replay). */
   replay?: JsonValue;
   /** What the upstream's answer (or a replayed result) does: the session's label, settling an
@@ -43,4 +46,7 @@ export interface Annotations {
   afterReply: ((reply: UpstreamReply, now: number) => AfterReply)[];
   /** Run in a transaction when the outcome is unknown: timeout, upstream died, gate error. */
   afterFailure: ((why: UnknownWhy, now: number) => void)[];
+  /** Allowed, then withdrawn before it reached the tool (nothing ran): what each check undoes.
+   *  A hook of its own, so no effect meant for a real answer ever runs on a made-up one. */
+  notForwarded: ((now: number) => AfterReply)[];
 }

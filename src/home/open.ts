@@ -6,13 +6,14 @@
 //   would let a write that already succeeded run again and start a new ledger that verifies);
 // - a ledger whose newest entry the home's key did not sign (gate.key replaced, or `init` run
 //   again after the key was lost): appending would fork the evidence under another key.
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import type { LedgerSnapshot, Store } from '../store/ports.js';
 import { openLedgerSnapshot, openSqliteStore } from '../store/sqlite/store.js';
 import { openPostgresStore } from '../store/postgres/store.js';
 import { storeTarget } from '../store/target.js';
-import { loadGateKey, type GateKey } from '../ledger/keys.js';
+import { loadGateKey, loadPublicKey, type GateKey } from '../ledger/keys.js';
+import { openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
 import { Ledger, LedgerError } from '../ledger/ledger.js';
 
 export class HomeError extends Error {}
@@ -40,22 +41,69 @@ export function checkHomeDir(paths: HomePaths): void {
     throw new HomeError(`home ${paths.dir} is readable by others (mode ${(mode & 0o777).toString(8).padStart(4, '0')}; it must be 0700: chmod 700 it)`);
 }
 
-export function openHome(opts: { home?: string; clock?: () => number } = {}): OpenedHome {
+/** Where the home's gate key is: a token (--key pkcs11:…, or the URI init recorded), else gate.key. */
+export interface KeyOptions {
+  key?: KeyChoice;
+  /** Told when a token goes away and comes back while running. */
+  log?: (line: string) => void;
+}
+
+/**
+ * The home's gate key as a Signer. A token key must be this home's: its public key is gate.pub
+ * (the key that signed the ledger); a file key and a token key never mix in one home.
+ */
+export function openGateKey(paths: HomePaths, opts: KeyOptions = {}): GateKey {
+  const recorded = existsSync(paths.token) ? readFileSync(paths.token, 'utf8').trim() : undefined;
+  const uri = opts.key?.uri ?? recorded;
+  if (uri === undefined) {
+    if (opts.key?.pinFile !== undefined) throw new HomeError('--pin-file goes with a key in a token (--key pkcs11:…, or a home made by init --key)');
+    return loadGateKey(paths.key);
+  }
+  if (existsSync(paths.key)) throw new HomeError(`this home's gate key is the file ${paths.key}, not a key in a token`);
+  let signer;
+  try {
+    signer = openTokenSigner(uri, opts.key?.pinFile, { log: opts.log });
+  } catch (e) {
+    if (e instanceof TokenError) throw new HomeError(`gate key: ${e.message}`);
+    throw e;
+  }
+  let pub;
+  try {
+    pub = loadPublicKey(paths.pub);
+  } catch (e) {
+    signer.close();
+    throw new HomeError(`${(e as Error).message}: the home records no public key for its token key`);
+  }
+  if (!pub.equals(signer.publicKey)) {
+    signer.close();
+    throw new HomeError(`the key ${uri} is not this home's gate key (${paths.pub}): name the token key init recorded`);
+  }
+  return signer;
+}
+
+export function openHome(opts: { home?: string; clock?: () => number } & KeyOptions = {}): OpenedHome {
   const paths = resolveHome(opts.home);
   checkHomeDir(paths);
-  const key = loadGateKey(paths.key);
-  const store = openSqliteStore(paths);
+  const key = openGateKey(paths, opts);
+  let store;
+  try {
+    store = openSqliteStore(paths);
+  } catch (e) {
+    key.close();
+    throw e;
+  }
   const ledger = new Ledger(store.ledger, key, opts.clock);
   try {
     ledger.head(); // verifies the newest entry with this key
   } catch (e) {
     store.close();
+    key.close();
     if (!(e instanceof LedgerError)) throw e;
     throw new HomeError(
       `${e.message} (${paths.key}): the key was replaced, or the ledger ${paths.ledger} is another home's; restore the key that signed it`,
     );
   }
-  return { paths, key, store, ledger, close: () => store.close() };
+  return { paths, key, store, ledger, close: () => (store.close(), key.close()) };
 }
 
 /**
@@ -72,22 +120,24 @@ export function openLedgerView(opts: { home?: string } = {}): LedgerSnapshot {
  * (`gate-id`); the store must have this name registered with this key, and the newest entry of
  * this gate's chain must be this key's.
  */
-export async function openHomeWith(opts: { home?: string; store?: string; clock?: () => number } = {}): Promise<OpenedHome> {
+export async function openHomeWith(opts: { home?: string; store?: string; clock?: () => number } & KeyOptions = {}): Promise<OpenedHome> {
   const target = storeTarget(opts.store);
   if (target.kind === 'sqlite') return openHome(opts);
   const paths = resolveHome(opts.home);
   checkHomeDir(paths);
-  const key = loadGateKey(paths.key);
+  const key = openGateKey(paths, opts);
   let gateId: string;
   try {
     gateId = readFileSync(paths.gateId, 'utf8').trim();
   } catch {
+    key.close();
     throw new HomeError(`home ${paths.dir} has no gate id for a shared store (run cloakpipe init --store … --gate-id NAME)`);
   }
   const store = await openPostgresStore({ url: target.url, gateId, ...(target.schema ? { schema: target.schema } : {}) });
   const mine = key.publicKey.export({ type: 'spki', format: 'pem' }).toString().trim();
   if (store.registeredKey.trim() !== mine) {
     await store.end();
+    key.close();
     throw new HomeError(`gate ${JSON.stringify(gateId)} is registered in the store with another key than ${paths.key}: restore that gate's key, or init a new gate id`);
   }
   const ledger = new Ledger(store.ledger, key, opts.clock);
@@ -95,8 +145,9 @@ export async function openHomeWith(opts: { home?: string; store?: string; clock?
     await store.transact(() => ledger.head());
   } catch (e) {
     await store.end();
+    key.close();
     if (!(e instanceof LedgerError)) throw e;
     throw new HomeError(`${e.message} (${paths.key}): the chain of gate ${JSON.stringify(gateId)} was signed by another key`);
   }
-  return { paths, key, store, ledger, close: () => store.close() };
+  return { paths, key, store, ledger, close: () => (store.close(), key.close()) };
 }

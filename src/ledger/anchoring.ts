@@ -60,7 +60,7 @@ export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Pro
   if (targets.rekor && !have.has('rekor')) {
     const rekor = targets.rekor;
     jobs.push(
-      submitToRekor(rekor.url, root, parts.key.privateKey, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs }).then(
+      submitToRekor(rekor.url, root, parts.key, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs }).then(
         (r) => (storeAnchor(anchors, { epoch: epoch.seq, kind: 'rekor', entry: r.entry }), { kind: 'rekor' as const, ok: true as const }),
         (e) => ({ kind: 'rekor' as const, ok: false as const, reason: reasonOf(e) }),
       ),

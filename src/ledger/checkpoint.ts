@@ -7,8 +7,8 @@
 // "— <name> <base64(key id(4) || Ed25519 signature)>\n" by the gate key, where the key id is the
 // first 4 bytes of SHA-256(name || 0x0A || 0x01 || the 32-byte public key). Leaf i is the
 // 32-byte hash of entry i, as in epochs, so a checkpoint's root is an epoch root over [0, size).
-import { createHash, sign, verify, type KeyObject } from 'node:crypto';
-import { keyIdOf } from './keys.js';
+import { createHash, verify, type KeyObject } from 'node:crypto';
+import { keyIdOf, type Signer } from '../core/signer.js';
 
 export interface TreeHead {
   size: number;
@@ -46,11 +46,11 @@ function noteText(origin: string, head: TreeHead): string {
   return `${origin}\n${head.size}\n${Buffer.from(head.root.slice(7), 'hex').toString('base64')}\n`;
 }
 
-export function signCheckpoint(head: TreeHead, privateKey: KeyObject, publicKey: KeyObject): string {
-  const origin = checkpointOrigin(publicKey);
+export function signCheckpoint(head: TreeHead, signer: Signer): string {
+  const origin = checkpointOrigin(signer.publicKey);
   const text = noteText(origin, head);
-  const sig = sign(null, Buffer.from(text, 'utf8'), privateKey);
-  return `${text}\n\u2014 ${origin} ${Buffer.concat([noteKeyId(origin, publicKey), sig]).toString('base64')}\n`;
+  const sig = signer.sign(Buffer.from(text, 'utf8'));
+  return `${text}\n\u2014 ${origin} ${Buffer.concat([noteKeyId(origin, signer.publicKey), sig]).toString('base64')}\n`;
 }
 
 /**

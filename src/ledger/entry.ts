@@ -1,7 +1,8 @@
 // One ledger entry: RFC 8785 JSON with seq, ts, prev (hash of the previous entry), kind, the
 // decision fields (digests only) and `sig`, Ed25519 by the gate key over the entry without sig.
 // The entry hash covers the signature too, so the chain pins each entry's exact bytes.
-import { sign, verify, type KeyObject } from 'node:crypto';
+import { verify, type KeyObject } from 'node:crypto';
+import type { Signer } from '../core/signer.js';
 import { canonicalBytes, canonicalize } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
@@ -23,8 +24,8 @@ export interface EntryBody {
 
 export type Entry = EntryBody & { sig: string };
 
-export function signEntry(body: EntryBody, key: KeyObject): Entry {
-  const sig = sign(null, canonicalBytes(body), key).toString('base64');
+export function signEntry(body: EntryBody, signer: Signer): Entry {
+  const sig = signer.sign(canonicalBytes(body)).toString('base64');
   return { ...body, sig };
 }
 

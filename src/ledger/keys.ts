@@ -1,16 +1,16 @@
-// The gate's Ed25519 signing key: PKCS#8 PEM, mode 0600, never overwritten.
+// The gate's Ed25519 signing key in the home: PKCS#8 PEM, mode 0600, never overwritten. (A key in
+// a PKCS#11 token is keys/pkcs11.ts; either is a Signer.)
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { sha256Hex } from '../core/digest.js';
+import { keyIdOf, type Signer } from '../core/signer.js';
+import { FileSigner } from '../keys/file.js';
+
+export { keyIdOf };
 
 export class KeyError extends Error {}
 
-export interface GateKey {
-  privateKey: KeyObject;
-  publicKey: KeyObject;
-  /** sha256 of the SPKI DER: names the key in entries and exports. */
-  keyId: string;
-}
+/** The gate's key: whatever signs for it (a file or a token). */
+export type GateKey = Signer;
 
 export function generateGateKeyPem(): { privatePem: string; publicPem: string } {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -18,10 +18,6 @@ export function generateGateKeyPem(): { privatePem: string; publicPem: string } 
     privatePem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
   };
-}
-
-export function keyIdOf(publicKey: KeyObject): string {
-  return 'sha256:' + sha256Hex(publicKey.export({ type: 'spki', format: 'der' }));
 }
 
 export function loadPublicKey(path: string): KeyObject {
@@ -50,8 +46,6 @@ export function loadEd25519PrivateKey(path: string, what: string, hint: string):
   return key;
 }
 
-export function loadGateKey(path: string): GateKey {
-  const privateKey = loadEd25519PrivateKey(path, 'gate key', 'run cloakpipe init');
-  const publicKey = createPublicKey(privateKey);
-  return { privateKey, publicKey, keyId: keyIdOf(publicKey) };
+export function loadGateKey(path: string): FileSigner {
+  return new FileSigner(loadEd25519PrivateKey(path, 'gate key', 'run cloakpipe init'), path);
 }

@@ -57,7 +57,7 @@ export class Ledger {
     let now = new Date(this.clock()).toISOString();
     if (head && now < head.ts) now = head.ts;
     const body = { ...fields, v: 1 as const, seq: head ? head.seq + 1 : 0, ts: now, prev: head ? head.hash : GENESIS_PREV };
-    const entry = signEntry(body as unknown as EntryBody, this.key.privateKey);
+    const entry = signEntry(body as unknown as EntryBody, this.key);
     const stored = canonicalize(entry);
     const hash = entryHash(entry);
     this.port.insert({ seq: entry.seq, ts: entry.ts, kind: entry.kind, hash, body: stored });

@@ -20,13 +20,20 @@ export async function openOperationsServices(
    * host is left pending (reconcile_before_retry everywhere) — this host cannot tell that gate is
    * gone; it or an operator marks it.
    */
-  opts: { approverKeys: readonly string[]; approvalsDir: string | null; now?: number; shared?: boolean },
+  opts: { approverKeys: readonly string[]; approvalsDir: string | null; now?: number; shared?: boolean; gateId?: string | null; requestTtlMs?: number },
 ): Promise<OperationsServices> {
   const approvers = loadApproverKeys(opts.approverKeys);
   const operations = new Operations(store.operations);
   // Every pending left by a gate that is no longer running becomes unknown, before any call.
   const alive = opts.shared ? (o: string | null) => ownerAlive(o) || (o !== null && !ownerOnThisHost(o)) : ownerAlive;
   const recovered = await store.transact(() => operations.recoverPending(opts.now ?? Date.now(), alive));
-  const approvals = approvalService({ receipts: store.receipts, approvers, inboxDir: opts.approvalsDir });
+  const approvals = approvalService({
+    receipts: store.receipts,
+    requests: store.approvalRequests,
+    approvers,
+    inboxDir: opts.approvalsDir,
+    gateId: opts.gateId ?? null,
+    ...(opts.requestTtlMs !== undefined ? { requestTtlMs: opts.requestTtlMs } : {}),
+  });
   return { operations, approvals, recovered };
 }

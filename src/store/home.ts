@@ -5,6 +5,8 @@ import { join, resolve } from 'node:path';
 export interface HomePaths {
   dir: string;
   key: string;
+  /** The pkcs11: URI of a gate key kept in a token (`init --key pkcs11:…`), instead of `key`. */
+  token: string;
   pub: string;
   ledger: string;
   operations: string;
@@ -18,6 +20,7 @@ export function resolveHome(flag?: string): HomePaths {
   return {
     dir,
     key: join(dir, 'gate.key'),
+    token: join(dir, 'gate.token'),
     pub: join(dir, 'gate.pub'),
     ledger: join(dir, 'ledger.db'),
     operations: join(dir, 'operations.db'),

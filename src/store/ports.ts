@@ -78,9 +78,61 @@ export interface ReceiptsPort {
   consume(u: Omit<UsedReceipt, 'used_at'>, at: string): void;
 }
 
-/** Requests waiting for a person (the approval inbox, inbox.md): filled in when the inbox lands. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface ApprovalRequestsPort {}
+// ── requests waiting for a person (the approval inbox, inbox.md; ADR 033) ─────────────────────
+
+/**
+ * A call refused `approval_required`, as a person must see it to approve it. The only place its
+ * argument values are kept: ledger, logs and spans hold digests. Deleted when decided or expired.
+ */
+export interface ApprovalRequest {
+  /** Random, URL-safe: the inbox's name for it (never derived from the call). */
+  id: string;
+  fingerprint: string;
+  tool: string;
+  /** The call as it would be forwarded: RFC 8785 JSON of {"tool", "arguments"}. */
+  call: string;
+  task: string | null;
+  /** The session's label when it was refused. */
+  label: string;
+  /** The refusal's ledger entry (seq) in the chain of `gate` (null: the home's only chain). */
+  entry: number;
+  gate: string | null;
+  /** RFC 8785 JSON of the manifest rule requiring approval: {release, manifest_digest, tool, declaration}. */
+  rule: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A receipt signed in the inbox, waiting where the gate takes receipts until it expires. */
+export interface OfferedReceipt {
+  receipt_id: string;
+  fingerprint: string;
+  /** The signed receipt (RFC 8785 JSON). */
+  receipt: string;
+  expires_at: string;
+}
+
+export interface ApprovalRequestsPort {
+  /**
+   * Record a request. One pending request per fingerprint: the same call refused again refreshes
+   * it (entry, label, times) and keeps its id. Returns the id in force.
+   */
+  record(r: ApprovalRequest): string;
+  get(id: string): ApprovalRequest | null;
+  /** Unexpired requests at `now` (ISO time), newest first, at most `limit`. */
+  pending(now: string, limit: number): ApprovalRequest[];
+  /**
+   * Remove an unexpired request to decide it; null when it is gone, expired or taken by another
+   * decision first (a decision is final: exactly one taker).
+   */
+  take(id: string, now: string): ApprovalRequest | null;
+  /** Put a signed receipt where the gate takes receipts. */
+  offer(r: OfferedReceipt): void;
+  /** The receipts offered for this fingerprint (expired ones too, until pruned: the gate says why they fail). */
+  offered(fingerprint: string): OfferedReceipt[];
+  /** Delete requests and offered receipts expired at `now`; returns how many rows went. */
+  prune(now: string): number;
+}
 
 // ── rate windows (product.md section 4) ───────────────────────────────────────────────────────
 

@@ -19,8 +19,8 @@ function setup() {
   const store = s.receipts;
   const inboxDir = join(dir, 'approvals');
   mkdirSync(inboxDir);
-  const approvals = approvalService({ receipts: store, approvers: new Map([[keyIdOf(key.publicKey), key.publicKey]]), inboxDir });
-  return { services: { approvals }, inboxDir, store };
+  const approvals = approvalService({ receipts: store, requests: s.approvalRequests, approvers: new Map([[keyIdOf(key.publicKey), key.publicKey]]), inboxDir, requestTtlMs: 60_000 });
+  return { services: { approvals }, inboxDir, store, requests: s.approvalRequests };
 }
 const sign = (fingerprint: Digest, o: { issuedAt?: number; ttlMs?: number; k?: typeof key } = {}) =>
   signReceipt({ privateKey: (o.k ?? key).privateKey, fingerprint, issuedAt: o.issuedAt ?? Date.now(), ttlMs: o.ttlMs ?? 60_000 });
@@ -118,4 +118,41 @@ test('the used receipt is kept whole, so the approval can be re-verified later',
   const used = store.used(String(f.notes.fields.receipt))!;
   assert.deepEqual(JSON.parse(used.receipt), r);
   assert.equal(used.nonce, r.nonce);
+});
+
+test('approval_required records the call for the inbox once its entry is known; nothing when a receipt was presented', () => {
+  const { services, requests } = setup();
+  const now = Date.parse('2026-11-30T09:00:00.000Z');
+  const f = factsFor({ services, now, args: { to: 'a@example.com', body: '<script>x</script>' } });
+  (f as { manifest: unknown }).manifest = { digest: 'sha256:' + 'e'.repeat(64), manifest: { release: 'r@1' } };
+  const v = checkApproval(f);
+  assert.equal(!v.ok && v.code, 'approval_required');
+  assert.equal(requests.pending(new Date(now).toISOString(), 10).length, 0, 'nothing before the refusal is recorded');
+  assert.equal(f.notes.onRefuse.length, 1);
+  for (const e of f.notes.onRefuse) e(42);
+  const [r] = requests.pending(new Date(now).toISOString(), 10);
+  assert.equal(r.fingerprint, f.fingerprint);
+  assert.equal(r.entry, 42);
+  assert.equal(r.task, 'T-1');
+  assert.equal(r.label, 'public');
+  assert.equal(r.call, '{"arguments":{"body":"<script>x</script>","to":"a@example.com"},"tool":"send_email"}', 'the call as it would be forwarded (RFC 8785)');
+  assert.deepEqual(JSON.parse(r.rule), { declaration: JSON.parse(JSON.stringify(f.tool)), manifest_digest: 'sha256:' + 'e'.repeat(64), release: 'r@1', tool: 'send_email' });
+  assert.equal(Date.parse(r.expires_at) - Date.parse(r.created_at), 60_000, 'the request expires after --request-ttl');
+
+  const g = factsFor({ services, meta: { 'cloakpipe/approval': 'not a receipt' } });
+  checkApproval(g);
+  assert.equal(g.notes.onRefuse.length, 0, 'approval_invalid is not a request');
+});
+
+test('a receipt the inbox page signed into the store is taken like one in the approvals directory', () => {
+  const { services, requests } = setup();
+  const f = factsFor({ services });
+  const r = sign(f.fingerprint);
+  requests.offer({ receipt_id: 'sha256:' + '9'.repeat(64), fingerprint: f.fingerprint, receipt: JSON.stringify(r), expires_at: r.expires_at });
+  assert.ok(checkApproval(f).ok);
+  assert.equal(f.notes.fields.approval, 'inbox');
+  applyAllow(f);
+  const v = checkApproval(factsFor({ services }));
+  assert.equal(!v.ok && v.code, 'approval_invalid', 'the offered receipt stays until it expires: a second use is already_used');
+  assert.match(!v.ok ? v.detail : '', /^already_used/);
 });

@@ -11,7 +11,7 @@ import { Restrictions } from '../../src/confine/restrictions.js';
 import { BridgeCore } from '../../src/confine/core.js';
 import { run as controlCli } from '../../src/cli/confine-control.js';
 import { cloakpipe, cloakpipeAsync } from '../helpers/cli.js';
-import { ALIASES, freshConfineGate } from './fixtures/session.js';
+import { ALIASES, freshConfineGate, throughGate } from './fixtures/session.js';
 
 const socketPath = () => join(mkdtempSync(join(tmpdir(), 'cp-control-')), 'control.sock');
 
@@ -55,10 +55,10 @@ test('confine-control (the binary): a stale or invalid revision is refused AND c
   const core = new BridgeCore({
     aliases: ALIASES,
     gate,
-    forward: async (_tool, args) => {
+    call: throughGate(gate, async (_tool, args) => {
       forwarded.push(String(args.message));
       return { result: { content: [{ type: 'text', text: 'ok' }] } };
-    },
+    }),
     maxCalls: 64,
     writeToAgent: (l) => out.push(JSON.parse(l)),
     onStop: (r) => assert.fail(`the session stopped: ${r}`),

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { BridgeCore } from '../../src/confine/core.js';
 import type { StopReason } from '../../src/confine/frames.js';
 import type { JsonObject } from '../../src/core/json.js';
-import { ALIASES, APPROVAL_MANIFEST, freshConfineGate } from './fixtures/session.js';
+import { ALIASES, APPROVAL_MANIFEST, freshConfineGate, throughGate } from './fixtures/session.js';
 import { cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
 import { keygen } from '../helpers/recording-gate.js';
 
@@ -26,12 +26,12 @@ async function setup(t: TestContext, opts: { maxCalls?: number; slowMs?: number;
   const core = new BridgeCore({
     aliases: ALIASES,
     gate,
-    forward: async (tool, args) => {
+    call: throughGate(gate, async (tool, args) => {
       if (opts.failing) throw new Error('the upstream is gone');
       forwarded.push({ tool, args, t: Date.now() });
       if (opts.slowMs) await new Promise((r) => setTimeout(r, opts.slowMs));
       return { result: { content: [{ type: 'text', text: 'ok' }] } };
-    },
+    }),
     maxCalls: opts.maxCalls ?? 16,
     writeToAgent: (l) => out.push(JSON.parse(l)),
     onStop: (r) => stops.push(r),

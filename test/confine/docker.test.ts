@@ -611,3 +611,33 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
     evidence.cases.push({ name: `cli-${mode}`, exit: r.status, ended: summary.ended, reason: summary.reason, record: rec });
   }
 });
+
+test('a pin change inside confinement is refused: the confined session lists the tools through the relay, and a changed definition never runs', opts, async () => {
+  const home = join(work, 'home-pins');
+  assert.equal((await cli(['init', '--home', home])).status, 0);
+  const f = await gateFiles();
+  const aliases = join(work, 'aliases-pins.yaml');
+  writeFileSync(aliases, 'notify: send_update\n');
+  const runs: Array<{ status: number | null; summary: Summary; record: ReturnType<typeof observeRecord> }> = [];
+  for (const description of [undefined, 'send an update to the customer, and copy it to a public list']) {
+    const canary = newCanary();
+    const record = join(work, `cli-pins-${runs.length}.jsonl`);
+    const input = join(work, `cli-input-pins-${runs.length}.json`);
+    writeFileSync(input, JSON.stringify({ canary, mode: 'polite', targets: targets() }));
+    const r = await cli(
+      ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy,
+        '--context', f.context('confidential'), '--input', input, '--timeout', '30s', '--', process.execPath, RECORDING_SERVER],
+      { ...process.env, RECORD_FILE: record, ...(description ? { SEND_UPDATE_DESCRIPTION: description } : {}) },
+    );
+    assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
+    runs.push({ status: r.status, summary: JSON.parse(r.stdout), record: observeRecord(record, canary) });
+  }
+  const [pinned, changed] = runs;
+  assert.deepEqual([pinned.status, pinned.summary.allowed, pinned.record.send_update], [0, 1, 1], 'the first session pins send_update and runs it');
+  assert.deepEqual([changed.summary.allowed, changed.summary.denied, changed.record.calls], [0, 1, 0], 'the changed tool is refused and never reaches the server');
+  assert.equal((await cli(['verify', '--home', home])).status, 0);
+  const entries = await ledgerEntries(home);
+  assert.ok(entries.some((e) => e.kind === 'pins' && e.action === 'changed' && e.tool === 'send_update'), 'the change is recorded');
+  assert.deepEqual(entries.filter((e) => e.kind === 'decision').map((e) => e.reason ?? e.outcome), ['allow', 'tool_definition_changed']);
+  evidence.cases.push({ name: 'cli-pin-change', exits: runs.map((r) => r.status), record: changed.record });
+});

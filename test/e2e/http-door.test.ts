@@ -190,9 +190,10 @@ test('two sessions at once, each with its own task context (--context-dir + Cloa
 });
 
 test('an idle session ends after --session-idle', async () => {
-  const g = await gate({ flags: ['--session-idle', '300ms'] });
+  // 2 s: long enough that a loaded machine still sends notifications/initialized in time.
+  const g = await gate({ flags: ['--session-idle', '2s'] });
   const sid = await rawSession(g.url);
-  await new Promise((r) => setTimeout(r, 1200));
+  await new Promise((r) => setTimeout(r, 4500));
   assert.equal((await post(g.url, call(2, 'read_graph', {}), { 'Mcp-Session-Id': sid })).status, 404);
 });
 

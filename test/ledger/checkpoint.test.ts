@@ -15,6 +15,7 @@ import { startFakeRekor, type FakeRekor } from '../helpers/fake-rekor.js';
 import { openDb } from '../../src/store/sqlite/db.js';
 import { loadGateKey } from '../../src/ledger/keys.js';
 import { signCheckpoint } from '../../src/ledger/checkpoint.js';
+import { FileSigner } from '../../src/keys/file.js';
 import { verifyRekorEntry } from '../../src/ledger/anchors/rekor/verify.js';
 import { PUBLIC_REKOR_KEY_PEM } from '../../src/ledger/verify/public-rekor.js';
 import { rechainFrom, entryAt, putEntry, resign } from './epoch-fixture.js';
@@ -112,7 +113,7 @@ test('a checkpoint not signed by the gate key, or edited, is refused; a cosignat
   const [, size] = cp.split('\n');
   const cases: [string, string, RegExp][] = [
     ['edited-size', cp.replace(`\n${size}\n`, `\n${Number(size) - 1}\n`), /signature does not verify/],
-    ['other-key', signCheckpoint({ size: 1, root: 'sha256:' + '00'.repeat(32) }, other.privateKey, other.publicKey), /no signature by this gate key/],
+    ['other-key', signCheckpoint({ size: 1, root: 'sha256:' + '00'.repeat(32) }, new FileSigner(other.privateKey)), /no signature by this gate key/],
     ['no-note', 'hello\n', /not a signed note/],
     ['two-sigs', cp + cp.split('\n\n')[1], /two signatures by the gate key/],
   ];

@@ -1,9 +1,9 @@
 // Building real signed ledgers for epoch and verify tests: a temp ledger.db with entries written
 // by the production Ledger, epochs sealed by the production code.
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { Ledger } from '../../src/ledger/ledger.js';
-import { keyIdOf, type GateKey } from '../../src/ledger/keys.js';
+import { FileSigner } from '../../src/keys/file.js';
 import { signEntry, entryHash, type Entry } from '../../src/ledger/entry.js';
 import { canonicalize } from '../../src/core/canonical.js';
 import type { Db } from '../../src/store/sqlite/db.js';
@@ -11,18 +11,17 @@ import type { AnchorsPort } from '../../src/store/ports.js';
 import { ledgerDb } from '../store/helpers.js';
 import { tempDir } from '../helpers/cli.js';
 
-export function gateKey(): GateKey {
+export function gateKey(): FileSigner {
   const { privateKey } = generateKeyPairSync('ed25519');
   const pk = createPrivateKey(privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  const publicKey = createPublicKey(pk);
-  return { privateKey: pk, publicKey, keyId: keyIdOf(publicKey) };
+  return new FileSigner(pk);
 }
 
 export interface Fixture {
   path: string;
   db: Db;
   anchors: AnchorsPort;
-  key: GateKey;
+  key: FileSigner;
   ledger: Ledger;
   add(n: number): void;
   now: { t: number };
@@ -63,13 +62,13 @@ export function putEntry(db: Db, rowSeq: number, entry: Entry): void {
 }
 
 /** Re-signs `entry` (without its sig) with `key`. */
-export function resign(entry: Entry, key: GateKey['privateKey']): Entry {
+export function resign(entry: Entry, key: KeyObject): Entry {
   const { sig: _sig, ...body } = entry;
-  return signEntry(body, key);
+  return signEntry(body, new FileSigner(key));
 }
 
 /** Re-signs and re-links entries from `seq` on (a key holder rewriting history). */
-export function rechainFrom(db: Db, seq: number, key: GateKey['privateKey']): void {
+export function rechainFrom(db: Db, seq: number, key: KeyObject): void {
   const rows = db.prepare('SELECT seq FROM entries WHERE seq >= ? ORDER BY seq').all(seq) as { seq: number }[];
   for (const { seq: s } of rows) {
     const prev = entryHash(entryAt(db, s - 1));

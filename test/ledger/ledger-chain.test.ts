@@ -3,18 +3,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { Ledger, readEntries } from '../../src/ledger/ledger.js';
 import { entryHash, verifyEntrySignature, GENESIS_PREV } from '../../src/ledger/entry.js';
-import { keyIdOf, type GateKey } from '../../src/ledger/keys.js';
+import { FileSigner } from '../../src/keys/file.js';
+import type { GateKey } from '../../src/ledger/keys.js';
 import { tempDir } from '../helpers/cli.js';
 import { ledgerDb } from '../store/helpers.js';
 
 function key(): GateKey {
   const { privateKey } = generateKeyPairSync('ed25519');
   const pk = createPrivateKey(privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  const publicKey = createPublicKey(pk);
-  return { privateKey: pk, publicKey, keyId: keyIdOf(publicKey) };
+  return new FileSigner(pk);
 }
 
 const D = `sha256:${'ab'.repeat(32)}` as const;

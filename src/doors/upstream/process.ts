@@ -34,8 +34,8 @@ export function upstreamEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proces
  * Spawns the upstream with its own environment; `onStartError` hears once, with the reason,
  * when the OS could not start it at all (then no exit status follows: there was no process).
  */
-export function spawnUpstream(command: string, args: string[], onStartError: (e: UpstreamStartError) => void): ChildProcess {
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], env: upstreamEnv() });
+export function spawnUpstream(command: string, args: string[], onStartError: (e: UpstreamStartError) => void, o: ProcessOptions = {}): ChildProcess {
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', o.stderr ?? 'inherit'], env: upstreamEnv(o.env) });
   let started = false;
   child.once('spawn', () => (started = true));
   child.on('error', (e: NodeJS.ErrnoException) => {
@@ -45,6 +45,13 @@ export function spawnUpstream(command: string, args: string[], onStartError: (e:
     onStartError(new UpstreamStartError(`cannot start the upstream ${JSON.stringify(command)}: ${reason}`));
   });
   return child;
+}
+
+export interface ProcessOptions {
+  /** The environment to start from (default: the gate's); CLOAKPIPE_* is removed either way. */
+  env?: NodeJS.ProcessEnv;
+  /** Where the server's stderr goes (default: the gate's stderr). */
+  stderr?: 'inherit' | 'ignore';
 }
 
 export class ProcessTransport implements Transport {
@@ -58,6 +65,7 @@ export class ProcessTransport implements Transport {
   constructor(
     readonly command: string,
     readonly args: string[],
+    private readonly options: ProcessOptions = {},
   ) {}
 
   async start(): Promise<void> {
@@ -68,7 +76,7 @@ export class ProcessTransport implements Transport {
       reported = true;
       this.onclose?.({ code, signal, ...(startError ? { startError } : {}) });
     };
-    const child = spawnUpstream(this.command, this.args, (e) => report(null, null, e));
+    const child = spawnUpstream(this.command, this.args, (e) => report(null, null, e), this.options);
     this.child = child;
     const framer = new LineFramer({ maxLineBytes: MAX_SERVER_LINE });
     const deliver = (events: FrameEvent[]) => {

@@ -6,8 +6,10 @@
 // forwarded and no crash or race lets it authorize a second call.
 //
 // Where a receipt comes from: params._meta["cloakpipe/approval"] when present (and then only
-// that one is judged), else the home's approvals inbox (the first valid, unused receipt for
-// this fingerprint). A replay of a succeeded operation needs no receipt: nothing runs.
+// that one is judged), else the home's approvals inbox and the receipts the approval inbox page
+// signed into the store (the first valid, unused receipt for this fingerprint). A replay of a
+// succeeded operation needs no receipt: nothing runs. A call refused `approval_required` is
+// recorded as an approval request in the same transaction as its refusal (inbox.md).
 import type { Facts } from '../facts.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 import { alreadyUsed, verifyReceipt, type ReceiptVerdict } from '../../approvals/receipt.js';
@@ -33,8 +35,24 @@ export function checkApproval(f: Facts): Verdict {
   } else {
     candidates = svc.inbox(f.fingerprint);
     source = 'inbox';
-    if (candidates.length === 0)
-      return refuse('approval_required', `this call needs a person's approval: cloakpipe approve --fingerprint ${f.fingerprint}`);
+    if (candidates.length === 0) {
+      // The refused call waits in the approval inbox for a person (recorded with the refusal).
+      f.notes.onRefuse.push((entry) =>
+        svc.request(
+          {
+            fingerprint: f.fingerprint,
+            tool: f.call.tool,
+            arguments: f.call.arguments,
+            task: f.call.taskId,
+            label: f.sessionLabel,
+            rule: { release: f.manifest.manifest.release, manifest_digest: f.manifest.digest, tool: f.call.tool, declaration: f.tool as unknown as JsonValue },
+          },
+          entry,
+          f.now,
+        ),
+      );
+      return refuse('approval_required', `this call needs a person's approval: cloakpipe approve --fingerprint ${f.fingerprint}, or cloakpipe inbox serve`);
+    }
   }
 
   let firstFailure: ReceiptVerdict | null = null;

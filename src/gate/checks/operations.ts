@@ -11,6 +11,10 @@ import type { Facts } from '../facts.js';
 import { PASS, refuse, type Verdict } from '../verdict.js';
 import { operationDigest, operationIdOf } from '../../operations/operation-id.js';
 import { OPERATOR_RESULT } from '../../operations/operations.js';
+import type { UpstreamReply } from '../../core/outcome.js';
+
+/** The answer an attempt that never reached the tool settles with: an error, so it may be retried. */
+const NOT_RUN: UpstreamReply = { error: { code: -32800, message: 'not forwarded' } };
 
 export function checkOperations(f: Facts): Verdict {
   if (f.tool.effect !== 'write') return PASS;
@@ -81,5 +85,7 @@ export function checkOperations(f: Facts): Verdict {
   fields.operation_attempt = attempt;
   f.notes.afterReply.push((reply, now) => ({ effect: () => void (begun && store.settle(id, attempt, reply, now)) }));
   f.notes.afterFailure.push((why, now) => void (begun && store.fail(id, attempt, why, now)));
+  // Nothing ran: the attempt failed, so the same operation may be retried.
+  f.notes.notForwarded.push((now) => ({ effect: () => void (begun && store.settle(id, attempt, NOT_RUN, now)) }));
   return PASS;
 }

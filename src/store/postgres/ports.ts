@@ -34,8 +34,8 @@ const key = (...parts: unknown[]) => JSON.stringify(parts);
 // come from arguments): stored escaped, one-to-one (`\` → `\\`, U+0000 → `\0`), read back exact.
 export const enc = (v: string): string => (/[\\\0]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/\0/g, '\\0') : v);
 export const dec = (v: string): string => (v.includes('\\') ? v.replace(/\\(\\|0)/g, (_, c: string) => (c === '0' ? '\0' : '\\')) : v);
-const encN = (v: string | null): string | null => (v === null ? null : enc(v));
-const decN = (v: string | null): string | null => (v === null ? null : dec(v));
+export const encN = (v: string | null): string | null => (v === null ? null : enc(v));
+export const decN = (v: string | null): string | null => (v === null ? null : dec(v));
 const json = (v: JsonValue | null) => (v === null ? null : canonicalize(v));
 
 // ── operations ─────────────────────────────────────────────────────────────────────────────────

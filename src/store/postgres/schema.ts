@@ -76,6 +76,30 @@ const MIGRATIONS: ((s: string) => string)[] = [
     CREATE INDEX rate_calls_task ON ${s}.rate_calls (task_key, at_ms, tool);
     CREATE INDEX rate_calls_at ON ${s}.rate_calls (at_ms);
   `,
+  // The approval inbox (inbox.md, ADR 033): requests waiting for a person, receipts signed for them.
+  (s) => `
+    CREATE TABLE ${s}.approval_requests (
+      id TEXT PRIMARY KEY,
+      fingerprint TEXT NOT NULL UNIQUE,
+      tool TEXT NOT NULL,
+      call_json TEXT NOT NULL,
+      task TEXT,
+      label TEXT NOT NULL,
+      entry BIGINT NOT NULL,
+      gate TEXT,
+      rule_json TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      expires_at TEXT NOT NULL
+    );
+    CREATE INDEX approval_requests_created ON ${s}.approval_requests (created_at);
+    CREATE TABLE ${s}.offered_receipts (
+      receipt_id TEXT PRIMARY KEY,
+      fingerprint TEXT NOT NULL,
+      receipt TEXT NOT NULL,
+      expires_at TEXT NOT NULL
+    );
+    CREATE INDEX offered_receipts_fingerprint ON ${s}.offered_receipts (fingerprint);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -14,6 +14,7 @@ import { StoreError, type LedgerSnapshot, type Store } from '../ports.js';
 import { Conflict, Suspend, Unit, UnitSlot } from './unit.js';
 import { PgAnchors, PgLedger, PgOperations, PgPins, PgRates, PgReceipts } from './ports.js';
 import { ident, migrate, schemaVersion, SCHEMA_VERSION } from './schema.js';
+import { PgApprovalRequests } from './approvals.js';
 
 export interface PostgresOptions {
   /** postgres://USER@HOST:PORT/DB; the password comes from PGPASSWORD or ~/.pgpass (pg reads both). */
@@ -269,7 +270,7 @@ function portsOver(url: string, gateId: string, registeredKey: string, schema: s
     ledger: new PgLedger(slot, s, gateId),
     operations: new PgOperations(slot, s),
     receipts: new PgReceipts(slot, s),
-    approvalRequests: {},
+    approvalRequests: new PgApprovalRequests(slot, s),
     rates: new PgRates(slot, s),
     pins: new PgPins(slot, s),
     anchors: new PgAnchors(slot, s, gateId),

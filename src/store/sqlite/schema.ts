@@ -1,5 +1,6 @@
 // Every table of the gate's two SQLite files, in one place, so `init`, the gate and the CLI agree.
-// ledger.db: entries, anchors, rate_calls. operations.db: meta, operations, used_receipts, pins.
+// ledger.db: entries, anchors, rate_calls. operations.db: meta, operations, used_receipts, pins,
+// approval_requests and offered_receipts (the approval inbox, ADR 033).
 // `ensure*` creates what is missing (tables added in later versions appear in older homes);
 // `missing*` names what a database that should be the gate's lacks (start-up refuses it).
 import type { Db } from './db.js';
@@ -69,6 +70,27 @@ export function ensureOperationsSchema(db: Db, s = 'main'): void {
       pinned_at INTEGER NOT NULL,
       PRIMARY KEY (release, tool)
     ) STRICT;
+    CREATE TABLE IF NOT EXISTS ${s}.approval_requests (
+      id          TEXT PRIMARY KEY,
+      fingerprint TEXT NOT NULL UNIQUE,
+      tool        TEXT NOT NULL,
+      call_json   TEXT NOT NULL,
+      task        TEXT,
+      label       TEXT NOT NULL,
+      entry       INTEGER NOT NULL,
+      gate        TEXT,
+      rule_json   TEXT NOT NULL,
+      created_at  TEXT NOT NULL,
+      expires_at  TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX IF NOT EXISTS ${s}.approval_requests_created ON approval_requests (created_at);
+    CREATE TABLE IF NOT EXISTS ${s}.offered_receipts (
+      receipt_id  TEXT PRIMARY KEY,
+      fingerprint TEXT NOT NULL,
+      receipt     TEXT NOT NULL,
+      expires_at  TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX IF NOT EXISTS ${s}.offered_receipts_fingerprint ON offered_receipts (fingerprint);
   `);
 }
 

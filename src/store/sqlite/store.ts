@@ -11,6 +11,7 @@ import { GroupCommit } from './group-commit.js';
 import { SqliteOperations, SqliteReceipts } from './operations.js';
 import { SqliteLedger, SqliteAnchors, ledgerSnapshot } from './ledger.js';
 import { SqlitePins } from './pins.js';
+import { SqliteApprovalRequests } from './approvals.js';
 import { SqliteRates } from './rates.js';
 import { StoreError, type LedgerSnapshot, type OperationsPort, type Store } from '../ports.js';
 
@@ -103,7 +104,7 @@ export function sqliteStore(db: Db, files: FileId[] = []): SqliteStore {
     ledger: new SqliteLedger(db, 'main'),
     operations: new SqliteOperations(db, OPS),
     receipts: new SqliteReceipts(db, OPS),
-    approvalRequests: {},
+    approvalRequests: new SqliteApprovalRequests(db, OPS),
     rates: new SqliteRates(db),
     pins: new SqlitePins(db, OPS),
     anchors: new SqliteAnchors(db, 'main'),

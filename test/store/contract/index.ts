@@ -6,6 +6,7 @@ import { pinsContract } from './pins.js';
 import { ratesContract } from './rates.js';
 import { receiptsContract } from './receipts.js';
 import { transactContract } from './transact.js';
+import { approvalRequestsContract } from './approval-requests.js';
 import type { StoreFactory } from './harness.js';
 
 export type { StoreFactory, OpenedForTest } from './harness.js';
@@ -17,4 +18,5 @@ export function storeContract(name: string, open: StoreFactory): void {
   ratesContract(name, open);
   pinsContract(name, open);
   transactContract(name, open);
+  approvalRequestsContract(name, open);
 }

@@ -3,17 +3,17 @@
 // appending at once still make one contiguous, signed chain.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, createPublicKey } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { Ledger, readEntries } from '../../../src/ledger/ledger.js';
 import { entryHash, verifyEntrySignature } from '../../../src/ledger/entry.js';
-import { keyIdOf, type GateKey } from '../../../src/ledger/keys.js';
+import { FileSigner } from '../../../src/keys/file.js';
+import type { GateKey } from '../../../src/ledger/keys.js';
 import { Operations } from '../../../src/operations/operations.js';
 import { FP, T, tx, type StoreFactory } from './harness.js';
 
 function key(): GateKey {
   const { privateKey } = generateKeyPairSync('ed25519');
-  const publicKey = createPublicKey(privateKey);
-  return { privateKey, publicKey, keyId: keyIdOf(publicKey) };
+  return new FileSigner(privateKey);
 }
 
 export function transactContract(name: string, open: StoreFactory): void {

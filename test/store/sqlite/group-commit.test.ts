@@ -4,17 +4,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { Ledger, readEntries } from '../../../src/ledger/ledger.js';
-import { keyIdOf, type GateKey } from '../../../src/ledger/keys.js';
+import { FileSigner } from '../../../src/keys/file.js';
+import type { GateKey } from '../../../src/ledger/keys.js';
 import { GroupCommit } from '../../../src/store/sqlite/group-commit.js';
 import { ledgerDb, tempDir } from '../helpers.js';
 
 function key(): GateKey {
   const { privateKey } = generateKeyPairSync('ed25519');
   const pk = createPrivateKey(privateKey.export({ type: 'pkcs8', format: 'pem' }));
-  const publicKey = createPublicKey(pk);
-  return { privateKey: pk, publicKey, keyId: keyIdOf(publicKey) };
+  return new FileSigner(pk);
 }
 
 test('group commit: jobs in one turn share a transaction; a throwing job rolls back alone', async () => {

@@ -7,10 +7,11 @@
 // request at /api/v2/log/entries and answers the entry with its inclusion proof and checkpoint; a
 // v1 log takes hashedrekord 0.0.1 at /api/v1/log/entries. The client asks v2 first and falls back
 // to v1 only when the log answers 404 or 405 (no such API), remembering the answer per URL.
-import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
+import type { Signer } from '../../../core/signer.js';
+import { asSigner } from '../../../keys/file.js';
 import { AnchorError, fail } from '../errors.js';
 import { httpGet, httpPost } from '../http.js';
-import { ed25519Seed, signEd25519ph } from './ed25519ph.js';
 import type { RekorEntryFile } from './entry.js';
 import { verifyRekorEntry, type RekorSummary } from './verify.js';
 import { leafHash } from '../../merkle.js';
@@ -21,18 +22,21 @@ export type ProposedHashedRekord = {
   spec: { data: { hash: { algorithm: 'sha512'; value: string } }; signature: { content: string; publicKey: { content: string } } };
 };
 
-/** The gate's private key as a KeyObject (accepts a PKCS#8 PEM). */
-export function gatePrivateKey(key: KeyObject | string): KeyObject {
-  const k = typeof key === 'string' ? createPrivateKey(key) : key;
-  if (k.type !== 'private' || k.asymmetricKeyType !== 'ed25519') throw new TypeError('gate key must be an Ed25519 private key');
-  return k;
+/** What signs for the gate: a Signer, or a private KeyObject or PKCS#8 PEM. */
+export type GateSigner = Signer | KeyObject | string;
+
+/** Ed25519ph over the artifact by the gate key; throws when the key cannot make one. */
+function prehashSignature(signer: Signer, artifact: Uint8Array): Buffer {
+  const sig = signer.signPrehashed(artifact);
+  if (!sig) throw new TypeError(`the gate key (${signer.where}) cannot sign Ed25519ph`);
+  return sig;
 }
 
 /** A hashedrekord v0.0.1 proposal for `artifact` (an epoch root), signed Ed25519ph by the gate key. */
-export function hashedRekordFor(artifact: Uint8Array, gateKey: KeyObject | string): ProposedHashedRekord {
-  const key = gatePrivateKey(gateKey);
-  const signature = signEd25519ph(ed25519Seed(key), artifact);
-  const publicPem = createPublicKey(key).export({ type: 'spki', format: 'pem' }) as string;
+export function hashedRekordFor(artifact: Uint8Array, gateKey: GateSigner): ProposedHashedRekord {
+  const signer = asSigner(gateKey);
+  const signature = prehashSignature(signer, artifact);
+  const publicPem = signer.publicKey.export({ type: 'spki', format: 'pem' }) as string;
   return {
     apiVersion: '0.0.1',
     kind: 'hashedrekord',
@@ -44,10 +48,10 @@ export function hashedRekordFor(artifact: Uint8Array, gateKey: KeyObject | strin
 }
 
 /** A hashedrekord 0.0.2 request (Rekor v2) for `artifact`, signed Ed25519ph by the gate key. */
-export function hashedRekordV2RequestFor(artifact: Uint8Array, gateKey: KeyObject | string) {
-  const key = gatePrivateKey(gateKey);
-  const signature = signEd25519ph(ed25519Seed(key), artifact);
-  const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
+export function hashedRekordV2RequestFor(artifact: Uint8Array, gateKey: GateSigner) {
+  const signer = asSigner(gateKey);
+  const signature = prehashSignature(signer, artifact);
+  const spki = signer.publicKey.export({ type: 'spki', format: 'der' });
   return {
     hashedRekordRequestV002: {
       digest: createHash('sha512').update(artifact).digest('base64'),
@@ -147,7 +151,7 @@ const apiOf = new Map<string, 'v1' | 'v2'>();
 export async function submitToRekor(
   url: string,
   artifact: Uint8Array,
-  gateKey: KeyObject | string,
+  gateKey: GateSigner,
   opts: { timeoutMs?: number; rekorKey?: string | KeyObject; api?: 'v1' | 'v2' } = {},
 ): Promise<RekorSubmitResult> {
   const base = url.replace(/\/+$/, '');
@@ -166,7 +170,7 @@ export async function submitToRekor(
   return finish(r, artifact, gateKey, opts.rekorKey);
 }
 
-async function submitV2(base: string, artifact: Uint8Array, gateKey: KeyObject | string, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string } | 'no-v2'> {
+async function submitV2(base: string, artifact: Uint8Array, gateKey: GateSigner, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string } | 'no-v2'> {
   const res = await httpPost(`${base}/api/v2/log/entries`, Buffer.from(JSON.stringify(hashedRekordV2RequestFor(artifact, gateKey))), {
     contentType: 'application/json',
     accept: 'application/json',
@@ -181,12 +185,11 @@ async function submitV2(base: string, artifact: Uint8Array, gateKey: KeyObject |
   return { entry, uuid: leafHash(Buffer.from(entry.canonicalizedBody, 'base64')).toString('hex') };
 }
 
-function finish(found: { entry: RekorEntryFile; uuid: string }, artifact: Uint8Array, gateKey: KeyObject | string, rekorKey?: string | KeyObject): RekorSubmitResult {
+function finish(found: { entry: RekorEntryFile; uuid: string }, artifact: Uint8Array, gateKey: GateSigner, rekorKey?: string | KeyObject): RekorSubmitResult {
   let summary: RekorSummary | undefined;
   if (rekorKey) {
-    const signer = createPublicKey(gatePrivateKey(gateKey));
     summary = verifyRekorEntry(found.entry, rekorKey, {
-      signer,
+      signer: asSigner(gateKey).publicKey,
       digest: { algorithm: 'sha512', value: createHash('sha512').update(artifact).digest() },
     });
   } else if (!found.entry.canonicalizedBody || !(found.entry.integratedTime === null || ('signedEntryTimestamp' in found.entry && found.entry.signedEntryTimestamp))) {
@@ -195,7 +198,7 @@ function finish(found: { entry: RekorEntryFile; uuid: string }, artifact: Uint8A
   return { entry: found.entry, uuid: found.uuid, summary };
 }
 
-async function submitV1(base: string, artifact: Uint8Array, gateKey: KeyObject | string, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string }> {
+async function submitV1(base: string, artifact: Uint8Array, gateKey: GateSigner, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string }> {
   const proposal = hashedRekordFor(artifact, gateKey);
   const res = await httpPost(`${base}/api/v1/log/entries`, Buffer.from(JSON.stringify(proposal)), {
     contentType: 'application/json',

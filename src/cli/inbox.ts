@@ -1,0 +1,123 @@
+// cloakpipe inbox serve: the approval inbox (inbox.md), a local page where a person sees each
+// call refused `approval_required` exactly as it would be forwarded and approves or denies it.
+// Thin: flags, the home and the key; the server is src/inbox/.
+import { createPublicKey } from 'node:crypto';
+import { basename } from 'node:path';
+import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { KeyError, keyIdOf, loadEd25519PrivateKey } from '../ledger/keys.js';
+import { parseDuration } from '../util/duration.js';
+import { openHomeWith } from '../home/open.js';
+import { isLoopback } from '../doors/http-auth.js';
+import { loginToken, Sessions, TokenError } from '../inbox/auth.js';
+import { InboxServer } from '../inbox/server.js';
+import { MAX_TTL_MS } from './approve.js';
+
+const OPTIONS = {
+  'approver-key': { type: 'string', arg: 'PEM', help: "the approver's Ed25519 private key (cloakpipe keygen); it never leaves this process" },
+  home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
+  store: { type: 'string', arg: 'URL', help: 'sqlite, or the postgres://USER@HOST:PORT/DB a fleet of gates shares', defaultText: '$CLOAKPIPE_STORE or sqlite' },
+  listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8932', help: 'where to serve the page (a loopback address unless --auth-token-file)' },
+  'auth-token-file': { type: 'string', arg: 'FILE', help: 'the login token (one line, 16+ characters, mode 0600); required to listen beyond loopback', defaultText: 'a new token each start, printed' },
+  ttl: { type: 'string', arg: 'DURATION', default: '15m', help: 'how long an approval receipt is valid (at most 24h)' },
+} satisfies Options;
+
+const HELP = `usage: cloakpipe inbox serve --approver-key PEM [--home DIR | --store URL]
+                           [--listen 127.0.0.1:8932] [--auth-token-file FILE] [--ttl 15m]
+
+Serve the approval inbox: a page listing the calls refused approval_required, newest first,
+updated as they arrive. Each shows the tool, every argument as it would be forwarded, the task,
+the session label and the manifest rule that requires approval. Approve signs a receipt with the
+approver key for that exact call (as cloakpipe approve does), valid for --ttl and usable once,
+and puts it where the gate takes receipts: the host's identical retry is allowed. Deny closes the
+request. Both are operator entries in the ledger (digests only). A request the gate has kept
+longer than its --request-ttl (default 1h) expires.
+
+The page asks for a login token: without --auth-token-file a new one is made at each start and
+printed on stderr as a login link. The session cookie is HttpOnly and SameSite=Strict, every
+approve and deny carries a CSRF token, and nothing of a request is logged.
+
+options:
+${optionsHelp(OPTIONS)}
+  --help                          this text
+
+Exit status: 0 stopped by SIGTERM or SIGINT, 2 usage or configuration error.
+`;
+
+/** HOST:PORT, or [IPv6]:PORT. */
+export function parseListen(v: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(v);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new UsageError('--listen must be HOST:PORT (an IPv6 host in brackets)');
+  return { host: m[1] ?? m[2], port };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (!sub || sub === '--help' || sub === '-h') {
+    process.stdout.write(HELP);
+    return sub ? 0 : 2;
+  }
+  if (sub !== 'serve') throw new UsageError(`unknown subcommand "${sub}" (serve)`);
+  const { values } = parseFlags(rest, OPTIONS);
+  if (values.help) return void process.stdout.write(HELP), 0;
+  const keyPath = required(values['approver-key'] as string | undefined, '--approver-key');
+  const { host, port } = parseListen(values.listen as string);
+  const loopback = isLoopback(host);
+  const tokenFile = values['auth-token-file'] as string | undefined;
+  if (!loopback && tokenFile === undefined)
+    throw new UsageError(`--listen ${host} is not a loopback address: give --auth-token-file so only those holding the token can approve`);
+  let ttlMs: number;
+  try {
+    ttlMs = parseDuration(values.ttl as string);
+  } catch (e) {
+    throw new UsageError(`--ttl: ${(e as Error).message}`);
+  }
+  if (ttlMs > MAX_TTL_MS) throw new UsageError('--ttl is at most 24h: an approval is for a call about to happen');
+  let privateKey;
+  let token;
+  try {
+    privateKey = loadEd25519PrivateKey(keyPath, 'approver key', 'an Ed25519 private key PEM, from cloakpipe keygen');
+    token = loginToken(tokenFile);
+  } catch (e) {
+    if (e instanceof KeyError || e instanceof TokenError) throw new UsageError(e.message);
+    throw e;
+  }
+  const say = (m: string) => process.stderr.write(`cloakpipe inbox: ${m}\n`);
+  let home;
+  try {
+    home = await openHomeWith({ home: values.home as string | undefined, store: values.store as string | undefined });
+  } catch (e) {
+    say(`cannot start: ${(e as Error).message}`);
+    return 2;
+  }
+  const approver = { privateKey, keyId: keyIdOf(createPublicKey(privateKey)), name: basename(keyPath) };
+  const server = new InboxServer({
+    store: home.store,
+    ledger: home.ledger,
+    approver,
+    ttlMs,
+    user: process.env.USER ?? null,
+    sessions: new Sessions(token.token),
+    host,
+    port,
+    loopback,
+    say,
+  });
+  let url: string;
+  try {
+    url = await server.start();
+  } catch (e) {
+    home.close();
+    say(`cannot listen on ${values.listen as string}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    return 2;
+  }
+  say(`serving ${url}/ (approvals signed with ${approver.name}, key ${approver.keyId}, valid ${values.ttl as string})`);
+  if (token.generated) say(`log in at ${url}/login#token=${token.token} (a new token at each start; --auth-token-file keeps one)`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  await server.stop();
+  home.close();
+  return 0;
+}

@@ -1,0 +1,374 @@
+// The upstream MCP server at a URL, speaking Streamable HTTP, as a Transport for the relay
+// (the client side of the transport: one upstream session per gate session). Each message the
+// relay sends is one POST; a request's answer comes back as one JSON body or as SSE events on
+// that POST, the server's own requests and notifications on a GET stream. Bytes are only
+// framed here (JSON bodies and SSE events, both bounded); the relay parses them strictly.
+//
+// Guards: `--upstream-header` values go on every request and nowhere else (never a log line,
+// an error or an entry: diagnostics name the header, the status and the URL's origin and path);
+// the host's own headers never reach this file. Redirects are not followed (a credential must
+// not follow a server elsewhere). An answer the gate cannot read, a wrong content type, a
+// broken stream, a status other than 200/202 or a body over the bound ends that request as on
+// the server's death (Transport.onlost); a 404 for the session means the server forgot it, so
+// the upstream is gone (docs/decisions/027).
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { decodeLine, WireError, type RpcId } from '../../wire/message.js';
+import { isJsonObject } from '../../core/json.js';
+import { SseError, SseParser } from '../../wire/sse.js';
+import { log } from '../../telemetry/log.js';
+import { digestBytes as digestOf } from '../../core/digest.js';
+import type { InboundFrame, RequestLost, Transport, TransportClosed } from '../transport.js';
+import { MAX_SERVER_LINE } from './process.js';
+
+/** What may go on Mcp-Session-Id (the spec: visible ASCII), bounded. */
+const SESSION_ID = /^[\x21-\x7e]{1,1024}$/;
+/** Headers this transport sets itself; an --upstream-header may not replace them. */
+export const RESERVED_HEADERS = new Set(['accept', 'content-type', 'content-length', 'mcp-session-id', 'mcp-protocol-version', 'host', 'connection', 'transfer-encoding', 'last-event-id', 'te', 'upgrade', 'keep-alive', 'expect']);
+const DELETE_TIMEOUT_MS = 2000;
+const GET_RETRY_MS = [1000, 2000, 5000, 10_000, 30_000];
+
+export class UpstreamHeaderError extends Error {}
+
+/** `--upstream-header "Name: value"`: the name is checked, the value never echoed. */
+export function parseUpstreamHeader(text: string): [string, string] {
+  const colon = text.indexOf(':');
+  const name = colon < 0 ? '' : text.slice(0, colon).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UpstreamHeaderError('--upstream-header must be "Name: value" with a header name before the colon');
+  if (RESERVED_HEADERS.has(name.toLowerCase())) throw new UpstreamHeaderError(`--upstream-header ${name}: the gate sets this header itself`);
+  const value = text.slice(colon + 1).trim();
+  // CR, LF or NUL would split or end the header line: refused without showing the value.
+  if (/[\r\n\0]/.test(value) || value === '') throw new UpstreamHeaderError(`--upstream-header ${name}: the value is empty or holds a line break or NUL`);
+  return [name, value];
+}
+
+/** An upstream URL: http or https, no credentials (those go in --upstream-header), no fragment. */
+export function parseUpstreamUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UpstreamHeaderError('--upstream-url is not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UpstreamHeaderError('--upstream-url must be http: or https:');
+  if (url.username || url.password) throw new UpstreamHeaderError('--upstream-url must not carry credentials: pass them with --upstream-header');
+  url.hash = '';
+  return url;
+}
+
+export interface HttpUpstreamOptions {
+  url: URL;
+  /** --upstream-header pairs, sent on every request. */
+  headers?: [string, string][];
+  /** One JSON body or SSE event at most (default as for a stdio server's line). */
+  maxMessageBytes?: number;
+  /** A diagnostic for the operator (stderr); never a header value or a payload. */
+  say?: (message: string) => void;
+}
+
+type Exchange = { req: ClientRequest; id: RpcId | undefined };
+
+export class HttpUpstreamTransport implements Transport {
+  onframe?: (frame: InboundFrame) => void;
+  onclose?: (info: TransportClosed) => void;
+  onlost?: (id: RpcId, lost: RequestLost) => void;
+  onerror?: (error: Error) => void;
+  private readonly url: URL;
+  private readonly agent: HttpAgent;
+  private readonly request: typeof httpRequest;
+  private readonly max: number;
+  /** Where diagnostics name the server: origin and path, never the query. */
+  readonly named: string;
+  private sessionId: string | undefined;
+  private protocolVersion: string | undefined;
+  private readonly exchanges = new Set<Exchange>();
+  /** The exchange that carries each request id now (a reused id supersedes an answered one). */
+  private readonly current = new Map<string, Exchange>();
+  private stream: ClientRequest | undefined;
+  private streamWanted = false;
+  private streamRetries = 0;
+  private streamTimer: NodeJS.Timeout | undefined;
+  private lastEventId: string | undefined;
+  private closed = false;
+
+  constructor(private readonly o: HttpUpstreamOptions) {
+    this.url = o.url;
+    const https = o.url.protocol === 'https:';
+    this.agent = https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.request = https ? (httpsRequest as unknown as typeof httpRequest) : httpRequest;
+    this.max = o.maxMessageBytes ?? MAX_SERVER_LINE;
+    this.named = o.url.origin + o.url.pathname;
+  }
+
+  /** Nothing to start: the host's initialize opens the upstream session. */
+  async start(): Promise<void> {}
+
+  /** The session id the server gave (tests, diagnostics): never logged. */
+  get session(): string | undefined {
+    return this.sessionId;
+  }
+
+  send(message: string): void {
+    if (this.closed) return;
+    // The relay's own RFC 8785 output: what kind of message it is, read back.
+    const msg = JSON.parse(message) as Record<string, unknown>;
+    const request = typeof msg.method === 'string' && 'id' in msg;
+    const id = request ? (msg.id as RpcId) : undefined;
+    this.post(message, id, msg.method === 'initialize', msg.method === 'notifications/initialized');
+  }
+
+  private headers(extra: OutgoingHttpHeaders): OutgoingHttpHeaders {
+    const h: OutgoingHttpHeaders = {};
+    for (const [k, v] of this.o.headers ?? []) h[k] = v;
+    if (this.sessionId !== undefined) h['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion !== undefined) h['mcp-protocol-version'] = this.protocolVersion;
+    return { ...h, ...extra };
+  }
+
+  private post(body: string, id: RpcId | undefined, initialize: boolean, initialized: boolean): void {
+    const req = this.request(this.url, {
+      method: 'POST',
+      agent: this.agent,
+      headers: this.headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body) }),
+    });
+    const ex: Exchange = { req, id };
+    this.exchanges.add(ex);
+    if (id !== undefined) this.current.set(JSON.stringify(id), ex);
+    let answered = false;
+    const finish = (lost: RequestLost | null) => {
+      if (answered) return;
+      answered = true;
+      this.exchanges.delete(ex);
+      if (id === undefined || this.closed) return;
+      const key = JSON.stringify(id);
+      if (this.current.get(key) !== ex) return; // the id was answered and reused since
+      this.current.delete(key);
+      // The exchange is over: if the relay still waits for this id, the answer is not coming.
+      this.onlost?.(id, lost ?? { cause: 'no_answer', gone: false });
+    };
+    req.on('error', () => finish({ cause: 'upstream_unreachable', gone: true }));
+    req.on('response', (res) => {
+      this.answer(res, id, initialize, initialized, finish);
+    });
+    req.end(body);
+  }
+
+  /** One POST's answer: its status, headers and body or event stream. */
+  private answer(res: IncomingMessage, id: RpcId | undefined, initialize: boolean, initialized: boolean, finish: (lost: RequestLost | null) => void): void {
+    const status = res.statusCode ?? 0;
+    if (status === 404 && this.sessionId !== undefined) {
+      res.resume();
+      finish({ cause: 'upstream_session_lost', gone: true });
+      return this.lose('the server no longer knows the session (404)');
+    }
+    if (status === 202 || (status === 200 && id === undefined && !hasBody(res))) {
+      res.resume();
+      if (initialized) this.openStream();
+      return finish(id === undefined ? null : { cause: 'no_answer', gone: false });
+    }
+    if (status !== 200) {
+      if (status === 401 || status === 403) this.o.say?.(`the upstream ${this.named} refused the request (HTTP ${status}): check --upstream-header`);
+      res.destroy();
+      return finish({ cause: `upstream_http_${status}`, gone: false });
+    }
+    if (initialize) {
+      const sid = header(res, 'mcp-session-id');
+      if (sid !== undefined && !SESSION_ID.test(sid)) {
+        res.destroy();
+        return finish({ cause: 'upstream_session_id_invalid', gone: false });
+      }
+      this.sessionId = sid;
+    }
+    const type = mediaType(res);
+    if (type === 'application/json') return this.readJson(res, initialize, finish);
+    if (type === 'text/event-stream') return this.readEvents(res, initialize ? id : undefined, finish);
+    res.destroy();
+    finish({ cause: 'upstream_content_type', gone: false });
+  }
+
+  private readJson(res: IncomingMessage, initialize: boolean, finish: (lost: RequestLost | null) => void): void {
+    const declared = Number(header(res, 'content-length'));
+    if (Number.isFinite(declared) && declared > this.max) {
+      res.destroy();
+      return finish({ cause: 'frame_too_large', gone: false });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    res.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > this.max) {
+        over = true;
+        res.destroy();
+        return finish({ cause: 'frame_too_large', gone: false });
+      }
+      chunks.push(c);
+    });
+    res.on('end', () => {
+      if (over) return;
+      const bytes = Buffer.concat(chunks);
+      if (initialize) this.noteVersion(bytes);
+      this.deliver(bytes);
+      finish(null);
+    });
+    res.on('error', () => finish({ cause: 'upstream_body_cut', gone: false }));
+    res.on('close', () => {
+      if (!res.complete && !over) finish({ cause: 'upstream_body_cut', gone: false });
+    });
+  }
+
+  /** An SSE answer: each `message` event is one frame; the stream ends after the answer. */
+  private readEvents(res: IncomingMessage, initializeId: RpcId | undefined, finish: (lost: RequestLost | null) => void, onEnd?: () => void): void {
+    const parser = new SseParser(this.max);
+    let broken = false;
+    res.on('data', (c: Buffer) => {
+      if (broken) return;
+      let events;
+      try {
+        events = parser.push(c);
+      } catch (e) {
+        if (!(e instanceof SseError)) throw e;
+        broken = true;
+        res.destroy();
+        return finish({ cause: e.cause, gone: false });
+      }
+      for (const ev of events) {
+        if (ev.lastEventId !== undefined) this.lastEventId = ev.lastEventId;
+        if (ev.type !== undefined && ev.type !== 'message') {
+          dropped('sse_event_type', ev.data);
+          continue;
+        }
+        if (initializeId !== undefined) this.noteVersion(ev.data);
+        this.deliver(ev.data);
+      }
+    });
+    res.on('end', () => {
+      if (broken) return;
+      if (parser.end()) dropped('sse_event_cut', null); // the format discards a cut-off event
+      finish(null);
+      onEnd?.();
+    });
+    res.on('error', () => undefined);
+    res.on('close', () => {
+      if (!broken && !res.complete) {
+        finish({ cause: 'upstream_stream_cut', gone: false });
+        onEnd?.();
+      }
+    });
+  }
+
+  private deliver(bytes: Uint8Array): void {
+    if (!this.closed) this.onframe?.({ kind: 'frame', bytes });
+  }
+
+  /** The protocol version the server chose at initialize, sent on every later request. */
+  private noteVersion(bytes: Uint8Array): void {
+    try {
+      const m = decodeLine(bytes, { maxLineBytes: this.max });
+      if (m.kind !== 'response') return;
+      const r = m.msg.result;
+      if (isJsonObject(r ?? null) && typeof (r as Record<string, unknown>).protocolVersion === 'string') {
+        const v = (r as Record<string, unknown>).protocolVersion as string;
+        if (/^[\x21-\x7e]{1,64}$/.test(v)) this.protocolVersion = v;
+      }
+    } catch (e) {
+      if (!(e instanceof WireError)) throw e; // the relay drops the unreadable answer itself
+    }
+  }
+
+  /** The GET stream for the server's own requests and notifications (optional: 405 means none). */
+  private openStream(): void {
+    if (this.closed || this.stream) return;
+    this.streamWanted = true;
+    const req = this.request(this.url, {
+      method: 'GET',
+      agent: this.agent,
+      headers: this.headers({ accept: 'text/event-stream', ...(this.lastEventId !== undefined ? { 'last-event-id': this.lastEventId } : {}) }),
+    });
+    this.stream = req;
+    const again = () => {
+      if (this.stream === req) this.stream = undefined;
+      if (this.closed || !this.streamWanted) return;
+      const wait = GET_RETRY_MS[Math.min(this.streamRetries++, GET_RETRY_MS.length - 1)];
+      this.streamTimer = setTimeout(() => this.openStream(), wait);
+      this.streamTimer.unref();
+    };
+    req.on('error', again);
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 0;
+      if (status === 404 && this.sessionId !== undefined) {
+        res.resume();
+        return this.lose('the server no longer knows the session (404)');
+      }
+      if (status !== 200 || mediaType(res) !== 'text/event-stream') {
+        // 405: the server offers no stream. Anything else: not retried either.
+        res.resume();
+        this.streamWanted = false;
+        if (this.stream === req) this.stream = undefined;
+        return;
+      }
+      this.streamRetries = 0;
+      this.readEvents(res, undefined, (lost) => lost && dropped(lost.cause, null), again);
+    });
+    req.end();
+  }
+
+  /** The server lost the session: every request ends, the relay ends the gate session. */
+  private lose(why: string): void {
+    if (this.closed) return;
+    log.warn('upstream_session_lost', {});
+    this.o.say?.(`the upstream ${this.named}: ${why}; the session ends`);
+    void this.shut({ code: null }, false);
+  }
+
+  async close(): Promise<void> {
+    await this.shut({ code: 0 }, true);
+  }
+
+  private async shut(info: TransportClosed, politely: boolean): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.streamTimer);
+    this.stream?.destroy();
+    for (const ex of this.exchanges) ex.req.destroy();
+    this.exchanges.clear();
+    this.current.clear();
+    // Tell the server the session is over (best effort, bounded): DELETE with its id.
+    if (politely && this.sessionId !== undefined) {
+      await new Promise<void>((resolve) => {
+        const req = this.request(this.url, { method: 'DELETE', agent: this.agent, headers: this.headers({}), timeout: DELETE_TIMEOUT_MS });
+        req.on('response', (res) => {
+          res.resume();
+          resolve();
+        });
+        req.on('timeout', () => req.destroy());
+        req.on('error', () => resolve());
+        req.on('close', () => resolve());
+        req.end();
+      });
+    }
+    this.agent.destroy();
+    const cb = this.onclose;
+    this.onclose = undefined;
+    cb?.(info);
+  }
+}
+
+function header(res: IncomingMessage, name: string): string | undefined {
+  const v = res.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function mediaType(res: IncomingMessage): string {
+  return (header(res, 'content-type') ?? '').split(';')[0].trim().toLowerCase();
+}
+
+function hasBody(res: IncomingMessage): boolean {
+  const len = header(res, 'content-length');
+  return !(len === '0' || (len === undefined && header(res, 'transfer-encoding') === undefined));
+}
+
+function dropped(cause: string, bytes: Uint8Array | null): void {
+  log.warn('upstream_message_dropped', { cause, ...(bytes ? { line_digest: digestOf(bytes) } : {}) });
+}

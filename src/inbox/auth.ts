@@ -1,0 +1,101 @@
+// Who may use the inbox page. A person proves they hold the login token once; the page then
+// rides on a session cookie that scripts cannot read (HttpOnly) and that no other site's page
+// sends (SameSite=Strict); every change also carries the session's CSRF token, which only the
+// inbox's own page can read. Guards against another local user, a web page in the approver's
+// browser (cross-site request forgery, DNS rebinding to loopback) and a leaked page: an approval
+// is a signature with the approver's key, so the bar is that of the key.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+
+export const COOKIE = 'cloakpipe_inbox';
+const SESSION_MS = 12 * 3_600_000;
+const MAX_SESSIONS = 64;
+
+export class TokenError extends Error {}
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** The login token: --auth-token-file (mode 0600, at least 16 characters), else a fresh one. */
+export function loginToken(path: string | undefined): { token: string; generated: boolean } {
+  if (path === undefined) return { token: randomBytes(24).toString('base64url'), generated: true };
+  let text: string;
+  try {
+    if ((statSync(path).mode & 0o077) !== 0) throw new TokenError(`${path} is readable by others: chmod 600 it`);
+    text = readFileSync(path, 'utf8').trim();
+  } catch (e) {
+    if (e instanceof TokenError) throw e;
+    throw new TokenError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  if (!/^[\x21-\x7e]{16,512}$/.test(text)) throw new TokenError(`${path}: the token must be 16 to 512 printable characters, one line`);
+  return { token: text, generated: false };
+}
+
+interface Session {
+  csrf: string;
+  expires: number;
+}
+
+export class Sessions {
+  private readonly token: Buffer;
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(
+    token: string,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.token = sha256(token);
+  }
+
+  /** Compared as digests in constant time: neither length nor prefix leaks through timing. */
+  tokenMatches(presented: string): boolean {
+    return timingSafeEqual(this.token, sha256(presented));
+  }
+
+  /** A new session: its id (the cookie) and its CSRF token. */
+  open(): { id: string; csrf: string } {
+    const now = this.clock();
+    for (const [k, s] of this.sessions) if (s.expires <= now) this.sessions.delete(k);
+    // Bounded: the oldest session goes first.
+    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+    const id = randomBytes(32).toString('base64url');
+    const csrf = randomBytes(32).toString('base64url');
+    this.sessions.set(id, { csrf, expires: now + SESSION_MS });
+    return { id, csrf };
+  }
+
+  close(id: string | undefined): void {
+    if (id !== undefined) this.sessions.delete(id);
+  }
+
+  /** The session a Cookie header names, or null. */
+  fromCookie(header: string | undefined): { id: string; csrf: string } | null {
+    const id = cookieValue(header, COOKIE);
+    if (id === undefined) return null;
+    const s = this.sessions.get(id);
+    if (!s || s.expires <= this.clock()) return null;
+    return { id, csrf: s.csrf };
+  }
+
+  /** Whether `presented` is this session's CSRF token (constant time). */
+  csrfMatches(session: { csrf: string }, presented: string | undefined): boolean {
+    if (typeof presented !== 'string') return false;
+    return timingSafeEqual(sha256(session.csrf), sha256(presented));
+  }
+
+  static setCookie(id: string): string {
+    return `${COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_MS / 1000}`;
+  }
+
+  static clearCookie(): string {
+    return `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+  }
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+  }
+  return undefined;
+}

@@ -1,0 +1,271 @@
+// The inbox page's script (runs in the browser; served as /app.js). Everything a request holds
+// is put into the page with textContent, never as markup, so an argument such as
+// `<script>…</script>` shows as the text it is. Characters that could hide or reorder what a
+// person reads (controls, bidi overrides, zero-width) are shown escaped and marked.
+
+interface ArgRule {
+  [k: string]: unknown;
+}
+interface Rule {
+  release: string;
+  manifest_digest: string;
+  tool: string;
+  declaration: { effect?: string; approval?: string; arguments?: Record<string, ArgRule>; [k: string]: unknown };
+}
+interface Req {
+  id: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  task: string | null;
+  label: string;
+  fingerprint: string;
+  entry: number;
+  gate: string | null;
+  rule: Rule;
+  created_at: string;
+  expires_at: string;
+}
+interface SessionInfo {
+  csrf: string;
+  approver: { key_id: string; name: string };
+  ttl_ms: number;
+}
+
+const $ = (id: string) => document.getElementById(id) as HTMLElement;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...kids: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const k of kids) e.append(typeof k === 'string' ? document.createTextNode(k) : k);
+  return e;
+}
+
+// JSON for a person: controls, C1, bidi and zero-width characters escaped (as `approve` does on a terminal).
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+function shown(v: unknown): string {
+  const text = typeof v === 'string' ? v : JSON.stringify(v, null, 2);
+  return text.replace(HIDDEN, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
+/** A value as text nodes, hidden characters shown escaped and marked so they stand out. */
+function valueNode(v: unknown): HTMLElement {
+  const pre = el('pre', { class: 'value' });
+  const text = typeof v === 'string' ? v : JSON.stringify(v, null, 2);
+  let last = 0;
+  for (const m of text.matchAll(HIDDEN)) {
+    const at = m.index ?? 0;
+    const code = '\\u' + m[0].charCodeAt(0).toString(16).padStart(4, '0');
+    pre.append(text.slice(last, at), el('span', { class: 'esc', title: 'an invisible or reordering character, shown escaped' }, code));
+    last = at + m[0].length;
+  }
+  pre.append(text.slice(last));
+  if (typeof v !== 'string') pre.title = `JSON ${Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v}`;
+  return pre;
+}
+
+function ago(iso: string): string {
+  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  return `${Math.round(s / 3600)} h ago`;
+}
+
+function until(iso: string): string {
+  const s = Math.round((Date.parse(iso) - Date.now()) / 1000);
+  if (s <= 0) return 'expired';
+  if (s < 60) return `in ${s} s`;
+  if (s < 3600) return `in ${Math.round(s / 60)} min`;
+  return `in ${Math.round(s / 3600)} h`;
+}
+
+function ruleText(r: ArgRule | undefined): string {
+  if (!r) return 'not declared';
+  return Object.entries(r)
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(', ');
+}
+
+let session: SessionInfo | null = null;
+let requests: Req[] = [];
+let selected: string | null = null;
+
+async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(path, { credentials: 'same-origin', ...init });
+  if (res.status === 401) {
+    location.assign('/login');
+    throw new Error('log in');
+  }
+  const body = (await res.json().catch(() => ({}))) as T & { error?: string };
+  if (!res.ok) throw new Error(body.error ?? `HTTP ${res.status}`);
+  return body;
+}
+
+function renderList(): void {
+  const ul = $('requests');
+  const focused = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.id : undefined;
+  ul.replaceChildren();
+  for (const r of requests) {
+    const names = Object.keys(r.arguments);
+    const preview = names
+      .slice(0, 2)
+      .map((n) => `${n}=${shown(r.arguments[n]).replace(/\s+/g, ' ').slice(0, 60)}`)
+      .join('  ');
+    const b = el(
+      'button',
+      { type: 'button', 'data-id': r.id, 'aria-current': String(r.id === selected) },
+      el('span', { class: 'tool' }, r.tool),
+      el('span', { class: 'meta' }, `task ${r.task ?? '(none)'} · ${r.label} · ${ago(r.created_at)}`),
+      el('span', { class: 'preview' }, preview || '(no arguments)'),
+    );
+    b.addEventListener('click', () => select(r.id, true));
+    ul.append(el('li', {}, b));
+  }
+  $('count').textContent = requests.length ? String(requests.length) : '';
+  $('empty').hidden = requests.length > 0;
+  if (focused) (ul.querySelector(`button[data-id="${CSS.escape(focused)}"]`) as HTMLElement | null)?.focus();
+}
+
+function renderDetail(result?: { ok: boolean; text: string }): void {
+  const d = $('detail');
+  const r = requests.find((x) => x.id === selected);
+  d.replaceChildren();
+  if (result) d.append(el('p', { class: `result ${result.ok ? 'ok' : 'bad'}`, role: 'status' }, result.text));
+  if (!r) {
+    if (!result) d.append(el('p', { class: 'placeholder' }, 'Select a call to see exactly what would be forwarded.'));
+    return;
+  }
+  const decl = r.rule.declaration ?? {};
+  const facts = el('dl', { class: 'facts' });
+  const fact = (k: string, v: string) => facts.append(el('dt', {}, k), el('dd', {}, v));
+  fact('Task', r.task ?? '(no task)');
+  fact('Session label', r.label);
+  fact('Refused', `${ago(r.created_at)} · ledger entry #${r.entry}${r.gate ? ` of gate ${r.gate}` : ''}`);
+  fact('Expires', until(r.expires_at));
+  const table = el('table', { class: 'args' }, el('thead', {}, el('tr', {}, el('th', {}, 'Argument'), el('th', {}, 'Value'), el('th', {}, 'Manifest rule'))));
+  const body = el('tbody');
+  const names = Object.keys(r.arguments).sort();
+  for (const n of names) body.append(el('tr', {}, el('th', { scope: 'row' }, shown(n)), el('td', {}, valueNode(r.arguments[n])), el('td', { class: 'rule' }, ruleText(decl.arguments?.[n]))));
+  if (names.length === 0) body.append(el('tr', {}, el('td', { colspan: '3' }, '(no arguments)')));
+  table.append(body);
+  const why = el(
+    'p',
+    { class: 'why' },
+    'Manifest ',
+    el('code', {}, r.rule.release),
+    ' declares ',
+    el('code', {}, `tools.${r.rule.tool}`),
+    ` with `,
+    el('code', {}, `approval: ${decl.approval ?? 'required'}`),
+    ` (effect: ${decl.effect ?? '?'}), so a person must approve this exact call.`,
+  );
+  const approve = el('button', { type: 'button', class: 'primary', id: 'approve' }, 'Approve');
+  const deny = el('button', { type: 'button', class: 'danger', id: 'deny' }, 'Deny');
+  approve.addEventListener('click', () => void act(r, 'approve'));
+  deny.addEventListener('click', () => void act(r, 'deny'));
+  d.append(
+    el('h2', { id: 'detail-title' }, shown(r.tool)),
+    facts,
+    el('h3', {}, 'Arguments, as they would be forwarded'),
+    table,
+    el('h3', {}, 'Why approval is required'),
+    why,
+    el('p', { class: 'fp' }, `fingerprint ${r.fingerprint} · manifest ${r.rule.manifest_digest}`),
+    el(
+      'div',
+      { class: 'actions' },
+      approve,
+      deny,
+      el('span', { class: 'hint' }, session ? `Receipt valid ${Math.round(session.ttl_ms / 60000) || '<1'} min, once` : ''),
+    ),
+  );
+}
+
+function select(id: string, focusDetail: boolean): void {
+  selected = id;
+  renderList();
+  renderDetail();
+  if (focusDetail) $('detail').focus();
+}
+
+async function act(r: Req, action: 'approve' | 'deny'): Promise<void> {
+  document.querySelectorAll<HTMLButtonElement>('.actions button').forEach((b) => (b.disabled = true));
+  let result: { ok: boolean; text: string };
+  try {
+    const d = await api<{ receipt?: string; expires_at?: string; entry: number }>(`/api/requests/${encodeURIComponent(r.id)}/${action}`, {
+      method: 'POST',
+      headers: { 'X-CSRF-Token': session?.csrf ?? '' },
+    });
+    result =
+      action === 'approve'
+        ? { ok: true, text: `Approved ${r.tool}: receipt ${d.receipt} valid until ${new Date(d.expires_at ?? '').toLocaleTimeString()}. The host's retry of this exact call is allowed once. (ledger entry #${d.entry})` }
+        : { ok: true, text: `Denied ${r.tool}. Recorded as ledger entry #${d.entry}.` };
+  } catch (e) {
+    result = { ok: false, text: `Not done: ${(e as Error).message}` };
+  }
+  selected = null;
+  await refresh();
+  renderDetail(result);
+  $('live').textContent = result.text;
+}
+
+async function refresh(): Promise<void> {
+  const { requests: list } = await api<{ requests: Req[] }>('/api/requests');
+  const arrived = list.filter((r) => !requests.some((o) => o.id === r.id)).length;
+  requests = list;
+  if (selected && !requests.some((r) => r.id === selected)) selected = null;
+  renderList();
+  if (arrived > 0 && document.readyState === 'complete') $('live').textContent = `${arrived} new call${arrived > 1 ? 's' : ''} waiting`;
+  if (selected) renderDetail();
+  else if (!$('detail').querySelector('.result')) renderDetail();
+}
+
+function keys(e: KeyboardEvent): void {
+  const buttons = [...document.querySelectorAll<HTMLButtonElement>('#requests button')];
+  const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
+  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    if (buttons.length === 0) return;
+    e.preventDefault();
+    const next = i < 0 ? 0 : Math.min(buttons.length - 1, Math.max(0, i + (e.key === 'ArrowDown' ? 1 : -1)));
+    buttons[next].focus();
+  } else if (e.key === 'Escape' && selected) {
+    const back = buttons.find((b) => b.dataset.id === selected);
+    back?.focus();
+  }
+}
+
+async function inbox(): Promise<void> {
+  session = await api<SessionInfo>('/api/session');
+  $('signer').textContent = `Approvals are signed with ${session.approver.name} (key ${session.approver.key_id.slice(0, 19)}…)`;
+  $('signer').title = session.approver.key_id;
+  document.addEventListener('keydown', keys);
+  await refresh();
+  // Server-sent events say when the pending set changed; if they fail, poll.
+  let polling: number | undefined;
+  const events = new EventSource('/api/events');
+  events.addEventListener('requests', () => void refresh().catch(() => undefined));
+  events.onerror = () => {
+    polling ??= window.setInterval(() => void refresh().catch(() => undefined), 3000);
+  };
+  events.onopen = () => {
+    if (polling !== undefined) window.clearInterval(polling);
+    polling = undefined;
+  };
+  window.setInterval(() => renderList(), 15_000);
+}
+
+function login(): void {
+  // A login link may carry the token in its fragment (never sent to any server): fill it in.
+  const m = /^#token=([A-Za-z0-9_\-.~%]+)$/.exec(location.hash);
+  if (!m) return;
+  history.replaceState(null, '', '/login');
+  const input = document.getElementById('token') as HTMLInputElement | null;
+  if (input && !document.querySelector('.error')) {
+    input.value = decodeURIComponent(m[1]);
+    (input.form as HTMLFormElement).submit();
+  }
+}
+
+if (document.body.dataset.page === 'login') login();
+else void inbox().catch((e) => ($('live').textContent = `The inbox could not load: ${(e as Error).message}`));
+
+export {};

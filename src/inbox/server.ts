@@ -1,0 +1,270 @@
+// The approval inbox's HTTP server (inbox.md): the page, its API and its event stream. The
+// page is served from the package (page/); nothing loads from outside (the CSP says 'self').
+// It reads requests through the store's ports and decides them in decisions.ts; the approver
+// key stays in this process. Requests carry argument values: they go to the logged-in page and
+// nowhere else (no request log, errors named without values, every JSON answer no-store).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
+import { parseStrict } from '../wire/strict-parse.js';
+import type { JsonValue } from '../core/json.js';
+import { StoreError, type ApprovalRequest } from '../store/ports.js';
+import { Sessions } from './auth.js';
+import { decide, type DecisionParts } from './decisions.js';
+import { INDEX_HTML, loginHtml } from './page/html.js';
+import { APP_CSS } from './page/css.js';
+
+const MAX_LISTED = 200;
+const MAX_FORM_BYTES = 4096;
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+const HEADERS: Record<string, string> = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  // Not no-referrer: under it a form's POST carries `Origin: null`, which the origin check must refuse.
+  'Referrer-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Cache-Control': 'no-store',
+};
+
+export interface InboxServerOptions extends DecisionParts {
+  sessions: Sessions;
+  host: string;
+  port: number;
+  /** Bound to a loopback address: requests must name it in Host (no DNS rebinding). */
+  loopback: boolean;
+  /** How often the store is read for new and expired requests (ms). */
+  pollMs?: number;
+  say: (message: string) => void;
+}
+
+/** What the page shows of one request: the call, its context and the rule requiring approval. */
+export function requestView(r: ApprovalRequest) {
+  const call = parseStrict(r.call) as { tool: string; arguments: JsonValue };
+  return {
+    id: r.id,
+    tool: r.tool,
+    arguments: call.arguments,
+    task: r.task,
+    label: r.label,
+    fingerprint: r.fingerprint,
+    entry: r.entry,
+    gate: r.gate,
+    rule: parseStrict(r.rule),
+    created_at: r.created_at,
+    expires_at: r.expires_at,
+  };
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class InboxServer {
+  private server: Server | null = null;
+  private readonly streams = new Set<ServerResponse>();
+  private version = '';
+  private timer: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private origin = '';
+  private hosts = new Set<string>();
+  private readonly appJs: string;
+
+  constructor(private readonly o: InboxServerOptions) {
+    this.appJs = readFileSync(new URL('./page/app.js', import.meta.url), 'utf8');
+  }
+
+  async start(): Promise<string> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((e) => this.fail(res, e));
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.o.port, this.o.host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const host = this.o.host.includes(':') ? `[${this.o.host}]` : this.o.host;
+    this.origin = `http://${host}:${port}`;
+    this.hosts = new Set([`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
+    await this.poll();
+    this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 1000);
+    this.heartbeat = setInterval(() => this.streams.forEach((s) => s.write(': keep-alive\n\n')), 15_000);
+    return this.origin;
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const s of this.streams) s.end();
+    this.streams.clear();
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Expired requests go; a change in what is pending is pushed to every open page. */
+  private async poll(): Promise<void> {
+    const now = new Date((this.o.clock ?? Date.now)()).toISOString();
+    let ids: string;
+    try {
+      ids = await this.o.store.transact(() => {
+        this.o.store.approvalRequests.prune(now);
+        return this.o.store.approvalRequests
+          .pending(now, MAX_LISTED)
+          .map((r) => `${r.id}@${r.created_at}`)
+          .join(',');
+      });
+    } catch (e) {
+      this.tell(e);
+      return;
+    }
+    const version = createHash('sha256').update(ids).digest('hex').slice(0, 16);
+    if (version === this.version) return;
+    this.version = version;
+    for (const s of this.streams) s.write(`event: requests\ndata: ${JSON.stringify({ version })}\n\n`);
+  }
+
+  private told = new Set<string>();
+  private tell(e: unknown): void {
+    // Store errors are worded without values (store/ports.ts); anything else by its type only.
+    const m = e instanceof StoreError ? e.message : `internal error (${(e as Error)?.name ?? 'unknown'})`;
+    if (this.told.has(m)) return;
+    this.told.add(m);
+    this.o.say(m);
+  }
+
+  private fail(res: ServerResponse, e: unknown): void {
+    if (res.headersSent) return void res.end();
+    if (e instanceof HttpError) return this.json(res, e.status, { error: e.message });
+    this.tell(e);
+    this.json(res, 503, { error: 'the inbox could not read or write its store; see the server for why' });
+  }
+
+  private send(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
+    res.writeHead(status, { ...HEADERS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...extra });
+    res.end(body);
+  }
+
+  private json(res: ServerResponse, status: number, v: unknown): void {
+    this.send(res, status, 'application/json; charset=utf-8', JSON.stringify(v));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // A loopback inbox answers only to its own name: a page of another site that rebinds its
+    // DNS name to 127.0.0.1 sends its own Host and gets nothing.
+    if (this.o.loopback && !this.hosts.has(req.headers.host ?? '')) throw new HttpError(421, 'unknown host');
+    const url = new URL(req.url ?? '/', this.origin);
+    const path = url.pathname;
+    const method = req.method ?? 'GET';
+    if (method === 'POST') this.sameOrigin(req);
+
+    if (method === 'GET' && path === '/app.js') return this.send(res, 200, 'text/javascript; charset=utf-8', this.appJs);
+    if (method === 'GET' && path === '/app.css') return this.send(res, 200, 'text/css; charset=utf-8', APP_CSS);
+    if (method === 'GET' && path === '/favicon.ico') return void (res.writeHead(204, HEADERS), res.end());
+    if (path === '/login') {
+      if (method === 'GET') return this.send(res, 200, 'text/html; charset=utf-8', loginHtml(false));
+      if (method === 'POST') return this.login(req, res);
+    }
+    const session = this.o.sessions.fromCookie(req.headers.cookie);
+    if (method === 'GET' && path === '/') {
+      if (!session) return this.send(res, 303, 'text/plain; charset=utf-8', 'log in\n', { Location: '/login' });
+      return this.send(res, 200, 'text/html; charset=utf-8', INDEX_HTML);
+    }
+    if (!session) throw new HttpError(401, 'log in first');
+    if (method === 'POST' && path === '/logout') {
+      this.checkCsrf(session, req);
+      this.o.sessions.close(session.id);
+      return this.send(res, 204, 'text/plain', '', { 'Set-Cookie': Sessions.clearCookie() });
+    }
+    if (method === 'GET' && path === '/api/session')
+      return this.json(res, 200, {
+        csrf: session.csrf,
+        approver: { key_id: this.o.approver.keyId, name: this.o.approver.name },
+        ttl_ms: this.o.ttlMs,
+      });
+    if (method === 'GET' && path === '/api/requests') {
+      const now = new Date((this.o.clock ?? Date.now)()).toISOString();
+      const list = await this.o.store.transact(() => this.o.store.approvalRequests.pending(now, MAX_LISTED));
+      return this.json(res, 200, { requests: list.map(requestView) });
+    }
+    if (method === 'GET' && path === '/api/events') return this.events(res);
+    const m = /^\/api\/requests\/([^/]+)(?:\/(approve|deny))?$/.exec(path);
+    if (m && ID.test(m[1])) {
+      if (method === 'GET' && !m[2]) {
+        const now = new Date((this.o.clock ?? Date.now)()).toISOString();
+        const r = await this.o.store.transact(() => this.o.store.approvalRequests.get(m[1]));
+        if (!r || r.expires_at <= now) throw new HttpError(404, 'no such request (decided or expired)');
+        return this.json(res, 200, requestView(r));
+      }
+      if (method === 'POST' && m[2]) {
+        this.checkCsrf(session, req);
+        const d = await decide(this.o, m[1], m[2] as 'approve' | 'deny');
+        if (!d.ok) throw new HttpError(410, 'this request was already decided or has expired');
+        void this.poll();
+        return this.json(res, 200, d);
+      }
+    }
+    throw new HttpError(404, 'not found');
+  }
+
+  /** A change comes from this inbox's own page: never from another site (Origin, Fetch Metadata). */
+  private sameOrigin(req: IncomingMessage): void {
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== this.origin && !(this.o.loopback && this.hosts.has(origin.replace(/^http:\/\//, ''))))
+      throw new HttpError(403, 'cross-origin request refused');
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new HttpError(403, 'cross-site request refused');
+  }
+
+  private checkCsrf(session: { csrf: string }, req: IncomingMessage): void {
+    const presented = req.headers['x-csrf-token'];
+    if (!this.o.sessions.csrfMatches(session, typeof presented === 'string' ? presented : undefined)) throw new HttpError(403, 'missing or wrong CSRF token');
+  }
+
+  private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req, MAX_FORM_BYTES);
+    const token = new URLSearchParams(body).get('token') ?? '';
+    if (!this.o.sessions.tokenMatches(token)) {
+      await new Promise((r) => setTimeout(r, 250)); // slows guessing; the token is long anyway
+      return this.send(res, 401, 'text/html; charset=utf-8', loginHtml(true));
+    }
+    const s = this.o.sessions.open();
+    this.send(res, 303, 'text/plain; charset=utf-8', 'logged in\n', { Location: '/', 'Set-Cookie': Sessions.setCookie(s.id) });
+  }
+
+  private events(res: ServerResponse): void {
+    res.writeHead(200, { ...HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    res.write(`retry: 2000\nevent: requests\ndata: ${JSON.stringify({ version: this.version })}\n\n`);
+    this.streams.add(res);
+    res.on('close', () => this.streams.delete(res));
+  }
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > max) {
+        reject(new HttpError(413, 'body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,347 @@
+// A key inside a PKCS#11 token (an HSM, a cloud KMS behind a PKCS#11 module, SoftHSM in tests):
+// the gate signs with CKM_EDDSA and never sees the private key. Guards against a host compromise
+// carrying the key away: the object must be sensitive and not extractable, or it is refused.
+// Start-up problems (module, token, PIN, key) throw TokenError, named; a token that goes away
+// while running makes sign() throw SignerUnavailable (the gate refuses the call fail_closed) and
+// every later sign() tries to reconnect, so signing resumes when the token returns, with the same
+// key only (its public key must be the one opened first).
+import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type * as Pkcs11 from 'pkcs11js';
+import { ed25519ph } from '@noble/curves/ed25519.js';
+import { keyIdOf, SignerUnavailable, type Signer } from '../core/signer.js';
+import type { Pkcs11Uri } from './uri.js';
+
+export class TokenError extends Error {}
+
+// PKCS#11 3.0 values pkcs11js does not name.
+const CKK_EC_EDWARDS = 0x40;
+const CKM_EC_EDWARDS_KEY_PAIR_GEN = 0x1055;
+const CKM_EDDSA = 0x1057;
+/** DER of OID 1.3.101.112 (id-Ed25519): CKA_EC_PARAMS of an Ed25519 key. */
+const ED25519_OID = Buffer.from('06032b6570', 'hex');
+const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** CK_EDDSA_PARAMS {phFlag = TRUE, ulContextDataLen = 0, pContextData = NULL}: Ed25519ph. */
+function ed25519phParams(): Buffer {
+  const p = Buffer.alloc(24); // CK_BBOOL, padding, CK_ULONG, pointer (LP64)
+  p[0] = 1;
+  return p;
+}
+
+const PROBE = Buffer.from('cloakpipe: does this token sign with this key?');
+
+/** The CKR_ name of a binding error, or the error's class: never anything the caller passed in. */
+function ckr(e: unknown): string {
+  const m = /CKR_[A-Z0-9_]+/.exec(String((e as Error)?.message ?? ''));
+  return m ? m[0] : ((e as Error)?.name ?? 'error');
+}
+
+let binding: typeof Pkcs11 | undefined;
+function loadBinding(): typeof Pkcs11 {
+  if (binding) return binding;
+  try {
+    binding = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
+  } catch {
+    throw new TokenError('the PKCS#11 binding (pkcs11js) is not installed: npm install');
+  }
+  return binding;
+}
+
+/** A CK_ULONG attribute or handle (native byte order, little-endian here). */
+function ulong(b: Buffer): number {
+  return Number(b.length === 8 ? b.readBigUInt64LE() : b.readUInt32LE());
+}
+
+/** The raw 32-byte public key from CKA_EC_POINT (a DER OCTET STRING, or raw, as tokens differ). */
+function rawPoint(point: Buffer): Buffer {
+  if (point.length === 34 && point[0] === 0x04 && point[1] === 0x20) return point.subarray(2);
+  if (point.length === 32) return point;
+  throw new TokenError('the token returned an Ed25519 public key of an unexpected form');
+}
+
+export interface TokenOpenOptions {
+  uri: Pkcs11Uri;
+  pin: string;
+  /** Generate the key pair inside the token when it holds none (cloakpipe init). */
+  create?: boolean;
+  /** Told when the token goes away and when signing resumes (once per change). */
+  log?: (line: string) => void;
+}
+
+interface Live {
+  session: Buffer;
+  key: Buffer;
+}
+
+export class Pkcs11Signer implements Signer {
+  readonly publicKey: KeyObject;
+  readonly keyId: string;
+  readonly where: string;
+  /** Whether the token made a verifying Ed25519ph signature when opened. */
+  readonly prehash: boolean;
+  /** Whether this open generated the key pair. */
+  readonly created: boolean;
+  log?: (line: string) => void;
+  private live: Live | null;
+  private closed = false;
+
+  private constructor(
+    private readonly p: Pkcs11.PKCS11,
+    private readonly pkcs: typeof Pkcs11,
+    private readonly opts: TokenOpenOptions,
+  ) {
+    this.where = opts.uri.text;
+    this.log = opts.log;
+    const { live, raw, created } = this.connect(true);
+    this.live = live;
+    this.created = created;
+    this.publicKey = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
+    this.keyId = keyIdOf(this.publicKey);
+    // The pair must sign and verify; and a token that ignores the prehash flag (SoftHSM 2.6 signs
+    // pure Ed25519 whatever the parameters say) must not be taken for one that honours it.
+    if (!verify(null, PROBE, this.publicKey, this.rawSign(PROBE, null))) throw new TokenError(`the key ${this.where} does not sign for its own public key`);
+    let ph: Buffer | null = null;
+    try {
+      ph = this.rawSign(PROBE, ed25519phParams());
+    } catch {
+      ph = null;
+    }
+    this.prehash = ph !== null && ed25519ph.verify(ph, PROBE, raw, { zip215: false });
+  }
+
+  static open(opts: TokenOpenOptions): Pkcs11Signer {
+    const pkcs = loadBinding();
+    const p = new pkcs.PKCS11();
+    try {
+      p.load(opts.uri.modulePath);
+    } catch {
+      throw new TokenError(`the PKCS#11 module ${opts.uri.modulePath} cannot be loaded`);
+    }
+    try {
+      return new Pkcs11Signer(p, pkcs, opts);
+    } catch (e) {
+      try {
+        p.C_Finalize();
+      } catch {
+        /* not initialised */
+      }
+      if (e instanceof TokenError) throw e;
+      throw new TokenError(`the PKCS#11 module ${opts.uri.modulePath} failed (${ckr(e)})`);
+    }
+  }
+
+  // Initialise, find the token, log in, find (or create) the key. Throws TokenError, named.
+  private connect(first: boolean): { live: Live; raw: Buffer; created: boolean } {
+    const { p, pkcs, opts } = this;
+    const { uri } = opts;
+    try {
+      p.C_Initialize();
+    } catch (e) {
+      if (ckr(e) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') throw new TokenError(`the PKCS#11 module ${uri.modulePath} does not initialise (${ckr(e)})`);
+    }
+    const slot = this.findSlot();
+    let session: Buffer;
+    try {
+      session = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION | (opts.create && first ? pkcs.CKF_RW_SESSION : 0));
+    } catch (e) {
+      throw new TokenError(`cannot open a session with token ${this.tokenName()} (${ckr(e)})`);
+    }
+    try {
+      try {
+        p.C_Login(session, pkcs.CKU_USER, opts.pin);
+      } catch (e) {
+        const code = ckr(e);
+        if (code !== 'CKR_USER_ALREADY_LOGGED_IN')
+          throw new TokenError(
+            code === 'CKR_PIN_INCORRECT' || code === 'CKR_PIN_LEN_RANGE' || code === 'CKR_PIN_INVALID'
+              ? `token ${this.tokenName()} refused the PIN (${code})`
+              : `cannot log in to token ${this.tokenName()} (${code})`,
+          );
+      }
+      let keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
+      let created = false;
+      if (keys.length === 0 && opts.create && first) {
+        this.generate(session);
+        keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
+        created = true;
+      }
+      if (keys.length === 0) throw new TokenError(`token ${this.tokenName()} holds no Ed25519 private key ${this.keyName()} (cloakpipe init --key … creates one)`);
+      if (keys.length > 1) throw new TokenError(`token ${this.tokenName()} holds ${keys.length} private keys matching ${this.keyName()}: name one by id=`);
+      const key = keys[0];
+      const [type, sensitive, extractable] = p
+        .C_GetAttributeValue(session, key, [{ type: pkcs.CKA_KEY_TYPE }, { type: pkcs.CKA_SENSITIVE }, { type: pkcs.CKA_EXTRACTABLE }])
+        .map((a) => a.value as Buffer);
+      if (ulong(type) !== CKK_EC_EDWARDS) throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} is not an Edwards-curve (Ed25519) key`);
+      if (sensitive[0] !== 1 || extractable[0] !== 0)
+        throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} can leave the token (CKA_SENSITIVE false or CKA_EXTRACTABLE true): refused`);
+      const pubs = this.find(session, pkcs.CKO_PUBLIC_KEY);
+      if (pubs.length !== 1) throw new TokenError(`token ${this.tokenName()} holds ${pubs.length} public keys matching ${this.keyName()} (one is needed beside the private key)`);
+      const point = p.C_GetAttributeValue(session, pubs[0], [{ type: pkcs.CKA_EC_POINT }])[0].value as Buffer;
+      return { live: { session, key }, raw: rawPoint(point), created };
+    } catch (e) {
+      try {
+        p.C_CloseSession(session);
+      } catch {
+        /* already gone */
+      }
+      if (e instanceof TokenError) throw e;
+      throw new TokenError(`token ${this.tokenName()} failed (${ckr(e)})`);
+    }
+  }
+
+  private tokenName(): string {
+    const u = this.opts.uri;
+    return u.token !== undefined ? JSON.stringify(u.token) : u.serial !== undefined ? `serial ${u.serial}` : `in slot ${u.slotId}`;
+  }
+
+  private keyName(): string {
+    const u = this.opts.uri;
+    return [u.object !== undefined ? `object=${JSON.stringify(u.object)}` : '', u.id ? `id=${u.id.toString('hex')}` : ''].filter(Boolean).join(' ');
+  }
+
+  private findSlot(): Buffer {
+    const { p, opts } = this;
+    const u = opts.uri;
+    let slots: Buffer[];
+    try {
+      slots = p.C_GetSlotList(true);
+    } catch (e) {
+      throw new TokenError(`the PKCS#11 module ${u.modulePath} lists no slots (${ckr(e)})`);
+    }
+    const hits = slots.filter((s) => {
+      if (u.slotId !== undefined && ulong(s) !== u.slotId) return false;
+      const t = p.C_GetTokenInfo(s);
+      const eq = (want: string | undefined, got: string) => want === undefined || want === got.replace(/[ \0]+$/, '');
+      return eq(u.token, t.label) && eq(u.serial, t.serialNumber) && eq(u.manufacturer, t.manufacturerID) && eq(u.model, t.model);
+    });
+    if (hits.length === 0) throw new TokenError(`no token ${this.tokenName()} in PKCS#11 module ${u.modulePath}`);
+    if (hits.length > 1) throw new TokenError(`${hits.length} tokens match ${this.tokenName()} in ${u.modulePath}: add serial=`);
+    return hits[0];
+  }
+
+  private template(cls: number): Pkcs11.Template {
+    const { pkcs, opts } = this;
+    const t: Pkcs11.Template = [{ type: pkcs.CKA_CLASS, value: cls }, { type: pkcs.CKA_KEY_TYPE, value: CKK_EC_EDWARDS }];
+    if (opts.uri.object !== undefined) t.push({ type: pkcs.CKA_LABEL, value: opts.uri.object });
+    if (opts.uri.id) t.push({ type: pkcs.CKA_ID, value: opts.uri.id });
+    return t;
+  }
+
+  private find(session: Buffer, cls: number): Buffer[] {
+    const { p } = this;
+    p.C_FindObjectsInit(session, this.template(cls));
+    try {
+      return p.C_FindObjects(session, 16);
+    } finally {
+      p.C_FindObjectsFinal(session);
+    }
+  }
+
+  // The pair is generated inside the token: sensitive, never extractable, a token object.
+  private generate(session: Buffer): void {
+    const { p, pkcs, opts } = this;
+    const named = (t: Pkcs11.Template) => [
+      ...t,
+      ...(opts.uri.object !== undefined ? [{ type: pkcs.CKA_LABEL, value: opts.uri.object }] : []),
+      ...(opts.uri.id ? [{ type: pkcs.CKA_ID, value: opts.uri.id }] : []),
+    ];
+    try {
+      p.C_GenerateKeyPair(
+        session,
+        { mechanism: CKM_EC_EDWARDS_KEY_PAIR_GEN },
+        named([
+          { type: pkcs.CKA_TOKEN, value: true },
+          { type: pkcs.CKA_PRIVATE, value: false },
+          { type: pkcs.CKA_VERIFY, value: true },
+          { type: pkcs.CKA_EC_PARAMS, value: ED25519_OID },
+        ]),
+        named([
+          { type: pkcs.CKA_TOKEN, value: true },
+          { type: pkcs.CKA_PRIVATE, value: true },
+          { type: pkcs.CKA_SIGN, value: true },
+          { type: pkcs.CKA_SENSITIVE, value: true },
+          { type: pkcs.CKA_EXTRACTABLE, value: false },
+        ]),
+      );
+    } catch (e) {
+      throw new TokenError(`token ${this.tokenName()} cannot generate an Ed25519 key pair (${ckr(e)})`);
+    }
+  }
+
+  private rawSign(message: Uint8Array, params: Buffer | null): Buffer {
+    const { p, live } = this;
+    if (!live) throw new SignerUnavailable(`the key ${this.where} is not connected`);
+    p.C_SignInit(live.session, params ? { mechanism: CKM_EDDSA, parameter: params } : { mechanism: CKM_EDDSA }, live.key);
+    return p.C_Sign(live.session, Buffer.from(message), Buffer.alloc(64));
+  }
+
+  // One signature; on failure the session is dropped and the next call reconnects.
+  private signWith(message: Uint8Array, params: Buffer | null): Buffer {
+    if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
+    if (!this.live) this.reconnect();
+    try {
+      return this.rawSign(message, params);
+    } catch (e) {
+      this.drop(`token signing failed (${ckr(e)})`);
+      throw new SignerUnavailable(`the key ${this.where} cannot sign (${ckr(e)})`);
+    }
+  }
+
+  private drop(why: string): void {
+    if (!this.live) return;
+    try {
+      this.p.C_CloseSession(this.live.session);
+    } catch {
+      /* gone with the token */
+    }
+    this.live = null;
+    this.log?.(`${why}: the gate key cannot sign until the token is back`);
+  }
+
+  // The same token and the same key, or nothing: a different key would fork the ledger's signer.
+  private reconnect(): void {
+    try {
+      this.p.C_Finalize();
+    } catch {
+      /* not initialised */
+    }
+    let got: { live: Live; raw: Buffer };
+    try {
+      got = this.connect(false);
+    } catch (e) {
+      throw new SignerUnavailable(`the key ${this.where} is unavailable: ${(e as Error).message}`);
+    }
+    const same = keyIdOf(createPublicKey({ key: Buffer.concat([SPKI_PREFIX, got.raw]), format: 'der', type: 'spki' })) === this.keyId;
+    if (!same) {
+      try {
+        this.p.C_CloseSession(got.live.session);
+      } catch {
+        /* ignore */
+      }
+      throw new SignerUnavailable(`the token at ${this.where} now holds another key than the one opened`);
+    }
+    this.live = got.live;
+    this.log?.('the token is back: signing resumed');
+  }
+
+  sign(message: Uint8Array): Buffer {
+    return this.signWith(message, null);
+  }
+
+  signPrehashed(artifact: Uint8Array): Buffer | null {
+    return this.prehash ? this.signWith(artifact, ed25519phParams()) : null;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      if (this.live) this.p.C_CloseSession(this.live.session);
+      this.p.C_Finalize();
+    } catch {
+      /* already gone */
+    }
+    this.live = null;
+  }
+}

@@ -1,0 +1,50 @@
+// Opening a token key from what the user gave: a pkcs11: URI (--key, or the one `init` recorded
+// in the home) and a PIN from --pin-file or CLOAKPIPE_PKCS11_PIN, never from the command line.
+import { readFileSync, statSync } from 'node:fs';
+import { parsePkcs11Uri, UriError } from './uri.js';
+import { Pkcs11Signer, TokenError } from './pkcs11.js';
+
+export { TokenError };
+
+/** How a command names its key: a token URI and where its PIN is (both optional). */
+export interface KeyChoice {
+  /** `--key pkcs11:…` */
+  uri?: string;
+  /** `--pin-file FILE` */
+  pinFile?: string;
+}
+
+export const PIN_ENV = 'CLOAKPIPE_PKCS11_PIN';
+
+/** The PIN: the file's first line (mode 0600: it unlocks the key), else the environment. */
+export function readPin(pinFile: string | undefined): string {
+  if (pinFile !== undefined) {
+    let text: string;
+    try {
+      if ((statSync(pinFile).mode & 0o077) !== 0) throw new TokenError(`PIN file ${pinFile} is readable by others (mode must be 0600)`);
+      text = readFileSync(pinFile, 'utf8');
+    } catch (e) {
+      if (e instanceof TokenError) throw e;
+      throw new TokenError(`cannot read PIN file ${pinFile} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    const pin = text.split(/\r?\n/)[0];
+    if (!pin) throw new TokenError(`PIN file ${pinFile} is empty`);
+    return pin;
+  }
+  const pin = process.env[PIN_ENV];
+  if (!pin) throw new TokenError(`the token needs a PIN: --pin-file FILE or ${PIN_ENV}`);
+  return pin;
+}
+
+/** Opens the token key the URI names; throws TokenError (named) when anything is missing. */
+export function openTokenSigner(uri: string, pinFile: string | undefined, opts: { create?: boolean; log?: (line: string) => void } = {}): Pkcs11Signer {
+  let parsed;
+  try {
+    parsed = parsePkcs11Uri(uri);
+  } catch (e) {
+    if (e instanceof UriError) throw new TokenError(e.message);
+    throw e;
+  }
+  const pin = readPin(pinFile);
+  return Pkcs11Signer.open({ uri: parsed, pin, ...opts });
+}

@@ -1,0 +1,77 @@
+// Approval requests and the receipts signed for them, in operations.db (ADR 033): the inbox
+// server and every gate on the home read and write them through one file.
+import type { Db } from './db.js';
+import type { ApprovalRequest, ApprovalRequestsPort, OfferedReceipt } from '../ports.js';
+
+interface Row extends Omit<ApprovalRequest, 'call' | 'rule'> {
+  call_json: string;
+  rule_json: string;
+}
+
+const fromRow = (r: Row): ApprovalRequest => ({
+  id: r.id,
+  fingerprint: r.fingerprint,
+  tool: r.tool,
+  call: r.call_json,
+  task: r.task,
+  label: r.label,
+  entry: Number(r.entry),
+  gate: r.gate,
+  rule: r.rule_json,
+  created_at: r.created_at,
+  expires_at: r.expires_at,
+});
+
+export class SqliteApprovalRequests implements ApprovalRequestsPort {
+  private readonly stmts;
+
+  constructor(db: Db, s: string) {
+    this.stmts = {
+      record: db.prepare(
+        `INSERT INTO ${s}.approval_requests (id, fingerprint, tool, call_json, task, label, entry, gate, rule_json, created_at, expires_at)
+         VALUES (@id, @fingerprint, @tool, @call, @task, @label, @entry, @gate, @rule, @created_at, @expires_at)
+         ON CONFLICT (fingerprint) DO UPDATE SET tool = excluded.tool, call_json = excluded.call_json, task = excluded.task,
+           label = excluded.label, entry = excluded.entry, gate = excluded.gate, rule_json = excluded.rule_json,
+           created_at = excluded.created_at, expires_at = excluded.expires_at
+         RETURNING id`,
+      ),
+      get: db.prepare(`SELECT * FROM ${s}.approval_requests WHERE id = ?`),
+      pending: db.prepare(`SELECT * FROM ${s}.approval_requests WHERE expires_at > ? ORDER BY created_at DESC, id DESC LIMIT ?`),
+      take: db.prepare(`DELETE FROM ${s}.approval_requests WHERE id = ? AND expires_at > ? RETURNING *`),
+      offer: db.prepare(`INSERT INTO ${s}.offered_receipts (receipt_id, fingerprint, receipt, expires_at) VALUES (@receipt_id, @fingerprint, @receipt, @expires_at)`),
+      offered: db.prepare(`SELECT * FROM ${s}.offered_receipts WHERE fingerprint = ? ORDER BY receipt_id`),
+      pruneRequests: db.prepare(`DELETE FROM ${s}.approval_requests WHERE expires_at <= ?`),
+      pruneOffered: db.prepare(`DELETE FROM ${s}.offered_receipts WHERE expires_at <= ?`),
+    };
+  }
+
+  record(r: ApprovalRequest): string {
+    return (this.stmts.record.get({ ...r }) as { id: string }).id;
+  }
+
+  get(id: string): ApprovalRequest | null {
+    const r = this.stmts.get.get(id) as Row | undefined;
+    return r ? fromRow(r) : null;
+  }
+
+  pending(now: string, limit: number): ApprovalRequest[] {
+    return (this.stmts.pending.all(now, limit) as Row[]).map(fromRow);
+  }
+
+  take(id: string, now: string): ApprovalRequest | null {
+    const r = this.stmts.take.get(id, now) as Row | undefined;
+    return r ? fromRow(r) : null;
+  }
+
+  offer(r: OfferedReceipt): void {
+    this.stmts.offer.run({ ...r });
+  }
+
+  offered(fingerprint: string): OfferedReceipt[] {
+    return this.stmts.offered.all(fingerprint) as OfferedReceipt[];
+  }
+
+  prune(now: string): number {
+    return this.stmts.pruneRequests.run(now).changes + this.stmts.pruneOffered.run(now).changes;
+  }
+}

@@ -1,0 +1,335 @@
+// The approval inbox in a real browser (inbox.md): the real gate binary in front of a real MCP
+// server, driven by the SDK client as host; `cloakpipe inbox serve` as its own process; Debian's
+// chromium through puppeteer-core as the person. A call refused approval_required appears on the
+// open page without a reload, shows each argument as text (a <script> canary stays text), and a
+// click on Approve lets the host's identical retry through once. Deny, expiry, a missing login,
+// a wrong token and a wrong CSRF token are each tried; no argument value reaches a log line or
+// the ledger. Screenshots of the list and the detail view are written as test artefacts.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import type { Browser, Page } from 'puppeteer-core';
+import { ROOT } from '../helpers/cli.js';
+import { browserSkip, launchBrowser } from '../helpers/browser.js';
+import { startInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { call, ledger, records, setup, startGate, type RunningGate, type Setup } from '../helpers/recording-gate.js';
+
+const SCRIPT_CANARY = '<script>window.__inboxCanary = 1</script><img src=x onerror="window.__inboxCanary = 2">';
+const TO_CANARY = 'canary-inbox-7f3a@example.com';
+const ARTEFACTS = process.env.CLOAKPIPE_TEST_ARTEFACTS ?? join(ROOT, 'test-artefacts');
+const SHOTS = join(ARTEFACTS, 'inbox');
+
+let s: Setup;
+let g: RunningGate;
+let inbox: RunningInbox;
+let browser: Browser;
+
+before(async () => {
+  if ('skip' in browserSkip) return;
+  s = setup();
+  g = await startGate(s);
+  inbox = await startInbox({ home: s.home, approverKey: s.approverKey });
+  browser = await launchBrowser();
+  mkdirSync(SHOTS, { recursive: true });
+});
+after(async () => {
+  await browser?.close();
+  await inbox?.stop();
+  await g?.close();
+});
+
+async function loggedInPage(width = 1100, height = 760): Promise<Page> {
+  const ctx = await browser.createBrowserContext();
+  const page = await ctx.newPage();
+  await page.setViewport({ width, height });
+  await page.goto(`${inbox.url}/`);
+  assert.equal(new URL(page.url()).pathname, '/login', 'not logged in: the login page');
+  await page.type('#token', inbox.token);
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  assert.equal(new URL(page.url()).pathname, '/');
+  await page.waitForFunction(() => !document.getElementById('signer')!.textContent!.startsWith('Loading'));
+  return page;
+}
+
+/** The list's entries as the person sees them. */
+const listed = (page: Page) => page.$$eval('#requests button', (bs) => bs.map((b) => ({ id: b.getAttribute('data-id')!, text: b.textContent ?? '' })));
+
+async function waitListed(page: Page, pred: (text: string) => boolean, present = true): Promise<string | null> {
+  let id: string | null = null;
+  const end = Date.now() + 15_000;
+  for (;;) {
+    const hit = (await listed(page)).find((e) => pred(e.text));
+    if (present ? hit : !hit) {
+      id = hit?.id ?? null;
+      return id;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for the list to ${present ? 'show' : 'drop'} an entry: ${JSON.stringify(await listed(page))}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A JSON request from inside the page (its cookie), with or without a CSRF token. */
+function pageFetch(page: Page, path: string, init: { method?: string; csrf?: string | null } = {}) {
+  return page.evaluate(
+    async (path, method, csrf) => {
+      const headers: Record<string, string> = {};
+      if (csrf !== null) headers['X-CSRF-Token'] = csrf;
+      const r = await fetch(path, { method, headers });
+      return { status: r.status, body: await r.text() };
+    },
+    path,
+    init.method ?? 'GET',
+    init.csrf === undefined ? null : init.csrf,
+  );
+}
+
+test('a refused call appears on the open page, shows its arguments as text, and Approve lets the identical retry through once', browserSkip, async () => {
+  const page = await loggedInPage();
+  assert.match(await page.$eval('#signer', (e) => e.textContent ?? ''), /approver\.key \(key sha256:/, 'the page says whose key signs');
+  const args = { to: TO_CANARY, body: SCRIPT_CANARY, idempotency_key: 'inbox-approve-1' };
+
+  // The page is open before the call: it must appear without a reload.
+  const navigations: string[] = [];
+  page.on('framenavigated', (f) => navigations.push(f.url()));
+  const refused = await call(g, 'send_email', args);
+  assert.ok(!refused.ok);
+  assert.equal(refused.reason, 'approval_required');
+  assert.match(refused.detail, /inbox serve/);
+  const id = (await waitListed(page, (t) => t.includes('send_email') && t.includes('task T-77')))!;
+  assert.deepEqual(navigations, [], 'listed without a reload');
+  const second = await call(g, 'read_note', { text: 'no approval needed' });
+  assert.ok(second.ok, 'a read call is not held');
+  // Two more waiting, so the list shows its order: newest first.
+  for (const to of ['ops-lead@example.com', 'billing@example.com']) assert.equal((await call(g, 'send_email', { to, body: `Quarterly numbers for ${to.split('@')[0]}` })).ok, false);
+  await waitListed(page, (t) => t.includes('billing@example.com'));
+  const order = (await listed(page)).map((e) => e.text);
+  assert.ok(order[0].includes('billing@example.com') && order[1].includes('ops-lead@example.com') && order[2].includes('send_email'), JSON.stringify(order));
+  await page.screenshot({ path: join(SHOTS, 'list.png') });
+
+  await page.click(`#requests button[data-id="${id}"]`);
+  await page.waitForSelector('#detail table.args');
+  const rows = await page.$$eval('#detail table.args tbody tr', (trs) =>
+    trs.map((tr) => [tr.querySelector('th')?.textContent ?? '', tr.querySelector('pre')?.textContent ?? '', tr.querySelector('td.rule')?.textContent ?? '']),
+  );
+  assert.deepEqual(
+    rows.map((r) => r.slice(0, 2)),
+    [
+      ['body', SCRIPT_CANARY],
+      ['idempotency_key', 'inbox-approve-1'],
+      ['to', TO_CANARY],
+    ],
+    'each argument exactly as it would be forwarded',
+  );
+  assert.match(rows[2][2], /required: true/, "each argument's manifest rule");
+  const detail = await page.$eval('#detail', (e) => e.textContent ?? '');
+  assert.match(detail, /T-77/, 'the task');
+  assert.match(detail, /Session label\s*public/, 'the label');
+  assert.match(detail, /approvals-e2e@1.*tools\.send_email.*approval: required/s, 'the manifest rule requiring approval');
+  assert.match(detail, new RegExp(`fingerprint ${refused.data.fingerprint}`));
+  // The <script> canary is text: no element came of it, and it never ran.
+  assert.equal(await page.evaluate(() => (window as unknown as { __inboxCanary?: number }).__inboxCanary), undefined, 'the canary never ran');
+  assert.equal(await page.$$eval('#detail script, #detail img, #requests script, #requests img', (e) => e.length), 0, 'no element made from an argument');
+  await page.screenshot({ path: join(SHOTS, 'detail.png'), fullPage: true });
+
+  // Narrow screen: everything readable without sideways scrolling.
+  const narrow = await loggedInPage(390, 844);
+  await waitListed(narrow, (t) => t.includes('send_email'));
+  await narrow.click(`#requests button[data-id="${id}"]`);
+  await narrow.waitForSelector('#detail table.args');
+  assert.ok(await narrow.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal overflow at 390px');
+  await narrow.screenshot({ path: join(SHOTS, 'detail-narrow.png'), fullPage: true });
+  await narrow.browserContext().close();
+
+  assert.equal(records(s).filter((r) => r.tool === 'send_email').length, 0, 'nothing ran before the approval');
+  await page.click('#approve');
+  await page.waitForSelector('#detail .result.ok');
+  assert.match(await page.$eval('#detail .result', (e) => e.textContent ?? ''), /^Approved send_email: receipt sha256:/);
+  await waitListed(page, (t) => t.includes('inboxCanary'), false);
+
+  const ok = await call(g, 'send_email', args);
+  assert.ok(ok.ok, JSON.stringify(ok));
+  assert.equal(records(s).filter((r) => r.tool === 'send_email').length, 1, 'the approved call ran once');
+  const again = await call(g, 'send_email', { ...args, idempotency_key: 'inbox-approve-2' });
+  assert.ok(!again.ok);
+  assert.equal(again.reason, 'approval_required', 'another call (another key) needs its own approval');
+
+  // Evidence: the approval is an operator entry; no value anywhere but the store.
+  const entries = ledger(s);
+  const approved = entries.find((e) => e.kind === 'operator' && e.action === 'approve');
+  assert.ok(approved);
+  assert.equal(approved.fingerprint, refused.data.fingerprint);
+  assert.equal(approved.request_entry, refused.data.entry);
+  const allowed = entries.find((e) => e.kind === 'decision' && e.outcome === 'allow' && e.tool === 'send_email');
+  assert.equal(allowed?.receipt, approved.receipt, 'the gate used the receipt the inbox signed');
+  for (const text of [JSON.stringify(entries), g.stderr(), inbox.stderr()]) {
+    assert.ok(!text.includes(TO_CANARY) && !text.includes('__inboxCanary'), 'no argument value in the ledger or a log');
+  }
+  await page.browserContext().close();
+});
+
+test('the identical retry after Approve succeeds, and a second identical retry is approval_invalid (used)', browserSkip, async () => {
+  const page = await loggedInPage();
+  const args = { to: 'retry@example.com', body: 'twice?' };
+  const refused = await call(g, 'send_email', args);
+  assert.ok(!refused.ok && refused.reason === 'approval_required');
+  const id = (await waitListed(page, (t) => t.includes('retry@example.com')))!;
+  // Keyboard only: focus the list, move to the entry, open it, tab to Approve, press Enter.
+  await page.focus('#requests button');
+  for (let i = 0; i < 10 && (await page.evaluate(() => (document.activeElement as HTMLElement).dataset.id)) !== id; i++) await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#approve');
+  await page.focus('#approve');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#detail .result.ok');
+  const before = records(s).length;
+  const ok = await call(g, 'send_email', args);
+  assert.ok(ok.ok, JSON.stringify(ok));
+  assert.equal(records(s).length, before + 1);
+  const used = await call(g, 'send_email', args);
+  assert.ok(!used.ok);
+  assert.equal(used.reason, 'approval_invalid');
+  assert.match(used.detail, /^already_used: /);
+  assert.equal(records(s).length, before + 1, 'ran once');
+  await page.browserContext().close();
+});
+
+test('Deny closes the request with an operator entry; the call never runs', browserSkip, async () => {
+  const page = await loggedInPage();
+  const args = { to: 'deny@example.com', body: 'please do not' };
+  const refused = await call(g, 'send_email', args);
+  assert.ok(!refused.ok && refused.reason === 'approval_required');
+  const id = (await waitListed(page, (t) => t.includes('deny@example.com')))!;
+  await page.click(`#requests button[data-id="${id}"]`);
+  await page.waitForSelector('#deny');
+  await page.click('#deny');
+  await page.waitForSelector('#detail .result.ok');
+  assert.match(await page.$eval('#detail .result', (e) => e.textContent ?? ''), /^Denied send_email/);
+  await waitListed(page, (t) => t.includes('deny@example.com'), false);
+  // Final: deciding it again is refused.
+  const csrf = await page.evaluate(async () => ((await (await fetch('/api/session')).json()) as { csrf: string }).csrf);
+  assert.equal((await pageFetch(page, `/api/requests/${id}/approve`, { method: 'POST', csrf })).status, 410);
+  const denied = ledger(s).find((e) => e.kind === 'operator' && e.action === 'deny');
+  assert.ok(denied);
+  assert.equal(denied.fingerprint, refused.data.fingerprint);
+  assert.match(String(denied.args_digest), /^sha256:/);
+  const retry = await call(g, 'send_email', args);
+  assert.ok(!retry.ok);
+  assert.equal(retry.reason, 'approval_required', 'no receipt came of a denial');
+  assert.ok(!records(s).some((r) => r.arguments.to === 'deny@example.com'));
+  await page.browserContext().close();
+});
+
+test('a request expires: it leaves the page by itself and can no longer be approved; an approval used after --ttl is refused', browserSkip, async () => {
+  const page = await loggedInPage();
+  const short = await startGate(s, { flags: ['--request-ttl', '1500ms'] });
+  try {
+    const args = { to: 'expiring@example.com' };
+    const refused = await call(short, 'send_email', args);
+    assert.ok(!refused.ok && refused.reason === 'approval_required');
+    const id = (await waitListed(page, (t) => t.includes('expiring@example.com')))!;
+    await waitListed(page, (t) => t.includes('expiring@example.com'), false);
+    const csrf = await page.evaluate(async () => ((await (await fetch('/api/session')).json()) as { csrf: string }).csrf);
+    const late = await pageFetch(page, `/api/requests/${id}/approve`, { method: 'POST', csrf });
+    assert.equal(late.status, 410, late.body);
+    const retry = await call(short, 'send_email', args);
+    assert.ok(!retry.ok);
+    assert.equal(retry.reason, 'approval_required', 'nothing was approved');
+  } finally {
+    await short.close();
+  }
+  // An approval signed for 1s, used too late: refused (approval_invalid while the expired receipt
+  // waits; approval_required, a new request, once the inbox pruned it); the tool never runs.
+  const brief = await startInbox({ home: s.home, approverKey: s.approverKey, flags: ['--ttl', '1s'] });
+  try {
+    const args = { to: 'late@example.com' };
+    assert.equal((await call(g, 'send_email', args)).ok, false);
+    const res = await fetchAs(brief, '/api/requests');
+    const r = (JSON.parse(res.body) as { requests: { id: string; arguments: { to: string } }[] }).requests.find((x) => x.arguments.to === 'late@example.com')!;
+    const ok = await fetchAs(brief, `/api/requests/${r.id}/approve`, 'POST');
+    assert.equal(ok.status, 200, ok.body);
+    await new Promise((r) => setTimeout(r, 1300));
+    const expired = await call(g, 'send_email', args);
+    assert.ok(!expired.ok);
+    assert.ok(['approval_invalid', 'approval_required'].includes(expired.reason), expired.reason);
+    if (expired.reason === 'approval_invalid') assert.match(expired.detail, /^expired: /);
+    assert.ok(!records(s).some((x) => x.arguments.to === 'late@example.com'), 'the tool never ran');
+  } finally {
+    await brief.stop();
+  }
+  await page.browserContext().close();
+});
+
+/** Log in over HTTP (no browser) and make one request with the session and its CSRF token. */
+async function fetchAs(i: RunningInbox, path: string, method = 'GET'): Promise<{ status: number; body: string }> {
+  const login = await fetch(`${i.url}/login`, { method: 'POST', body: new URLSearchParams({ token: i.token }), redirect: 'manual' });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0];
+  const { csrf } = (await (await fetch(`${i.url}/api/session`, { headers: { cookie } })).json()) as { csrf: string };
+  const r = await fetch(`${i.url}${path}`, { method, headers: { cookie, 'x-csrf-token': csrf } });
+  return { status: r.status, body: await r.text() };
+}
+
+test('without a login nothing is shown or decided; a wrong token is refused; the cookie is HttpOnly and SameSite=Strict', browserSkip, async () => {
+  const args = { to: 'nologin@example.com' };
+  assert.equal((await call(g, 'send_email', args)).ok, false);
+  const ctx = await browser.createBrowserContext();
+  const page = await ctx.newPage();
+  await page.goto(`${inbox.url}/`);
+  assert.equal(new URL(page.url()).pathname, '/login');
+  assert.ok(!(await page.content()).includes('nologin@example.com'));
+  const api = await pageFetch(page, '/api/requests');
+  assert.equal(api.status, 401);
+  assert.ok(!api.body.includes('nologin'));
+  const pending = JSON.parse((await fetchAs(inbox, '/api/requests')).body) as { requests: { id: string; arguments: { to: string } }[] };
+  const id = pending.requests.find((r) => r.arguments.to === 'nologin@example.com')!.id;
+  assert.equal((await pageFetch(page, `/api/requests/${id}/approve`, { method: 'POST', csrf: 'x' })).status, 401);
+  // A wrong token.
+  await page.type('#token', 'not-the-token-at-all-0123456789');
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  assert.match(await page.$eval('.error', (e) => e.textContent ?? ''), /not the inbox's login token/);
+  assert.equal((await page.cookies()).length, 0);
+  // The right one: the cookie cannot be read by scripts nor sent by another site.
+  await page.type('#token', inbox.token);
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  const [cookie] = await page.cookies();
+  assert.equal(cookie.httpOnly, true);
+  assert.equal(cookie.sameSite, 'Strict');
+  assert.equal(await page.evaluate(() => document.cookie), '');
+  await waitListed(page, (t) => t.includes('nologin@example.com'));
+  await ctx.close();
+  const still = JSON.parse((await fetchAs(inbox, '/api/requests')).body) as { requests: { id: string }[] };
+  assert.ok(still.requests.some((r) => r.id === id), 'still pending');
+});
+
+test('a wrong or missing CSRF token, another origin or another Host name decides nothing', browserSkip, async () => {
+  const page = await loggedInPage();
+  const args = { to: 'csrf@example.com' };
+  assert.equal((await call(g, 'send_email', args)).ok, false);
+  const id = (await waitListed(page, (t) => t.includes('csrf@example.com')))!;
+  for (const csrf of [null, '', 'wrong-token']) {
+    const r = await pageFetch(page, `/api/requests/${id}/approve`, { method: 'POST', csrf });
+    assert.equal(r.status, 403, `CSRF ${JSON.stringify(csrf)}`);
+    assert.match(r.body, /CSRF/);
+  }
+  const cookie = (await page.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+  const csrf = await page.evaluate(async () => ((await (await fetch('/api/session')).json()) as { csrf: string }).csrf);
+  const port = Number(new URL(inbox.url).port);
+  const raw = (headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/api/requests/${id}/approve`, headers: { cookie, 'x-csrf-token': csrf, ...headers } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  assert.equal(await raw({ origin: 'http://evil.example' }), 403, 'another origin');
+  assert.equal(await raw({ 'sec-fetch-site': 'cross-site' }), 403, 'another site');
+  assert.equal(await raw({ host: `evil.example:${port}` }), 421, 'a rebound DNS name');
+  const still = await pageFetch(page, `/api/requests/${id}`);
+  assert.equal(still.status, 200, 'still pending');
+  const retry = await call(g, 'send_email', args);
+  assert.equal(retry.ok ? 'ok' : retry.reason, 'approval_required', 'no receipt was signed');
+  await page.browserContext().close();
+});

@@ -1,0 +1,53 @@
+// `cloakpipe inbox serve` as a child process for tests: started on a free loopback port with a
+// login token file, its address read from what it prints.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { CLI, tempDir } from './cli.js';
+
+export interface RunningInbox {
+  url: string;
+  token: string;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+export async function startInbox(o: { home: string; approverKey: string; flags?: string[] }): Promise<RunningInbox> {
+  const token = randomBytes(24).toString('base64url');
+  const tokenFile = join(tempDir('cloakpipe-inbox-'), 'token');
+  writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [CLI, 'inbox', 'serve', '--approver-key', o.approverKey, '--home', o.home, '--listen', '127.0.0.1:0', '--auth-token-file', tokenFile, ...(o.flags ?? [])],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`inbox did not start:\n${err}`)), 15_000);
+    const look = () => {
+      const m = /serving (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]);
+      }
+    };
+    child.stderr!.on('data', look);
+    child.on('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`inbox exited ${code}:\n${err}`));
+    });
+  });
+  return {
+    url,
+    token,
+    stderr: () => err,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,126 @@
+// A raw Streamable HTTP MCP server that misbehaves on purpose, one way per tool, to prove what
+// the gate's HTTP upstream transport lets through: wrong content types, broken and cut event
+// streams, 5xx, bodies over the bound, forged and unreadable answers, a forgotten session.
+// It records the headers of every request it receives (to show what the gate sends upstream).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+
+export const CANARY = 'CANARY-http-upstream-41d7';
+export const SESSION = 'raw-session-0001';
+export const TOOLS = [
+  'ok', 'ok_sse', 'wrong_type', 'sse_bad_field', 'sse_cut', 'sse_other_event', 'status_500', 'huge_declared', 'huge_chunked', 'huge_event',
+  'forged_id', 'dup_key', 'no_body', 'forget_session', 'hang',
+];
+const BIG = 64 * 1024 * 1024 + 1024;
+
+export interface RawUpstream {
+  url: string;
+  server: Server;
+  /** Headers of every request, in order (lower-case names). */
+  seen: { method: string; headers: IncomingMessage['headers'] }[];
+  close(): Promise<void>;
+}
+
+const result = (id: unknown, text: string) => JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
+
+export async function startRawUpstream(): Promise<RawUpstream> {
+  const seen: RawUpstream['seen'] = [];
+  let forgotten = false;
+  const server = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', headers: req.headers });
+    if (req.method === 'GET') return void res.writeHead(405).end();
+    if (req.method === 'DELETE') return void res.writeHead(200).end();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => answer(JSON.parse(Buffer.concat(chunks).toString('utf8')), req, res));
+  });
+  const answer = (m: { id?: unknown; method: string; params?: any }, req: IncomingMessage, res: ServerResponse) => {
+    if (m.method === 'initialize') {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Mcp-Session-Id': SESSION });
+      return void res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw-http', version: '1' } } }));
+    }
+    if (forgotten || req.headers['mcp-session-id'] !== SESSION) return void res.writeHead(404).end();
+    if (m.id === undefined) return void res.writeHead(202).end();
+    if (m.method === 'tools/list') {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return void res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } }));
+    }
+    if (m.method !== 'tools/call') {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return void res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }));
+    }
+    const id = m.id;
+    const text = `${m.params.name} ${CANARY}`;
+    const sse = () => res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    switch (m.params.name) {
+      case 'ok':
+        res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+        return void res.end(result(id, text));
+      case 'ok_sse':
+        sse();
+        res.write(': keep-alive\n\nid: 7\nretry: 1000\n\n');
+        return void res.end(`event: message\r\ndata: ${result(id, text)}\r\n\r\n`);
+      case 'wrong_type':
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        return void res.end(result(id, text));
+      case 'sse_bad_field':
+        sse();
+        return void res.end(`dat: ${result(id, text)}\n\n`);
+      case 'sse_cut':
+        sse();
+        res.write(`data: ${result(id, text).slice(0, 20)}`);
+        return void setTimeout(() => res.socket?.destroy(), 50);
+      case 'sse_other_event':
+        sse();
+        return void res.end(`event: surprise\ndata: ${result(id, text)}\n\n`);
+      case 'status_500':
+        res.writeHead(500, { 'Content-Type': 'application/json' });
+        return void res.end(result(id, text));
+      case 'huge_declared':
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': String(BIG) });
+        return void res.write('{"jsonrpc":"2.0"'); // and never the rest
+      case 'huge_chunked':
+      case 'huge_event': {
+        if (m.params.name === 'huge_event') sse();
+        else res.writeHead(200, { 'Content-Type': 'application/json' });
+        const head = m.params.name === 'huge_event' ? `data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"pad":"` : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"pad":"`;
+        res.write(head);
+        const block = Buffer.alloc(1024 * 1024, 0x61);
+        let sent = 0;
+        const more = () => {
+          while (sent < BIG) {
+            sent += block.length;
+            if (!res.write(block)) return void res.once('drain', more);
+          }
+          res.end('"}}\n\n');
+        };
+        res.on('error', () => undefined);
+        return more();
+      }
+      case 'forged_id':
+        sse();
+        return void res.end(`data: ${result(typeof id === 'number' ? id + 1000 : 'x', text)}\n\n`);
+      case 'dup_key':
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        return void res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[]},"result":{"content":[{"type":"text","text":"${CANARY}"}]}}`);
+      case 'no_body':
+        return void res.writeHead(202).end();
+      case 'forget_session':
+        forgotten = true;
+        return void res.writeHead(404).end();
+      case 'hang':
+        return; // never answers
+    }
+  };
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    server,
+    seen,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

@@ -1,0 +1,60 @@
+// A fresh SoftHSM2 token per test: its own softhsm2.conf and token directory under a temp dir
+// (SOFTHSM2_CONF), initialised with softhsm2-util. SoftHSM is Debian's `softhsm2` (scripts/test.sh
+// and .ci/run install it). In CI (CI=true) a missing SoftHSM fails the suite; elsewhere the
+// token tests skip, loudly.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from './cli.js';
+
+const MODULES = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so', '/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so'];
+export const SOFTHSM_MODULE = MODULES.find((m) => existsSync(m)) ?? '';
+const UTIL = spawnSync('softhsm2-util', ['--version'], { encoding: 'utf8' }).status === 0;
+
+if (!SOFTHSM_MODULE || !UTIL) {
+  if (process.env.CI === 'true') throw new Error('SoftHSM2 is not installed: in CI the token suites must run (apt-get install softhsm2)');
+  process.stderr.write('\n#### WARNING: SoftHSM2 is not installed: PKCS#11 token tests SKIP (apt-get install softhsm2) ####\n\n');
+}
+
+/** `{ skip }` for node:test when SoftHSM is not installed (never in CI). */
+export const hsmSkip = SOFTHSM_MODULE && UTIL ? {} : { skip: 'no SoftHSM2 (apt-get install softhsm2)' };
+
+export interface Token {
+  /** SOFTHSM2_CONF for every process that opens the token. */
+  env: Record<string, string>;
+  pin: string;
+  /** A 0600 file holding the PIN. */
+  pinFile: string;
+  label: string;
+  /** The pkcs11: URI of the key `object` in this token. */
+  uri(object?: string): string;
+  /** Takes the token away (its directory moved aside) and puts it back. */
+  remove(): void;
+  restore(): void;
+}
+
+export function freshToken(label = 'cloakpipe'): Token {
+  const dir = tempDir('cloakpipe-softhsm-');
+  const tokens = join(dir, 'tokens');
+  mkdirSync(tokens);
+  const conf = join(dir, 'softhsm2.conf');
+  writeFileSync(conf, `directories.tokendir = ${tokens}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`);
+  const env = { SOFTHSM2_CONF: conf };
+  const pin = '4711-' + Math.random().toString(36).slice(2, 8);
+  const r = spawnSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', 'so-' + pin], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
+  if (r.status !== 0) throw new Error(`softhsm2-util --init-token failed: ${r.stderr}`);
+  const pinFile = join(dir, 'pin');
+  writeFileSync(pinFile, pin + '\n', { mode: 0o600 });
+  return {
+    env,
+    pin,
+    pinFile,
+    label,
+    uri: (object = 'gate') => `pkcs11:token=${label};object=${object}?module-path=${SOFTHSM_MODULE}`,
+    remove: () => renameSync(tokens, `${tokens}.away`),
+    restore: () => renameSync(`${tokens}.away`, tokens),
+  };
+}

@@ -1,0 +1,116 @@
+// The private key never leaves the token: after `cloakpipe init --key`, a process logged in to
+// the token with the PIN (what a host compromise gets) still cannot read the key's value, wrap
+// it out under a key of its own, or make it extractable; and the gate refuses to use a key that
+// could leave the token. Attacks go through pkcs11js against a real SoftHSM2 token.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { verify } from 'node:crypto';
+import { ed25519ph } from '@noble/curves/ed25519.js';
+import { join } from 'node:path';
+import type * as Pkcs11 from 'pkcs11js';
+import { cloakpipe, tempDir } from '../helpers/cli.js';
+import { freshToken, hsmSkip, SOFTHSM_MODULE, type Token } from '../helpers/softhsm.js';
+import { Pkcs11Signer, TokenError } from '../../src/keys/pkcs11.js';
+import { parsePkcs11Uri } from '../../src/keys/uri.js';
+import { SignerUnavailable } from '../../src/core/signer.js';
+
+const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
+const CKK_EC_EDWARDS = 0x40;
+
+/** A logged-in session on the token, in this process (SOFTHSM2_CONF set for it). */
+function attacker(t: Token) {
+  process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
+  const p = new pkcs.PKCS11();
+  p.load(SOFTHSM_MODULE);
+  p.C_Initialize();
+  const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trim() === t.label)!;
+  const session = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION | pkcs.CKF_RW_SESSION);
+  p.C_Login(session, pkcs.CKU_USER, t.pin);
+  const find = (label: string): Buffer[] => {
+    p.C_FindObjectsInit(session, [{ type: pkcs.CKA_CLASS, value: pkcs.CKO_PRIVATE_KEY }, { type: pkcs.CKA_LABEL, value: label }]);
+    const found = p.C_FindObjects(session, 10);
+    p.C_FindObjectsFinal(session);
+    return found;
+  };
+  return { p, session, find, close: () => p.C_Finalize() };
+}
+
+const ckr = (name: string) => (e: unknown) => String((e as Error).message).includes(name);
+
+test('the gate key made by init cannot be read, wrapped out or made extractable', hsmSkip, () => {
+  const t = freshToken();
+  const r = cloakpipe(['init', '--home', join(tempDir(), 'home'), '--key', t.uri(), '--pin-file', t.pinFile], { env: { ...process.env, ...t.env } });
+  assert.equal(r.status, 0, r.stderr);
+  const a = attacker(t);
+  try {
+    const [key] = a.find('gate');
+    assert.ok(key, 'the key is in the token');
+    const attrs = a.p
+      .C_GetAttributeValue(a.session, key, [{ type: pkcs.CKA_SENSITIVE }, { type: pkcs.CKA_EXTRACTABLE }, { type: pkcs.CKA_ALWAYS_SENSITIVE }, { type: pkcs.CKA_NEVER_EXTRACTABLE }, { type: pkcs.CKA_TOKEN }])
+      .map((x) => (x.value as Buffer)[0]);
+    assert.deepEqual(attrs, [1, 0, 1, 1, 1], 'sensitive, not extractable, always sensitive, never extractable, a token object');
+    // Read the private value.
+    assert.throws(() => a.p.C_GetAttributeValue(a.session, key, [{ type: pkcs.CKA_VALUE }]), ckr('CKR_ATTRIBUTE_SENSITIVE'));
+    // Wrap it out under an AES key the attacker holds.
+    const wrapping = a.p.C_GenerateKey(a.session, { mechanism: pkcs.CKM_AES_KEY_GEN }, [
+      { type: pkcs.CKA_VALUE_LEN, value: 32 },
+      { type: pkcs.CKA_WRAP, value: true },
+      { type: pkcs.CKA_TOKEN, value: false },
+      { type: pkcs.CKA_EXTRACTABLE, value: true },
+    ]);
+    for (const mechanism of [pkcs.CKM_AES_KEY_WRAP_PAD, pkcs.CKM_AES_KEY_WRAP, pkcs.CKM_AES_CBC_PAD])
+      assert.throws(
+        () => a.p.C_WrapKey(a.session, { mechanism, ...(mechanism === pkcs.CKM_AES_CBC_PAD ? { parameter: Buffer.alloc(16) } : {}) }, wrapping, key, Buffer.alloc(4096)),
+        (e: unknown) => /CKR_KEY_UNEXTRACTABLE|CKR_KEY_NOT_WRAPPABLE|CKR_MECHANISM_INVALID/.test(String((e as Error).message)),
+        `wrap with mechanism ${mechanism}`,
+      );
+    // Flip it to extractable or not sensitive.
+    assert.throws(() => a.p.C_SetAttributeValue(a.session, key, [{ type: pkcs.CKA_EXTRACTABLE, value: true }]), /CKR_ATTRIBUTE_READ_ONLY|CKR_ATTRIBUTE_VALUE_INVALID/);
+    assert.throws(() => a.p.C_SetAttributeValue(a.session, key, [{ type: pkcs.CKA_SENSITIVE, value: false }]), /CKR_ATTRIBUTE_READ_ONLY|CKR_ATTRIBUTE_VALUE_INVALID/);
+    // Copy it into an extractable object.
+    assert.throws(() => a.p.C_CopyObject(a.session, key, [{ type: pkcs.CKA_EXTRACTABLE, value: true }]), /CKR_ATTRIBUTE_READ_ONLY|CKR_TEMPLATE_INCONSISTENT|CKR_ATTRIBUTE_VALUE_INVALID/);
+  } finally {
+    a.close();
+  }
+});
+
+test('a key that can leave the token is refused by the gate (exit 2, named)', hsmSkip, () => {
+  const t = freshToken();
+  const a = attacker(t);
+  try {
+    const label = (l: string) => [{ type: pkcs.CKA_LABEL, value: l }];
+    a.p.C_GenerateKeyPair(
+      a.session,
+      { mechanism: 0x1055 },
+      [...label('loose'), { type: pkcs.CKA_TOKEN, value: true }, { type: pkcs.CKA_VERIFY, value: true }, { type: pkcs.CKA_EC_PARAMS, value: Buffer.from('06032b6570', 'hex') }],
+      [...label('loose'), { type: pkcs.CKA_TOKEN, value: true }, { type: pkcs.CKA_SIGN, value: true }, { type: pkcs.CKA_PRIVATE, value: true }, { type: pkcs.CKA_SENSITIVE, value: false }, { type: pkcs.CKA_EXTRACTABLE, value: true }],
+    );
+  } finally {
+    a.close();
+  }
+  const r = cloakpipe(['init', '--home', join(tempDir(), 'home'), '--key', t.uri('loose'), '--pin-file', t.pinFile], { env: { ...process.env, ...t.env } });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /can leave the token .*refused/);
+});
+
+test('Pkcs11Signer: signs Ed25519 that node verifies; reports whether the token really does Ed25519ph', hsmSkip, () => {
+  const t = freshToken();
+  process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
+  const s = Pkcs11Signer.open({ uri: parsePkcs11Uri(t.uri()), pin: t.pin, create: true });
+  try {
+    assert.equal(s.created, true);
+    assert.equal(s.publicKey.asymmetricKeyType, 'ed25519');
+    const msg = Buffer.from('an entry');
+    assert.ok(verify(null, msg, s.publicKey, s.sign(msg)));
+    // SoftHSM 2.6 ignores CK_EDDSA_PARAMS and signs pure Ed25519: the probe must notice, so no
+    // pure signature is ever sent to Rekor as Ed25519ph.
+    const ph = s.signPrehashed(msg);
+    if (ph !== null) assert.ok(ed25519ph.verify(ph, msg, Buffer.from(s.publicKey.export({ format: 'jwk' }).x!, 'base64url')));
+    assert.equal(s.prehash, ph !== null);
+  } finally {
+    s.close();
+  }
+  assert.throws(() => s.sign(Buffer.from('x')), SignerUnavailable, 'a closed signer does not sign');
+  assert.throws(() => Pkcs11Signer.open({ uri: parsePkcs11Uri(t.uri()), pin: 'nope' }), (e: unknown) => e instanceof TokenError && /refused the PIN/.test(e.message));
+});
