@@ -11,7 +11,7 @@ import { gateKey } from './epoch-fixture.js';
 
 const key = gateKey();
 const line = canonicalize(
-  signEntry({ v: 1, seq: 7, ts: '2026-11-30T10:00:00.000Z', prev: 'sha256:' + '0'.repeat(64), kind: 'decision', outcome: 'allow', tool: 'echo', n: 12, x: 0.5, deep: { a: [1, 'é', null, true] } }, key.privateKey),
+  signEntry({ v: 1, seq: 7, ts: '2026-11-30T10:00:00.000Z', prev: 'sha256:' + '0'.repeat(64), kind: 'decision', outcome: 'allow', tool: 'echo', n: 12, x: 0.5, deep: { a: [1, 'é', null, true] } }, key),
 );
 
 function outcome(read: (l: string) => unknown, l: string): { ok: true; value: unknown } | { ok: false } {

@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseStrict, WireError, foldKey } from '../../src/wire/strict-parse.js';
 import { canonicalize } from '../../src/core/canonical.js';
+import { callDigests, fingerprintOf } from '../../src/core/call.js';
+import { digestJson } from '../../src/core/digest.js';
+import type { JsonObject } from '../../src/core/json.js';
 import { decodeLine, encodeMessage, readableId } from '../../src/wire/message.js';
 import type { JsonValue } from '../../src/core/json.js';
 
@@ -160,6 +163,17 @@ test('canonicalize writes the same bytes as the reference form for any JSON valu
   assert.throws(() => canonicalize({ a: [NaN] }), TypeError);
   assert.equal(canonicalize({ '10': 1, '9': 2 }), '{"10":1,"9":2}'); // integer-like keys: V8 lists 9 first
   assert.equal(canonicalize({ a: -0, b: [-0] }), '{"a":0,"b":[0]}');
+});
+
+test('callDigests: the fingerprint and args digest of the one-canonicalization path equal the plain ones', () => {
+  fc.assert(
+    fc.property(fc.dictionary(fc.string({ maxLength: 6 }), validJson, { maxKeys: 5 }), fc.string({ maxLength: 10 }), fc.option(fc.string({ maxLength: 10 })), (args, tool, task) => {
+      const d = callDigests(tool, args as JsonObject, task);
+      assert.equal(d.fingerprint, fingerprintOf(tool, args as JsonObject, task));
+      assert.equal(d.argsDigest, digestJson(args));
+    }),
+    { numRuns: RUNS },
+  );
 });
 
 test('any finite double in its shortest form parses to itself, or refuses number_out_of_range only as an unsafe integer', () => {
