@@ -92,6 +92,7 @@ export const TARGET_ORDER = [
   'calls/s, 64 in flight',
   "gate vs supergateway's added p50",
   'verify entries/s vs raw Ed25519, all cores',
+  'token key calls/s vs file key, 64 in flight',
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ fi
 # Chromium for the approval inbox's browser tests (driven by puppeteer-core, which never
 # downloads a browser). In CI a missing chromium fails the run; elsewhere those tests skip, loudly.
 if ! command -v chromium >/dev/null 2>&1; then
+  as_root apt-get update -qq || true
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true
 fi
 if ! command -v chromium >/dev/null 2>&1; then

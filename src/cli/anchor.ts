@@ -20,8 +20,11 @@ Checks one anchor offline.
   --tsa-root PEM      the TSA chain: signing certificate first, self-signed root last
                       (or only the root when the token embeds the rest)
   --digest ALG:HEX    also require that the anchor commits to this digest (sha256/sha384/sha512);
-                      for an Ed25519ph hashedrekord, sha256:ROOT also matches the epoch root it signs
-  --public-key PEM    (Rekor) also require a hashedrekord signed by this Ed25519 key (Ed25519ph)
+                      for an Ed25519ph hashedrekord or an epoch dsse entry, sha256:ROOT also
+                      matches the epoch root it signs
+  --public-key PEM    (Rekor) also require an entry signed by this Ed25519 key: a hashedrekord
+                      (Ed25519ph), or a dsse epoch envelope (a token key without Ed25519ph;
+                      needs --digest sha256:ROOT)
   --json              machine-readable result
 Exit 0 valid, 1 invalid, 2 usage error.
 `;
@@ -45,7 +48,7 @@ function rekorLines(s: RekorSummary): string[] {
     `  checkpoint      ${s.checkpointOrigin}, root ${s.rootHash}`,
     `  body            ${s.kind} ${s.apiVersion}${s.recordedDigests.length ? ', ' + s.recordedDigests.join(', ') : ''}`,
     `  checked         log id, ${s.logVersion === 2 ? '' : 'signed entry timestamp, '}inclusion proof, checkpoint signature` +
-      (s.bodySignature === 'verified' ? ', body signature (Ed25519ph)' : '') +
+      (s.bodySignature === 'verified' ? `, body signature (${s.kind === 'dsse' ? 'Ed25519 over the epoch envelope' : 'Ed25519ph'})` : '') +
       (s.digest ? `, digest ${s.digest} (${s.digestMatched})` : ''),
   ];
 }

@@ -1,6 +1,7 @@
 // cloakpipe http-proxy: the gate as an MCP Streamable HTTP server in front of a stdio MCP server
 // (one upstream process per MCP session).
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createSecureContext } from 'node:tls';
 import { join } from 'node:path';
 import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
@@ -25,6 +26,8 @@ export const OPTIONS = {
   'allowed-origin': { type: 'string', arg: 'ORIGIN', multiple: true, help: 'a browser origin that may call; any other Origin gets 403', defaultText: 'none' },
   'max-sessions': { type: 'string', arg: 'N', default: '64', help: 'open MCP sessions at most (503 beyond)' },
   'session-idle': { type: 'string', arg: 'DURATION', default: '30m', help: 'a session without requests this long ends and its upstream stops' },
+  'tls-cert': { type: 'string', arg: 'PEM', help: 'serve HTTPS with this certificate (chain, leaf first); needs --tls-key', defaultText: 'plain HTTP' },
+  'tls-key': { type: 'string', arg: 'PEM', help: "the certificate's private key" },
   'max-body': { type: 'string', arg: 'BYTES', help: 'largest request body (413 beyond)', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
 } satisfies Options;
 
@@ -67,6 +70,26 @@ function typingTask(dir: string | undefined): string | undefined {
   return names.length > 0 ? join(dir, names[0]) : undefined;
 }
 
+/** The certificate and key, checked to be a pair before the door opens (a bad pair is exit 2). */
+function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer } {
+  const read = (p: string, what: string) => {
+    try {
+      return readFileSync(p);
+    } catch (e) {
+      throw new Error(`cannot read ${what} ${p}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  };
+  const cert = read(certPath, '--tls-cert');
+  const key = read(keyPath, '--tls-key');
+  try {
+    createSecureContext({ cert, key });
+  } catch {
+    // Never the key's text: only that the pair does not load.
+    throw new Error('--tls-cert and --tls-key do not load as a PEM certificate and its private key');
+  }
+  return { cert, key };
+}
+
 export async function run(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const own = dash >= 0 ? argv.slice(0, dash) : argv;
@@ -96,13 +119,17 @@ export async function run(argv: string[]): Promise<number> {
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
   const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
   const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
+  if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
   let tokens: StaticTokens | undefined;
+  let tls: { cert: Buffer; key: Buffer } | undefined;
   try {
     if (values['auth-token-file'] !== undefined) tokens = readTokenFile(values['auth-token-file'] as string);
+    if (values['tls-cert'] !== undefined) tls = readTls(values['tls-cert'] as string, values['tls-key'] as string);
   } catch (e) {
     say(`cannot start: ${(e as Error).message}`);
     return 2;
   }
+  const scheme = tls ? 'https' : 'http';
   // Anyone who can reach a non-loopback port could call the tools: not without a credential.
   if (!tokens && !isLoopback(host)) throw new UsageError(`--listen ${values.listen as string} is not loopback: it needs --auth-token-file`);
   let opened;
@@ -128,7 +155,8 @@ export async function run(argv: string[]): Promise<number> {
     ...(tokens ? { tokens } : {}),
     allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],
     ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
-    publicBase: (): string => `http://${host.includes(':') ? `[${host}]` : host}:${(door.server.address() as { port: number }).port}`,
+    ...(tls ? { tls } : {}),
+    publicBase: (): string => `${scheme}://${host.includes(':') ? `[${host}]` : host}:${(door.server.address() as { port: number }).port}`,
     say,
   });
   try {
@@ -140,7 +168,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const addr = door.server.address() as { port: number };
   // The one line a supervisor or test waits for: where the door is.
-  say(`listening on http://${host.includes(':') ? `[${host}]` : host}:${addr.port}${path}`);
+  say(`listening on ${scheme}://${host.includes(':') ? `[${host}]` : host}:${addr.port}${path}`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);

@@ -67,6 +67,8 @@ export function describeEntry(e: LedgerEntry): string {
       return `from=${e.from}  to=${e.to}  cause=${e.cause}`;
     case 'anchor_failure':
       return `epoch #${e.epoch}  ${e.anchor}  reason=${e.reason}`;
+    case 'session':
+      return e.action === 'open' ? `open  ${short(e.session)}  agent=${e.agent}${e.task !== null ? `  task=${e.task}` : ''}` : `close  ${short(e.session)}  reason=${e.reason}`;
     case 'operator':
       if (e.action === 'reconcile') return `action=reconcile  outcome=${e.outcome}  ${e.state_before} -> ${e.state}`;
       if (e.action === 'pins_accept') return `action=pins_accept  ${e.tool}  ${short(e.from)} -> ${short(e.to)}`;

@@ -133,6 +133,18 @@ export type OperatorFields =
       line_digest: Digest;
     };
 
+/** Why a door's session ended: the host ended it (DELETE), it sat idle, its upstream went, the gate stopped. */
+export type SessionEndReason = 'deleted' | 'idle' | 'upstream_exit' | 'shutdown';
+
+/**
+ * A session of a door that has many (the HTTP door: one per MCP session) opened or ended. The
+ * session is a digest of its id (the id is a bearer capability: never recorded), as on every
+ * decision entry of that session.
+ */
+export type SessionFields =
+  | { kind: 'session'; action: 'open'; session: Digest; agent: string; task: string | null; context_digest: Digest }
+  | { kind: 'session'; action: 'close'; session: Digest; reason: SessionEndReason };
+
 /** A person decided an approval request in the inbox (inbox.md): approve signs a receipt (named
  *  by its id), deny closes the request. Digests and ids only. */
 export interface InboxDecisionFields {
@@ -159,7 +171,8 @@ export type EntryFields =
   | ReloadFields
   | EpochFields
   | AnchorFailureFields
-  | OperatorFields;
+  | OperatorFields
+  | SessionFields;
 
 export type EntryKind = EntryFields['kind'];
 

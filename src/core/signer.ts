@@ -19,6 +19,8 @@ export interface Signer {
    * the key cannot make one (a token without the prehash variant of CKM_EDDSA).
    */
   signPrehashed(artifact: Uint8Array): Buffer | null;
+  /** Whether signPrehashed signs (false: it returns null). */
+  readonly prehash: boolean;
   /** Releases the key (a token's session); signing afterwards throws. */
   close(): void;
 }

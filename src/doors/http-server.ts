@@ -2,6 +2,7 @@
 // the gate. Each MCP session is a gate session, a relay and an upstream connection of its own.
 // Bodies go through the same strict parser as a stdio line before anything else reads them.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { ContextSource } from '../contract/context.js';
 import { digestBytes } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import type { RefusalCode } from '../core/refusal.js';
+import type { SessionEndReason } from '../core/entries.js';
 import type { Gate } from '../gate/gate.js';
 import { Relay } from './relay.js';
 import type { Transport } from './transport.js';
@@ -38,6 +40,8 @@ export interface HttpDoorOptions {
   allowedOrigins: string[];
   /** The agent of a session without a token (`--agent`, else the gate's). */
   agent?: string;
+  /** Serve HTTPS with this certificate chain and key (PEM). */
+  tls?: { cert: Buffer; key: Buffer };
   /** Where RFC 9728 metadata says this resource lives (scheme://host:port). */
   publicBase: () => string;
   say: (message: string) => void;
@@ -45,6 +49,8 @@ export interface HttpDoorOptions {
 
 interface Session {
   id: string;
+  /** Why it ended, once something ended it (else its upstream went). */
+  ended?: SessionEndReason;
   transport: HttpSessionTransport;
   relay: Relay;
   principal: Principal | null;
@@ -57,15 +63,18 @@ const rpcError = (code: number, message: string, id: RpcId | null = null): JsonO
 export class HttpDoor {
   readonly server: Server;
   private readonly sessions = new Map<string, Session>();
+  /** Sessions whose open entry is being recorded (they count against --max-sessions). */
+  private opening = 0;
   private draining = false;
 
   constructor(private readonly o: HttpDoorOptions) {
-    this.server = createServer((req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
       this.handle(req, res).catch(() => {
         if (!res.headersSent) send(res, 500, rpcError(-32603, 'cloakpipe: internal error'));
         else res.end();
       });
-    });
+    };
+    this.server = o.tls ? createTlsServer({ cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
   }
 
   get sessionCount(): number {
@@ -101,7 +110,7 @@ export class HttpDoor {
         const s = this.sessionOf(req, res, principal);
         if (!s) return;
         if (req.method === 'DELETE') {
-          this.endSession(s);
+          this.endSession(s, 'deleted');
           return send(res, 200, null);
         }
         if (!accepts(req, 'text/event-stream')) return send(res, 406, rpcError(-32000, 'Not Acceptable: the GET stream is text/event-stream'));
@@ -148,7 +157,7 @@ export class HttpDoor {
     let s: Session | null;
     if (msg.kind === 'request' && msg.method === 'initialize') {
       if (header(req, 'mcp-session-id') !== undefined) return send(res, 400, rpcError(-32600, 'Invalid Request: initialize opens a session; it names none', msg.id));
-      s = this.open(req, res, principal, body, msg.id);
+      s = await this.open(req, res, principal, body, msg.id);
       if (!s) return;
       res.setHeader('Mcp-Session-Id', s.id);
     } else {
@@ -165,8 +174,8 @@ export class HttpDoor {
   }
 
   /** A new MCP session: its context, gate session, upstream and relay. Null when refused (answered). */
-  private open(req: IncomingMessage, res: ServerResponse, principal: Principal | null, body: Uint8Array, id: RpcId): Session | null {
-    if (this.sessions.size >= this.o.maxSessions) {
+  private async open(req: IncomingMessage, res: ServerResponse, principal: Principal | null, body: Uint8Array, id: RpcId): Promise<Session | null> {
+    if (this.sessions.size + this.opening >= this.o.maxSessions) {
       send(res, 503, rpcError(-32000, `Service Unavailable: ${this.o.maxSessions} sessions are open`, id), { 'Retry-After': '5' });
       return null;
     }
@@ -187,11 +196,20 @@ export class HttpDoor {
     const sid = randomBytes(32).toString('base64url');
     const taskAgent = context?.get().task.agent;
     const agent = principal?.agent ?? this.o.agent ?? (typeof taskAgent === 'string' ? taskAgent : undefined);
-    const gateSession = this.o.gate.openSession({
-      ...(context ? { context } : {}),
-      ...(agent !== undefined ? { agent } : {}),
-      digest: digestBytes(Buffer.from(sid, 'utf8')),
-    });
+    let gateSession;
+    this.opening++;
+    try {
+      gateSession = await this.o.gate.openRecordedSession({
+        ...(context ? { context } : {}),
+        ...(agent !== undefined ? { agent } : {}),
+        digest: digestBytes(Buffer.from(sid, 'utf8')),
+      });
+    } catch {
+      void this.refuse(res, 500, 'fail_closed', 'the session could not be recorded', body, id);
+      return null;
+    } finally {
+      this.opening--;
+    }
     const transport = new HttpSessionTransport();
     const relay = new Relay({
       gate: this.o.gate.view(gateSession),
@@ -210,6 +228,7 @@ export class HttpDoor {
       this.sessions.delete(sid);
       clearTimeout(s.idle);
       void transport.close();
+      return this.o.gate.closeRecordedSession(gateSession, s.ended ?? 'upstream_exit');
     });
     this.sessions.set(sid, s);
     this.touch(s);
@@ -220,12 +239,13 @@ export class HttpDoor {
     clearTimeout(s.idle);
     s.idle = setTimeout(() => {
       if (s.transport.inFlight > 0) return this.touch(s); // a call still running is not idle
-      this.endSession(s);
+      this.endSession(s, 'idle');
     }, this.o.sessionIdleMs);
     s.idle.unref();
   }
 
-  private endSession(s: Session): void {
+  private endSession(s: Session, why: SessionEndReason): void {
+    s.ended ??= why;
     this.sessions.delete(s.id);
     clearTimeout(s.idle);
     s.transport.end();
@@ -252,7 +272,7 @@ export class HttpDoor {
     this.draining = true;
     const closing = new Promise<void>((r) => this.server.close(() => r()));
     const sessions = [...this.sessions.values()];
-    for (const s of sessions) this.endSession(s);
+    for (const s of sessions) this.endSession(s, 'shutdown');
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled(sessions.map((s) => s.done)), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);

@@ -5,7 +5,7 @@
 import type { ContextSource } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { EntryFields, LedgerEntry } from '../ledger/entry.js';
-import { decisionOutcome } from '../core/entries.js';
+import { decisionOutcome, type SessionEndReason } from '../core/entries.js';
 import type { Transact } from '../store/ports.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
@@ -59,6 +59,23 @@ export class Gate {
   /** Another session over the same rules, stores and ledger (one per MCP session of a door). */
   openSession(scope?: SessionScope): GateSession {
     return this.parts.openSession(scope);
+  }
+
+  /**
+   * A door's session begins (the HTTP door: an MCP session): its entry is durable before
+   * anything of the session reaches the upstream; a failure to record it rejects (fail closed).
+   */
+  async openRecordedSession(scope: SessionScope & { digest: Digest }): Promise<GateSession> {
+    const session = this.openSession(scope);
+    const context = (scope.context ?? this.parts.context).get();
+    await this.record({ kind: 'session', action: 'open', session: scope.digest, agent: scope.agent ?? this.parts.services.agent, task: context.taskId, context_digest: context.digest });
+    return session;
+  }
+
+  /** A door's session ended; recorded, never thrown (nothing is left to refuse). */
+  async closeRecordedSession(session: GateSession, reason: SessionEndReason): Promise<void> {
+    if (session.scope.digest === undefined) return;
+    await this.record({ kind: 'session', action: 'close', session: session.scope.digest, reason }).catch(() => undefined);
   }
 
   /** The gate as one session sees it: what a relay serving that session calls (the HTTP door

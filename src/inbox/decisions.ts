@@ -41,7 +41,7 @@ function argsDigest(r: ApprovalRequest): string {
   return digestJson(args);
 }
 
-export async function decide(parts: DecisionParts, id: string, action: 'approve' | 'deny'): Promise<Decided> {
+export async function decideRequest(parts: DecisionParts, id: string, action: 'approve' | 'deny'): Promise<Decided> {
   const now = (parts.clock ?? Date.now)();
   const at = new Date(now).toISOString();
   const { store, ledger, approver } = parts;

@@ -11,7 +11,7 @@ import { parseStrict } from '../wire/strict-parse.js';
 import type { JsonValue } from '../core/json.js';
 import { StoreError, type ApprovalRequest } from '../store/ports.js';
 import { Sessions } from './auth.js';
-import { decide, type DecisionParts } from './decisions.js';
+import { decideRequest, type DecisionParts } from './decisions.js';
 import { INDEX_HTML, loginHtml } from './page/html.js';
 import { APP_CSS } from './page/css.js';
 
@@ -209,7 +209,7 @@ export class InboxServer {
       }
       if (method === 'POST' && m[2]) {
         this.checkCsrf(session, req);
-        const d = await decide(this.o, m[1], m[2] as 'approve' | 'deny');
+        const d = await decideRequest(this.o, m[1], m[2] as 'approve' | 'deny');
         if (!d.ok) throw new HttpError(410, 'this request was already decided or has expired');
         void this.poll();
         return this.json(res, 200, d);

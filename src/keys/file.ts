@@ -7,6 +7,7 @@ import { ed25519Seed, signEd25519ph } from '../ledger/anchors/rekor/ed25519ph.js
 export class FileSigner implements Signer {
   readonly publicKey: KeyObject;
   readonly keyId: string;
+  readonly prehash = true;
   private closed = false;
 
   constructor(

@@ -65,3 +65,12 @@ test('all: one table with every target of issue 16, its figure, goal, status and
   // verify was not run: its row says so rather than inventing a figure.
   assert.match(targets, /\| verify entries\/s vs raw Ed25519, all cores +\| +\| not measured/);
 });
+
+test('token-key: signing and the gate with the key in SoftHSM against the key in the home', () => {
+  const out = run('token-key.js', ['--n', '30', '--warmup', '3', '--micro', '50']);
+  if (out.includes('not measured: SoftHSM2 is not installed')) {
+    assert.notEqual(process.env.CI, 'true', 'in CI the token benchmark must run');
+    return;
+  }
+  for (const row of ['| file key (node:crypto) ', '| token key (SoftHSM2, CKM_EDDSA) ', '| gate, file key ', '| gate, token key ', 'calls/s with the token key']) assert.ok(out.includes(row) || out.includes(row.replace('calls/s', 'Calls/s')), row);
+});

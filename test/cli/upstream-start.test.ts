@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EVERYTHING, PERMIT_ALL, cloakpipe, makeHome, tempDir, writeFiles } from '../helpers/cli.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 
 const EMPTY_MANIFEST = 'version: 1\nrelease: start-test@1\ntools: {}\n';
 
@@ -51,7 +51,7 @@ test("the upstream gets the host's environment without the gate's own CLOAKPIPE_
     'm.yaml': 'version: 1\nrelease: env-test@1\ntools:\n  get-env:\n    effect: read\n    arguments: {}\n',
     'p.cedar': PERMIT_ALL,
   });
-  const gated = await connectThroughGate({
+  const gated = await startGate({
     home,
     manifest: f['m.yaml'],
     policy: f['p.cedar'],

@@ -24,7 +24,7 @@ before(() => {
 function start() {
   const home = makeHome();
   const record = join(tempDir(), 'record.jsonl');
-  const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--call-timeout', '1s'], upstream: [process.execPath, helperScript('recording-upstream.js')], env: { RECORD_FILE: record } });
+  const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--call-timeout', '1s'], upstream: [process.execPath, helperScript('upstream.js')], env: { RECORD_LINES: record } });
   const received = () => (existsSync(record) ? readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []);
   const ledger = () => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
   const ops = () => cloakpipe(['ops', 'list', '--home', home, '--json']).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));

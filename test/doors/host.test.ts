@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 
 const MANIFEST = `version: 1
 release: doors-host@1
@@ -27,7 +27,7 @@ before(() => {
 function start(flags: string[] = []) {
   const home = makeHome();
   const record = join(tempDir(), 'record.jsonl');
-  const opts = { home, manifest: files['m.yaml'], policy: files['p.cedar'], flags, upstream: [process.execPath, helperScript('recording-upstream.js')], env: { RECORD_FILE: record } };
+  const opts = { home, manifest: files['m.yaml'], policy: files['p.cedar'], flags, upstream: [process.execPath, helperScript('upstream.js')], env: { RECORD_LINES: record } };
   const received = () => (existsSync(record) ? readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []);
   const ledger = () => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
   return { opts, received, ledger };
@@ -64,7 +64,7 @@ test('blank lines are skipped like empty ones: no answer, no entry, nothing forw
 
 test('a 5 MB write_file with its id at the end of the line is refused frame_too_large with that id; the message says why', async () => {
   const { opts, received } = start();
-  const c = await connectThroughGate(opts);
+  const c = await startGate(opts);
   // The SDK writes `id` after `params`: the id is the last thing on a 5 MB line.
   const big = 'A'.repeat(5 * 1024 * 1024);
   const err = await c.client.callTool({ name: 'write_file', arguments: { path: 'a.txt', content: big } }, undefined, { timeout: 30_000 }).then(
@@ -101,7 +101,7 @@ test('a task-augmented call is gated like any other: decided, recorded, forwarde
 test('tools/list offers only the tools the manifest declares; --list-undeclared restores the full list', async () => {
   const names = async (flags: string[]) => {
     const { opts } = start(flags);
-    const c = await connectThroughGate(opts);
+    const c = await startGate(opts);
     const list = await c.client.listTools();
     await c.close();
     return list.tools.map((t) => t.name).sort();

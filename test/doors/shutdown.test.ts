@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 
 let files: Record<string, string>;
 before(() => {
@@ -33,7 +33,7 @@ for (const [name, env] of [
   test(`the SDK client's close(): no orphan, a shutdown entry (an upstream that ${name})`, async () => {
     const home = makeHome();
     const pidFile = join(tempDir(), 'pid');
-    const c = await connectThroughGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile, ...env } });
+    const c = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile, ...env } });
     await c.client.callTool({ name: 'echo', arguments: {} });
     const upstreamPid = Number(readFileSync(pidFile, 'utf8'));
     await c.close(); // returns once the gate has exited (or after the SDK's SIGKILL)

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 import { canonicalize } from '../../src/core/canonical.js';
 
 const CANARY = 'CANARY-upstream-9c1e';
@@ -72,7 +72,7 @@ test('the host gets the canonical form of a reply, and a second reply to one id 
 test('the SDK client never sees a made-up answer to a call the gate refused', async () => {
   const home = makeHome();
   const pidFile = join(tempDir(), 'pid');
-  const c = await connectThroughGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile } });
+  const c = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile } });
   await c.client.callTool({ name: 'arm', arguments: {} }); // the server learns the next id
   // The server answers that id, unasked, every millisecond: the gate's refusal of the call
   // (durable first) would come after a forged answer passed straight through.

@@ -97,7 +97,7 @@ test('canaries reach the tool and the host, never the ledger, the operations sto
   for (const c of [C.arg, C.result, C.error]) assert.ok(host.includes(c), `the host saw ${c}`);
   for (const c of [C.refusedArg, C.invalidArg, C.toolName]) assert.ok(!host.includes(c), `refusals do not echo ${c}`);
   const stderr = g.stderr();
-  assert.ok(stderr.includes(`flow-server stderr: ${C.stderr}\n`), 'upstream stderr passes through');
+  assert.ok(stderr.includes(`upstream stderr: ${C.stderr}\n`), 'upstream stderr passes through');
 
   // Absent from the stores, on disk, while running (WAL) and after close.
   for (const [when, files] of [['running', whileRunning!], ['closed', afterClose]] as const) {
@@ -130,7 +130,7 @@ test('canaries reach the tool and the host, never the ledger, the operations sto
     const hits = all.filter((c) => line.includes(c));
     if (hits.length === 0) continue;
     assert.deepEqual(hits, [C.stderr], `only the upstream's stderr canary may reach stderr: ${line}`);
-    assert.equal(line, `flow-server stderr: ${C.stderr}`);
+    assert.equal(line, `upstream stderr: ${C.stderr}`);
   }
   const own = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
   const decisionLines = own.filter((o) => o.event === 'decision');

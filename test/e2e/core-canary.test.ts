@@ -6,7 +6,7 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 
 const CANARY = 'CANARY-args-91c2e7d4';
 
@@ -25,7 +25,7 @@ test('argument canaries reach the tool and nothing else', async () => {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL, 'c.json': { task: { id: 'T-9', allowed: ['ok@example.com'] } } });
   const record = join(tempDir(), 'record.jsonl');
   const home = makeHome();
-  const g = await connectThroughGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], context: f['c.json'], upstream: [process.execPath, helperScript('recording-upstream.js')], env: { RECORD_FILE: record } });
+  const g = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], context: f['c.json'], upstream: [process.execPath, helperScript('upstream.js')], env: { RECORD_LINES: record } });
   const errors: string[] = [];
   const attempt = async (name: string, args: Record<string, unknown>) => {
     try {

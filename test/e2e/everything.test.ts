@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { EVERYTHING, makeHome, writeFiles, cloakpipe } from '../helpers/cli.js';
-import { connectThroughGate, type Connected } from '../helpers/gate-client.js';
+import { startGate, type RunningGate } from '../helpers/gate.js';
 
 const MANIFEST = `version: 1
 release: everything-test@1
@@ -40,13 +40,13 @@ const POLICY = `@id("all-declared") permit (principal, action == Action::"call_t
 const CONTEXT = { task: { id: 'T-1', message_types: ['success', 'debug'] } };
 
 let home: string;
-let gated: Connected;
+let gated: RunningGate;
 let direct: Client;
 
 before(async () => {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': POLICY, 'c.json': CONTEXT });
   home = makeHome();
-  gated = await connectThroughGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], context: f['c.json'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
+  gated = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], context: f['c.json'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
   direct = new Client({ name: 'direct', version: '1' });
   await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
 });

@@ -3,60 +3,21 @@
 // the in-repo v2 log through the same `--rekor URL` flag a v1 log takes. `cloakpipe verify
 // --require-anchors` then passes offline: each epoch's v2 entry by its signed checkpoint, its time
 // by the TSA token. Changing the stored v2 entry makes verify fail.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { EVERYTHING, makeHome, writeFiles, cloakpipe, tempDir, PERMIT_ALL } from '../helpers/cli.js';
-import { RawGate } from '../helpers/raw-gate.js';
-import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
-import { startFakeRekor, type FakeRekor } from '../helpers/fake-rekor.js';
+import { makeHome, cloakpipe } from '../helpers/cli.js';
+import { evidenceSuite } from '../helpers/evidence-suite.js';
 
-const MANIFEST = `version: 1
-release: evidence-v2-test@1
-tools:
-  echo:
-    effect: read
-    arguments:
-      message: { type: string, max_len: 200, required: true }
-`;
-
-let tsa: TestTsa;
-let rekor: FakeRekor;
-let files: Record<string, string>;
-let trust: { tsaRoot: string; rekorKey: string };
-before(async () => {
-  [tsa, rekor] = await Promise.all([startOpensslTsa('Evidence v2 TSA'), startFakeRekor({ api: 'v2', prefill: 300 })]);
-  files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL, 'c.json': { task: { id: 'T-1' } } });
-  const dir = tempDir();
-  trust = { tsaRoot: join(dir, 'tsa.pem'), rekorKey: join(dir, 'rekor.pem') };
-  writeFileSync(trust.tsaRoot, tsa.chainPem);
-  writeFileSync(trust.rekorKey, rekor.publicKeyPem);
-});
-after(async () => {
-  await Promise.all([tsa?.close(), rekor?.close()]);
-});
-
-let nextId = 1;
-async function echo(g: RawGate, message: string) {
-  const id = nextId++;
-  g.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } }) + '\n');
-  let r = await g.next();
-  while (r.id !== id) r = await g.next();
-  assert.ok(r.result, JSON.stringify(r.error));
-}
+const ev = evidenceSuite({ release: 'evidence-v2-test@1', tsaName: 'Evidence v2 TSA', rekor: { api: 'v2', prefill: 300 } });
+const { gate, anchorFlags, echo, verify } = ev;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const verify = (home: string, ...extra: string[]) => cloakpipe(['verify', '--home', home, ...extra], { timeout: 120_000 });
 
 test('a gate anchoring to a v2 log leaves a ledger that verifies with --require-anchors', async () => {
   const home = makeHome();
-  const g = new RawGate({
-    home, manifest: files['m.yaml'], policy: files['p.cedar'], context: files['c.json'],
-    flags: ['--anchor-interval', '1s', '--tsa', tsa.url, '--tsa-root', trust.tsaRoot, '--rekor', rekor.url, '--rekor-key', trust.rekorKey],
-    upstream: [process.execPath, EVERYTHING, 'stdio'],
-  });
+  const g = gate(home, anchorFlags(ev.tsa.url, '1s'));
   await g.initialize();
   for (let i = 0; i < 3; i++) await echo(g, `first ${i}`);
   await sleep(2500);
@@ -66,8 +27,8 @@ test('a gate anchoring to a v2 log leaves a ledger that verifies with --require-
   const kinds = entries.map((e) => e.kind);
   assert.equal(kinds.filter((k) => k === 'anchor_failure').length, 0, g.stderr);
   const epochs = kinds.filter((k) => k === 'epoch').length;
-  assert.ok(rekor.size >= 300 + epochs, 'every epoch went into the v2 log');
-  const v = verify(home, '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey, '--require-anchors');
+  assert.ok(ev.rekor.size >= 300 + epochs, 'every epoch went into the v2 log');
+  const v = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey, '--require-anchors');
   assert.equal(v.status, 0, v.stdout + v.stderr);
   assert.match(v.stdout, new RegExp(`rfc3161 ${epochs} verified; rekor ${epochs} verified`));
 
@@ -81,7 +42,7 @@ test('a gate anchoring to a v2 log leaves a ledger that verifies with --require-
   stored.entry.inclusionProof.hashes[0] = (h[0] === '0' ? '1' : '0') + h.slice(1);
   db.prepare("UPDATE anchors SET data = ? WHERE kind = 'rekor' AND epoch_seq = ?").run(JSON.stringify(stored), row.epoch_seq);
   db.close();
-  const bad = verify(home, '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey);
+  const bad = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey);
   assert.equal(bad.status, 1, bad.stdout + bad.stderr);
   assert.match(bad.stdout, /rekor anchor of epoch \d+: .*inclusion/);
 });

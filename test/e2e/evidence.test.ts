@@ -3,60 +3,17 @@
 // `cloakpipe verify --require-anchors` then passes offline. With the TSA down the gate keeps
 // serving and records anchor_failure; a gate killed with SIGKILL leaves a ledger that verifies,
 // its tail reported unanchored until `cloakpipe ledger anchor` seals and anchors it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { CLI, EVERYTHING, makeHome, writeFiles, cloakpipe, tempDir, PERMIT_ALL } from '../helpers/cli.js';
-import { RawGate } from '../helpers/raw-gate.js';
-import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
-import { startFakeRekor, type FakeRekor } from '../helpers/fake-rekor.js';
+import { CLI, makeHome, cloakpipe, tempDir } from '../helpers/cli.js';
+import { startOpensslTsa } from '../helpers/openssl-tsa.js';
+import { evidenceSuite } from '../helpers/evidence-suite.js';
 
-const MANIFEST = `version: 1
-release: evidence-test@1
-tools:
-  echo:
-    effect: read
-    arguments:
-      message: { type: string, max_len: 200, required: true }
-`;
-
-let tsa: TestTsa;
-let rekor: FakeRekor;
-let files: Record<string, string>;
-let trust: { tsaRoot: string; rekorKey: string };
-before(async () => {
-  [tsa, rekor] = await Promise.all([startOpensslTsa('Evidence TSA'), startFakeRekor()]);
-  files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL, 'c.json': { task: { id: 'T-1' } } });
-  const dir = tempDir();
-  trust = { tsaRoot: join(dir, 'tsa.pem'), rekorKey: join(dir, 'rekor.pem') };
-  writeFileSync(trust.tsaRoot, tsa.chainPem);
-  writeFileSync(trust.rekorKey, rekor.publicKeyPem);
-});
-after(async () => {
-  await Promise.all([tsa?.close(), rekor?.close()]);
-});
-
-function gate(home: string, flags: string[]) {
-  return new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], context: files['c.json'], flags, upstream: [process.execPath, EVERYTHING, 'stdio'] });
-}
-
-const anchorFlags = (tsaUrl: string, interval?: string) => [
-  ...(interval ? ['--anchor-interval', interval] : []),
-  '--tsa', tsaUrl, '--tsa-root', trust.tsaRoot, '--rekor', rekor.url, '--rekor-key', trust.rekorKey,
-];
-
-let nextId = 1;
-async function echo(g: RawGate, message: string) {
-  const id = nextId++;
-  g.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } }) + '\n');
-  // Skip what else the server says (notifications, late answers to the initialize handshake).
-  let r = await g.next();
-  while (r.id !== id) r = await g.next();
-  assert.ok(r.result, JSON.stringify(r.error));
-}
+const ev = evidenceSuite({ release: 'evidence-test@1', tsaName: 'Evidence TSA' });
+const { gate, anchorFlags, echo, verify } = ev;
 
 const ledger = (home: string) => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
 // The TSA and the log run in this process: commands that reach them must not block it.
@@ -70,12 +27,11 @@ async function cloakpipeAsync(args: string[]): Promise<{ status: number; stdout:
     return { status: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
   }
 }
-const verify = (home: string, ...extra: string[]) => cloakpipe(['verify', '--home', home, ...extra], { timeout: 120_000 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a gate anchoring every second leaves a ledger that verifies with --require-anchors', async () => {
   const home = makeHome();
-  const g = gate(home, anchorFlags(tsa.url, '1s'));
+  const g = gate(home, anchorFlags(ev.tsa.url, '1s'));
   await g.initialize();
   for (let i = 0; i < 3; i++) await echo(g, `first ${i}`);
   await sleep(2500); // let a few intervals pass (nothing asserts on how many)
@@ -86,7 +42,7 @@ test('a gate anchoring every second leaves a ledger that verifies with --require
   assert.equal(kinds.at(-1), 'epoch', 'the shutdown epoch is the last entry');
   assert.equal(kinds.at(-2), 'shutdown', 'and it covers the shutdown entry');
   assert.equal(kinds.filter((k) => k === 'anchor_failure').length, 0, g.stderr);
-  const v = verify(home, '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey, '--require-anchors');
+  const v = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey, '--require-anchors');
   assert.equal(v.status, 0, v.stdout + v.stderr);
   const epochs = kinds.filter((k) => k === 'epoch').length;
   assert.match(v.stdout, new RegExp(`${entries.length} entries, ${epochs} epochs`));
@@ -94,7 +50,7 @@ test('a gate anchoring every second leaves a ledger that verifies with --require
   // The export verifies on its own with the key obtained separately.
   const out = join(tempDir(), 'ledger.jsonl');
   assert.equal(cloakpipe(['ledger', 'export', '--home', home, '--out', out]).status, 0);
-  const ve = cloakpipe(['verify', '--ledger', out, '--public-key', join(home, 'gate.pub'), '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey, '--require-anchors'], { timeout: 120_000 });
+  const ve = cloakpipe(['verify', '--ledger', out, '--public-key', join(home, 'gate.pub'), '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey, '--require-anchors'], { timeout: 120_000 });
   assert.equal(ve.status, 0, ve.stdout + ve.stderr);
 });
 
@@ -113,28 +69,28 @@ test('with the TSA down the gate keeps serving, records anchor_failure, and only
   assert.ok(failures.length >= 1, g.stderr);
   assert.ok(failures.every((e) => e.anchor === 'rfc3161' && e.reason === 'unavailable'), JSON.stringify(failures));
   assert.match(g.stderr, /rfc3161 anchor for epoch \d+ failed \(unavailable\)/);
-  const plain = verify(home, '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey);
+  const plain = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey);
   assert.equal(plain.status, 0, plain.stdout + plain.stderr);
   assert.match(plain.stdout, /unanchored\s+\d+ entries from seq 0/);
-  const required = verify(home, '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey, '--require-anchors');
+  const required = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey, '--require-anchors');
   assert.equal(required.status, 1, required.stdout + required.stderr);
   assert.match(required.stdout, /ledger INVALID at seq 0 \(unanchored\)/);
   // Rekor kept working: for an auditor who only requires Rekor, everything up to the shutdown
   // epoch is anchored; only the failure entry written after it is not.
   const all = ledger(home);
   const lastEpoch = all.filter((e) => e.kind === 'epoch').at(-1);
-  const rekorOnly = JSON.parse(verify(home, '--rekor-key', trust.rekorKey, '--json').stdout);
+  const rekorOnly = JSON.parse(verify(home, '--rekor-key', ev.trust.rekorKey, '--json').stdout);
   assert.equal(rekorOnly.anchoredThrough, lastEpoch.seq);
   assert.ok(all.slice(lastEpoch.seq + 1).every((e) => e.kind === 'anchor_failure'));
 });
 
 test('a gate killed with SIGKILL leaves a ledger that verifies; its tail is unanchored until ledger anchor', async () => {
   const home = makeHome();
-  const g = gate(home, anchorFlags(tsa.url)); // no interval: only what we trigger is sealed
+  const g = gate(home, anchorFlags(ev.tsa.url)); // no interval: only what we trigger is sealed
   await g.initialize();
   for (let i = 0; i < 3; i++) await echo(g, `before ${i}`);
   // An operator seals and anchors while the gate runs (a second writer on the same home).
-  const a = await cloakpipeAsync(['ledger', 'anchor', '--home', home, '--tsa', tsa.url, '--tsa-root', trust.tsaRoot, '--rekor', rekor.url, '--rekor-key', trust.rekorKey]);
+  const a = await cloakpipeAsync(['ledger', 'anchor', '--home', home, '--tsa', ev.tsa.url, '--tsa-root', ev.trust.tsaRoot, '--rekor', ev.rekor.url, '--rekor-key', ev.trust.rekorKey]);
   assert.equal(a.status, 0, a.stdout + a.stderr);
   const sealedAt = Number(/sealed epoch (\d+)/.exec(a.stdout)![1]);
   for (let i = 0; i < 3; i++) await echo(g, `after ${i}`);
@@ -142,15 +98,15 @@ test('a gate killed with SIGKILL leaves a ledger that verifies; its tail is unan
   await g.exited;
   const kinds = ledger(home).map((e) => e.kind);
   assert.notEqual(kinds.at(-1), 'shutdown');
-  const plain = verify(home, '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey);
+  const plain = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey);
   assert.equal(plain.status, 0, plain.stdout + plain.stderr);
   assert.match(plain.stdout, new RegExp(`anchored\\s+through seq ${sealedAt}`));
   assert.match(plain.stdout, new RegExp(`unanchored\\s+\\d+ entries from seq ${sealedAt + 1}`));
-  const required = verify(home, '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey, '--require-anchors');
+  const required = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey, '--require-anchors');
   assert.equal(required.status, 1);
   assert.match(required.stdout, new RegExp(`at seq ${sealedAt + 1} \\(unanchored\\)`));
-  const b = await cloakpipeAsync(['ledger', 'anchor', '--home', home, '--tsa', tsa.url, '--tsa-root', trust.tsaRoot, '--rekor', rekor.url, '--rekor-key', trust.rekorKey]);
+  const b = await cloakpipeAsync(['ledger', 'anchor', '--home', home, '--tsa', ev.tsa.url, '--tsa-root', ev.trust.tsaRoot, '--rekor', ev.rekor.url, '--rekor-key', ev.trust.rekorKey]);
   assert.equal(b.status, 0, b.stdout + b.stderr);
-  const after = verify(home, '--tsa-root', trust.tsaRoot, '--rekor-key', trust.rekorKey, '--require-anchors');
+  const after = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey, '--require-anchors');
   assert.equal(after.status, 0, after.stdout + after.stderr);
 });

@@ -9,7 +9,7 @@ import { cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
 import { call } from '../helpers/recording-gate.js';
 import { ledgerOf, summary } from '../helpers/support-desk.js';
 import { flowSetup, records, rewriteContext, startFlowGate } from '../helpers/flow-gate.js';
-import { gateArgs } from '../helpers/gate-client.js';
+import { gateArgs } from '../helpers/gate.js';
 import { helperScript } from '../helpers/cli.js';
 import { digestJson } from '../../src/core/digest.js';
 
@@ -121,9 +121,9 @@ test('the session starts at the context sensitivity; a re-read raises it; loweri
 
 test('a context sensitivity the manifest does not declare stops start-up before the upstream is spawned', () => {
   const s = flowSetup({ context: { task: { id: 'T-x' }, sensitivity: 'secret' } });
-  const r = cloakpipe(gateArgs({ home: s.home, manifest: s.manifest, policy: s.policy, context: s.context, upstream: [process.execPath, helperScript('flow-server.js')] }).slice(1), {
+  const r = cloakpipe(gateArgs({ home: s.home, manifest: s.manifest, policy: s.policy, context: s.context, upstream: [process.execPath, helperScript('upstream.js')] }).slice(1), {
     input: '',
-    env: { ...process.env, FLOW_RECORD: s.record },
+    env: { ...process.env, UPSTREAM_TOOLS: 'flow', RECORD_FILE: s.record },
   });
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /sensitivity/);

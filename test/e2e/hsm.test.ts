@@ -7,12 +7,16 @@
 // - a module, token, PIN or key missing at start: exit 2, named, the upstream never spawned.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { MEMORY, PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { CLI, MEMORY, PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
+import { startFakeRekor } from '../helpers/fake-rekor.js';
+import { startGate } from '../helpers/gate.js';
 import { freshToken, hsmSkip, type Token } from '../helpers/softhsm.js';
 import { keyIdOf } from '../../src/core/signer.js';
 
@@ -42,7 +46,7 @@ function entity(name: string) {
 
 async function gate(t: Token, home: string, flags: string[] = []) {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  return connectThroughGate({
+  return startGate({
     home,
     manifest: f['m.yaml'],
     policy: f['p.cedar'],
@@ -186,3 +190,69 @@ test('a key generated in another token under the same name is not this home\'s k
   assert.match(r.stderr, /is not this home's gate key/);
   assert.equal(r.spawned, false);
 });
+
+// SoftHSM 2.6 signs pure Ed25519 whatever CK_EDDSA_PARAMS say, so a token key anchors epochs in
+// Rekor as DSSE envelopes (docs/decisions/036); the log (here the in-repo Rekor-format logs,
+// which verify submissions as Rekor does) records them, and `verify` and `anchor verify` accept
+// them from the log key, the epoch root and the gate's public key alone.
+for (const api of ['v1', 'v2'] as const) {
+  test(`a token key anchors epochs in Rekor ${api} as DSSE; verify and anchor verify accept them`, hsmSkip, async () => {
+    const t = freshToken();
+    const home = tokenHome(t);
+    const rekor = await startFakeRekor({ api });
+    const dir = tempDir();
+    const rekorKey = join(dir, 'rekor.pem');
+    writeFileSync(rekorKey, rekor.publicKeyPem);
+    try {
+      const g = await gate(t, home, ['--rekor', rekor.url, '--rekor-key', rekorKey]);
+      try {
+        assert.ok(!(await g.client.callTool({ name: 'create_entities', arguments: entity('Anchored') })).isError);
+      } finally {
+        await g.close();
+      }
+      // ledger anchor through the token (--key, --pin-file): seals what the session left, anchors it.
+      const more = await gate(t, home);
+      await more.client.callTool({ name: 'read_graph', arguments: {} });
+      await more.close();
+      const la = await run(['ledger', 'anchor', '--home', home, '--key', t.uri(), '--pin-file', t.pinFile, '--rekor', rekor.url, '--rekor-key', rekorKey], t.env);
+      assert.equal(la.status, 0, la.stdout + la.stderr);
+      assert.match(la.stdout, /rekor +anchored/);
+      const v = await run(['verify', '--home', home, '--rekor-key', rekorKey, '--require-anchors']);
+      assert.equal(v.status, 0, v.stdout + v.stderr);
+      assert.match(v.stdout, /rekor 2 verified/);
+      // One anchor on its own, with the log key, the epoch root and the gate's public key.
+      const db = new Database(join(home, 'ledger.db'), { readonly: true });
+      const row = db.prepare("SELECT epoch_seq AS seq, data FROM anchors WHERE kind = 'rekor' ORDER BY epoch_seq LIMIT 1").get() as { seq: number; data: string };
+      const epoch = JSON.parse((db.prepare('SELECT body FROM entries WHERE seq = ?').get(row.seq) as { body: string }).body);
+      db.close();
+      const stored = JSON.parse(row.data);
+      const entry = stored.entry ?? stored;
+      assert.equal(JSON.parse(Buffer.from(entry.canonicalizedBody, 'base64').toString('utf8')).kind, 'dsse');
+      const file = join(dir, 'entry.json');
+      writeFileSync(file, JSON.stringify(entry));
+      const check = (digest: string, pub: string) => run(['anchor', 'verify', '--rekor-entry', file, '--rekor-key', rekorKey, '--digest', digest, '--public-key', pub]);
+      const ok = await check(epoch.root, join(home, 'gate.pub'));
+      assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+      assert.match(ok.stdout, /dsse 0\.0\.[12]/);
+      const otherRoot = await check('sha256:' + 'ab'.repeat(32), join(home, 'gate.pub'));
+      assert.equal(otherRoot.status, 1, otherRoot.stdout);
+      const stranger = join(dir, 'stranger.pub');
+      writeFileSync(stranger, generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }));
+      const otherKey = await check(epoch.root, stranger);
+      assert.equal(otherKey.status, 1, otherKey.stdout);
+    } finally {
+      await rekor.close();
+    }
+  });
+}
+
+// The logs run in this process: commands that reach them must not block it.
+async function run(args: string[], env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+  try {
+    const r = await promisify(execFile)(process.execPath, [CLI, ...args], { timeout: 120_000, env: { ...process.env, ...env } });
+    return { status: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code?: number; stdout?: string; stderr?: string };
+    return { status: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
+  }
+}

@@ -216,3 +216,52 @@ test('canaries in arguments never reach stderr or the ledger', async () => {
     assert.ok(!raw.includes(k), 'ledger file');
   }
 });
+
+test('session entries: each MCP session is opened and closed in the ledger (deleted, idle, shutdown), which verifies and reports', async () => {
+  const tokens = join(tempDir(), 'tokens');
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(tokens, 'tok-a-0123456789abcdef agent-a\ntok-b-0123456789abcdef agent-b\ntok-c-0123456789abcdef agent-c\n');
+  const g = await gate({ flags: ['--auth-token-file', tokens, '--session-idle', '3s'] });
+  const open = async (token: string) => rawSession(g.url, { Authorization: `Bearer ${token}-0123456789abcdef` });
+  const a = await open('tok-a');
+  const b = await open('tok-b');
+  const c = await open('tok-c');
+  const del = await fetch(g.url, { method: 'DELETE', headers: { Authorization: 'Bearer tok-a-0123456789abcdef', 'Mcp-Session-Id': a } });
+  assert.equal(del.status, 200);
+  // b stays busy (each request touches it); c is left alone until it is idle.
+  for (let i = 0; i < 8; i++) {
+    await new Promise((r) => setTimeout(r, 600));
+    const r = await post(g.url, call(10 + i, 'read_graph', {}), { Authorization: 'Bearer tok-b-0123456789abcdef', 'Mcp-Session-Id': b });
+    assert.equal(r.status, 200);
+    await r.text();
+  }
+  assert.equal((await post(g.url, call(99, 'read_graph', {}), { Authorization: 'Bearer tok-c-0123456789abcdef', 'Mcp-Session-Id': c })).status, 404);
+  assert.equal(await g.stop(), 0);
+  const all = entries(g.home);
+  const sessions = all.filter((e) => e.kind === 'session');
+  const opened = sessions.filter((e) => e.action === 'open');
+  assert.deepEqual(opened.map((e) => e.agent), ['agent-a', 'agent-b', 'agent-c']);
+  const closed = new Map(sessions.filter((e) => e.action === 'close').map((e) => [e.session, e.reason]));
+  assert.deepEqual(opened.map((e) => closed.get(e.session)), ['deleted', 'shutdown', 'idle']);
+  // The digest is the one on the session's decisions; the id itself is nowhere.
+  const bDecisions = all.filter((e) => e.kind === 'decision' && e.agent === 'agent-b');
+  assert.ok(bDecisions.length === 8 && bDecisions.every((e) => e.session === opened[1].session));
+  const shown = cloakpipe(['ledger', 'show', '--home', g.home]).stdout;
+  for (const id of [a, b, c]) assert.ok(!shown.includes(id) && !JSON.stringify(all).includes(id));
+  assert.match(shown, /session\s+open\s+\w+\s+agent=agent-a/);
+  // Every open entry comes before its close, and the close before the shutdown entry.
+  const seqOf = (s: string, act: string) => sessions.find((e) => e.session === s && e.action === act).seq;
+  for (const o of opened) assert.ok(seqOf(o.session, 'open') < seqOf(o.session, 'close'));
+  assert.ok(Math.max(...sessions.map((e) => e.seq)) < all.find((e) => e.kind === 'shutdown').seq);
+  const v = cloakpipe(['verify', '--home', g.home]);
+  assert.equal(v.status, 0, v.stderr);
+  // The scope report reads the same ledger (its facts skip kinds they do not use).
+  const scope = writeFiles({
+    's.yaml': `${MANIFEST}effects:\n  graph_read:\n    description: the graph is read\n    paths:\n      - id: gateway\n        kind: agent\n        description: through the gate\n        route: { via: gate, tool: read_graph }\n        mediator: { type: gate }\n`,
+  });
+  const report = cloakpipe(['scope', 'report', '--manifest', scope['s.yaml'], '--home', g.home, '--json']);
+  assert.ok(report.status === 0 || report.status === 1, report.stderr);
+  const ledger = JSON.parse(report.stdout).ledger;
+  assert.equal(ledger.verified, true);
+  assert.equal(ledger.entries, all.length);
+});

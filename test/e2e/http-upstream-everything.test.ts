@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { makeHome, writeFiles, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
-import { connectThroughGate, type Connected } from '../helpers/gate-client.js';
+import { startGate, type RunningGate } from '../helpers/gate.js';
 import { httpClient, startHttpGate, type HttpGate } from '../helpers/http-gate.js';
 import { defineSessionTests, runSession, type Outcome } from '../helpers/session-pair.js';
 import { startEverythingHttp, type EverythingHttp } from '../helpers/everything-http.js';
@@ -17,7 +17,7 @@ let direct: (Outcome | null)[] = [];
 let viaStdio: (Outcome | null)[] = [];
 let viaHttp: (Outcome | null)[] = [];
 let server: EverythingHttp;
-let stdioGate: Connected | undefined;
+let stdioGate: RunningGate | undefined;
 let httpGate: HttpGate | undefined;
 let httpHost: Client | undefined;
 const homes = { stdio: '', http: '' };
@@ -33,7 +33,7 @@ before(async () => {
   }
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   homes.stdio = makeHome();
-  stdioGate = await connectThroughGate({ home: homes.stdio, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--upstream-url', server.url], upstream: [] });
+  stdioGate = await startGate({ home: homes.stdio, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--upstream-url', server.url], upstream: [] });
   viaStdio = await runSession(stdioGate.client, STEPS, true);
   homes.http = makeHome();
   httpGate = await startHttpGate({ home: homes.http, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--upstream-url', server.url], upstream: [] });

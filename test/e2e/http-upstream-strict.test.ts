@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { makeHome, writeFiles, PERMIT_ALL, cloakpipe, tempDir } from '../helpers/cli.js';
-import { connectThroughGate, type Connected } from '../helpers/gate-client.js';
+import { startGate, type RunningGate } from '../helpers/gate.js';
 import { httpClient, post, startHttpGate } from '../helpers/http-gate.js';
 import { CANARY, SESSION, TOOLS, startRawUpstream, type RawUpstream } from '../helpers/misbehaving-http-upstream.js';
 
@@ -20,7 +20,7 @@ const MANIFEST = `version: 1\nrelease: raw-http@1\ntools:\n${TOOLS.map((t) => ` 
 const BAD = ['wrong_type', 'sse_bad_field', 'sse_cut', 'sse_other_event', 'status_500', 'huge_declared', 'huge_chunked', 'huge_event', 'forged_id', 'dup_key', 'no_body'];
 
 let raw: RawUpstream;
-let gate: Connected | undefined;
+let gate: RunningGate | undefined;
 let stdioErr: () => string = () => '';
 let home: string;
 let files: Record<string, string>;
@@ -29,7 +29,7 @@ before(async () => {
   raw = await startRawUpstream();
   files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   home = makeHome();
-  gate = await connectThroughGate({
+  gate = await startGate({
     home,
     manifest: files['m.yaml'],
     policy: files['p.cedar'],

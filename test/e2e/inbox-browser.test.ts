@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { ROOT } from '../helpers/cli.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
-import { startInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { inboxClient, startInbox, type RunningInbox } from '../helpers/inbox-server.js';
 import { call, ledger, records, setup, startGate, type RunningGate, type Setup } from '../helpers/recording-gate.js';
 
 const SCRIPT_CANARY = '<script>window.__inboxCanary = 1</script><img src=x onerror="window.__inboxCanary = 2">';
@@ -261,13 +261,8 @@ test('a request expires: it leaves the page by itself and can no longer be appro
   await page.browserContext().close();
 });
 
-/** Log in over HTTP (no browser) and make one request with the session and its CSRF token. */
 async function fetchAs(i: RunningInbox, path: string, method = 'GET'): Promise<{ status: number; body: string }> {
-  const login = await fetch(`${i.url}/login`, { method: 'POST', body: new URLSearchParams({ token: i.token }), redirect: 'manual' });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0];
-  const { csrf } = (await (await fetch(`${i.url}/api/session`, { headers: { cookie } })).json()) as { csrf: string };
-  const r = await fetch(`${i.url}${path}`, { method, headers: { cookie, 'x-csrf-token': csrf } });
-  return { status: r.status, body: await r.text() };
+  return (await inboxClient(i))(path, method);
 }
 
 test('without a login nothing is shown or decided; a wrong token is refused; the cookie is HttpOnly and SameSite=Strict', browserSkip, async () => {

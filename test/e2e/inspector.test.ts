@@ -7,23 +7,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { CLI, EVERYTHING, ROOT, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
+// The manifest both doors' session tests run server-everything under.
+import { DECLARED, MANIFEST } from '../helpers/everything-session.js';
 
 const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js');
-
-const DECLARED = ['echo', 'get-sum'];
-const MANIFEST = `version: 1
-release: inspector@1
-tools:
-  echo:
-    effect: read
-    arguments:
-      message: { type: string, max_len: 200, required: true }
-  get-sum:
-    effect: read
-    arguments:
-      a: { type: number, required: true }
-      b: { type: number, required: true }
-`;
 
 let home: string;
 let files: Record<string, string>;

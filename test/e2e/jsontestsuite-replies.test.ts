@@ -1,5 +1,5 @@
 // JSONTestSuite documents in the other direction: an upstream answers a tools/call with the
-// document as a member of its result (test/helpers/suite-upstream.ts). product.md section 7a:
+// document as a member of its result (test/helpers/upstream.ts, UPSTREAM_TOOLS=suite). product.md section 7a:
 // replies are read by the same strict parser and reach the host re-serialized (RFC 8785); an
 // unreadable reply is dropped, and its call ends as the upstream's death would (-32003, outcome
 // unknown, at --call-timeout).
@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { makeHome, writeFiles, helperScript, PERMIT_ALL } from '../helpers/cli.js';
-import { gateArgs } from '../helpers/gate-client.js';
+import { gateArgs } from '../helpers/gate.js';
 import { REPRESENTATIVE, suiteFile } from '../helpers/jsontestsuite.js';
 import { decodeLine, encodeMessage, WireError } from '../../src/wire/message.js';
 
@@ -41,8 +41,8 @@ const twice: string[] = [];
 
 before(async () => {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  const args = gateArgs({ home: makeHome(), manifest: f['m.yaml']!, policy: f['p.cedar']!, flags: ['--call-timeout', '2s'], upstream: [process.execPath, helperScript('suite-upstream.js')] });
-  child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'] });
+  const args = gateArgs({ home: makeHome(), manifest: f['m.yaml']!, policy: f['p.cedar']!, flags: ['--call-timeout', '2s'], upstream: [process.execPath, helperScript('upstream.js')] });
+  child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, UPSTREAM_TOOLS: 'suite' } });
   let buf = Buffer.alloc(0);
   const want = REPRESENTATIVE.length + 1;
   const all = new Promise<void>((resolve) => {

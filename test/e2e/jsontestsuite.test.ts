@@ -61,7 +61,7 @@ before(async () => {
   assert.ok(all.filter((c) => c.expect.ok).length >= 7 && all.filter((c) => !c.expect.ok).length >= 12);
   const f = writeFiles({ 'm.yaml': 'version: 1\nrelease: jsontestsuite@1\ntools: {}\n', 'p.cedar': PERMIT_ALL });
   const record = join(tempDir(), 'record.jsonl');
-  gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('recording-upstream.js')], env: { RECORD_FILE: record } });
+  gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('upstream.js')], env: { RECORD_LINES: record } });
   await gate.initialize();
   received = () => (existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter((l) => l.length > 0) : []);
   for (const c of all) {

@@ -26,8 +26,8 @@ function setup(flags: string[] = [], context: object = { task: { id: 'T-1', allo
     policy: f['p.cedar'],
     context: f['c.json'],
     flags,
-    upstream: [process.execPath, helperScript('recording-upstream.js')],
-    env: { RECORD_FILE: record },
+    upstream: [process.execPath, helperScript('upstream.js')],
+    env: { RECORD_LINES: record },
   });
   const calls = () => (existsSync(record) ? readFileSync(record, 'utf8').trim().split('\n').filter((l) => l.includes('tools/call')) : []);
   const ledger = () => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
@@ -69,7 +69,7 @@ test("the host's end closes the upstream and the gate exits 0 with a shutdown en
   const entries = ledger();
   assert.deepEqual(entries.map((e) => e.kind), ['startup', 'decision', 'result', 'shutdown']);
   assert.equal(entries[3].reason, 'ended');
-  assert.match(gate.stderr, /recorder: started/, "the upstream's stderr is passed to the gate's stderr");
+  assert.match(gate.stderr, /upstream: started/, "the upstream's stderr is passed to the gate's stderr");
 });
 
 test('shadow mode forwards a call enforce would refuse and records would_refuse with the reason', async () => {

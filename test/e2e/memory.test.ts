@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MEMORY, makeHome, writeFiles, tempDir } from '../helpers/cli.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 
 const MANIFEST = `version: 1
 release: memory-test@1
@@ -29,7 +29,7 @@ tools:
 
 test('allowed writes land, refused ones never reach the server', async () => {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': 'permit (principal, action, resource);' });
-  const g = await connectThroughGate({
+  const g = await startGate({
     home: makeHome(),
     manifest: f['m.yaml'],
     policy: f['p.cedar'],

@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { FILESYSTEM, MEMORY, PERMIT_ALL, cloakpipe, helperScript, makeHome, tempDir, writeFiles } from '../helpers/cli.js';
-import { connectThroughGate, type Connected } from '../helpers/gate-client.js';
+import { startGate, type RunningGate } from '../helpers/gate.js';
 
 const text = (r: unknown) => ((r as { content?: { text?: string }[] }).content ?? []).map((c) => c.text ?? '').join('');
 
-async function gate(manifest: string, upstream: string[], env: Record<string, string> = {}): Promise<{ g: Connected; home: string }> {
+async function gate(manifest: string, upstream: string[], env: Record<string, string> = {}): Promise<{ g: RunningGate; home: string }> {
   const home = makeHome();
   const f = writeFiles({ 'm.yaml': manifest, 'p.cedar': PERMIT_ALL });
-  const g = await connectThroughGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream, env: { ...(process.env as Record<string, string>), ...env } });
+  const g = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream, env: { ...(process.env as Record<string, string>), ...env } });
   return { g, home };
 }
 
@@ -100,8 +100,8 @@ release: identity-toggle@1
 tools:
   toggle: { effect: write, arguments: {} }
 `,
-    [process.execPath, helperScript('toggle-server.js')],
-    { TOGGLE_FILE: file },
+    [process.execPath, helperScript('upstream.js')],
+    { UPSTREAM_TOOLS: 'toggle', TOGGLE_FILE: file },
   );
   try {
     const toggle = async (meta?: Record<string, unknown>) => text(await g.client.callTool({ name: 'toggle', arguments: {}, ...(meta ? { _meta: meta } : {}) }));

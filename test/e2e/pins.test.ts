@@ -25,7 +25,7 @@ test('a changed definition is refused until accepted, across restarts', async ()
   writeFileSync(descriptions, JSON.stringify({ echo: 'Echo the input' }));
   const home = makeHome();
   const start = async () => {
-    const g = new RawGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('recording-upstream.js')], env: { DESCRIPTIONS_FILE: descriptions } });
+    const g = new RawGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('upstream.js')], env: { DESCRIPTIONS_FILE: descriptions } });
     await g.initialize();
     return g;
   };
@@ -80,7 +80,7 @@ test("the manifest's own pins are authoritative: a different first definition is
   const f = writeFiles({ 'm.yaml': MANIFEST + `pins:\n  echo: "${pinned}"\n`, 'p.cedar': PERMIT_ALL });
   const descriptions = join(tempDir(), 'd.json');
   writeFileSync(descriptions, JSON.stringify({ echo: 'Something else' }));
-  const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('recording-upstream.js')], env: { DESCRIPTIONS_FILE: descriptions } });
+  const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('upstream.js')], env: { DESCRIPTIONS_FILE: descriptions } });
   await gate.initialize();
   gate.send(list('l'));
   await gate.next();

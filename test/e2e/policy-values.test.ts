@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { cloakpipe, helperScript, makeHome, PERMIT_ALL, tempDir, writeFiles } from '../helpers/cli.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 
 const MANIFEST = `version: 1
 release: values@1
@@ -38,7 +38,7 @@ async function run(policy: string, calls: Record<string, unknown>[]) {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': policy });
   const record = join(tempDir(), 'record.jsonl');
   const home = makeHome();
-  const g = await connectThroughGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('recording-upstream.js')], env: { RECORD_FILE: record } });
+  const g = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('upstream.js')], env: { RECORD_LINES: record } });
   const outcomes: string[] = [];
   for (const args of calls) {
     try {

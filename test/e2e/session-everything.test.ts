@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
-import { connectThroughGate, type Connected } from '../helpers/gate-client.js';
+import { startGate, type RunningGate } from '../helpers/gate.js';
 import { defineSessionTests, runSession, type Outcome } from '../helpers/session-pair.js';
 
 import { MANIFEST, STEPS } from '../helpers/everything-session.js';
 
 let direct: (Outcome | null)[] = [];
 let gated: (Outcome | null)[] = [];
-let gate: Connected | undefined;
+let gate: RunningGate | undefined;
 let home: string;
 
 before(async () => {
@@ -26,7 +26,7 @@ before(async () => {
   }
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   home = makeHome();
-  gate = await connectThroughGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
+  gate = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
   gated = await runSession(gate.client, STEPS, true);
 });
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { FILESYSTEM, makeHome, writeFiles, tempDir, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
-import { connectThroughGate, type Connected } from '../helpers/gate-client.js';
+import { startGate, type RunningGate } from '../helpers/gate.js';
 import { defineSessionTests, onlyDeclared, runSession, type Outcome, type Step } from '../helpers/session-pair.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -139,7 +139,7 @@ const STEPS: Step[] = [
 
 let direct: (Outcome | null)[] = [];
 let gated: (Outcome | null)[] = [];
-let gate: Connected | undefined;
+let gate: RunningGate | undefined;
 let home: string;
 
 before(async () => {
@@ -154,7 +154,7 @@ before(async () => {
   layOut();
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   home = makeHome();
-  gate = await connectThroughGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, FILESYSTEM, ROOT] });
+  gate = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, FILESYSTEM, ROOT] });
   gated = await runSession(gate.client, STEPS, true);
 });
 

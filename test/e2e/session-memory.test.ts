@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { MEMORY, makeHome, writeFiles, tempDir, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
-import { connectThroughGate, type Connected } from '../helpers/gate-client.js';
+import { startGate, type RunningGate } from '../helpers/gate.js';
 import { defineSessionTests, onlyDeclared, runSession, type Outcome, type Step } from '../helpers/session-pair.js';
 
 const MEMORY_FILE = join(tempDir('cloakpipe-memory-'), 'memory.jsonl');
@@ -88,7 +88,7 @@ const STEPS: Step[] = [
 
 let direct: (Outcome | null)[] = [];
 let gated: (Outcome | null)[] = [];
-let gate: Connected | undefined;
+let gate: RunningGate | undefined;
 let home: string;
 
 before(async () => {
@@ -103,7 +103,7 @@ before(async () => {
   rmSync(MEMORY_FILE, { force: true });
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   home = makeHome();
-  gate = await connectThroughGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: MEMORY_FILE } });
+  gate = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: MEMORY_FILE } });
   gated = await runSession(gate.client, STEPS, true);
 });
 

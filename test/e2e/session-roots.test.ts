@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { FILESYSTEM, makeHome, writeFiles, tempDir, PERMIT_ALL } from '../helpers/cli.js';
-import { gateArgs } from '../helpers/gate-client.js';
+import { gateArgs } from '../helpers/gate.js';
 import { defineSessionTests, runSession, type Outcome, type Step } from '../helpers/session-pair.js';
 
 const base = tempDir('cloakpipe-roots-');

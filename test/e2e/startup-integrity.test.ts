@@ -38,8 +38,8 @@ function restartWithSameWrite(s: Setup) {
     { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'write_note', arguments: WRITE } },
   ];
   const r = cloakpipe(
-    ['mcp-proxy', '--home', s.home, '--manifest', s.manifest, '--policy', s.policy, '--context', s.context, '--', process.execPath, helperScript('recording-server.js')],
-    { input: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', env: { ...process.env, RECORD_FILE: s.record } },
+    ['mcp-proxy', '--home', s.home, '--manifest', s.manifest, '--policy', s.policy, '--context', s.context, '--', process.execPath, helperScript('upstream.js')],
+    { input: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', env: { ...process.env, UPSTREAM_TOOLS: 'approvals', RECORD_FILE: s.record } },
   );
   return r;
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { makeHome, writeFiles, helperScript, tempDir, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
+import { recorderManifest } from '../helpers/recorder-manifest.js';
 import { decodeLine, WireError } from '../../src/wire/message.js';
 import { canonicalize } from '../../src/core/canonical.js';
 
@@ -18,16 +19,7 @@ const SCALE = Number(process.env.FUZZ_SCALE ?? 1);
 const freshSeed = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : (Date.now() ^ Math.floor(Math.random() * 2 ** 31)) | 0;
 const LINES = Math.max(1, Math.round(150 * SCALE));
 
-const MANIFEST = `version: 1
-release: wire-fuzz@1
-tools:
-  echo:
-    effect: read
-    arguments:
-      text: { type: string }
-      n: { type: number }
-      to: { type: string }
-`;
+const MANIFEST = recorderManifest('wire-fuzz@1', []);
 
 const value = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 8 }), fc.integer({ min: -1e6, max: 1e6 }), fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.boolean(), fc.constant(null));
 const message = fc.oneof(
@@ -83,7 +75,7 @@ function sample(seed: number): Buffer[] {
 async function startGate(): Promise<{ gate: RawGate; received: () => string[] }> {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   const record = join(tempDir(), 'record.jsonl');
-  const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml']!, policy: f['p.cedar']!, upstream: [process.execPath, helperScript('recording-upstream.js')], env: { RECORD_FILE: record } });
+  const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml']!, policy: f['p.cedar']!, upstream: [process.execPath, helperScript('upstream.js')], env: { RECORD_LINES: record } });
   await gate.initialize();
   return { gate, received: () => (existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter((l) => l.length > 0) : []) };
 }

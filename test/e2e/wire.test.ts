@@ -6,24 +6,10 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
+import { recorderManifest } from '../helpers/recorder-manifest.js';
 import { canonicalize } from '../../src/core/canonical.js';
 
-const MANIFEST = `version: 1
-release: wire-test@1
-tools:
-  echo:
-    effect: read
-    arguments:
-      text: { type: string }
-      n: { type: number }
-      to: { type: string }
-  hang:
-    effect: read
-    arguments: {}
-  slow:
-    effect: read
-    arguments: {}
-`;
+const MANIFEST = recorderManifest('wire-test@1');
 
 let files: Record<string, string>;
 before(() => {
@@ -37,8 +23,8 @@ async function startGate(extraFlags: string[] = []) {
     manifest: files['manifest.yaml'],
     policy: files['policy.cedar'],
     flags: extraFlags,
-    upstream: [process.execPath, helperScript('recording-upstream.js')],
-    env: { RECORD_FILE: record },
+    upstream: [process.execPath, helperScript('upstream.js')],
+    env: { RECORD_LINES: record },
   });
   await gate.initialize();
   const received = () => (existsSync(record) ? readFileSync(record, 'utf8').trim().split('\n') : []);

@@ -10,3 +10,14 @@ export async function anchorCode(p: Promise<unknown>): Promise<AnchorErrorCode |
     throw e;
   }
 }
+
+/** The same for a check that runs synchronously. */
+export function anchorCodeOf(f: () => unknown): AnchorErrorCode | 'valid' {
+  try {
+    f();
+    return 'valid';
+  } catch (e) {
+    if (e instanceof AnchorError) return e.code;
+    throw e;
+  }
+}

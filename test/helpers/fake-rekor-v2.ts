@@ -6,12 +6,13 @@
 // TransparencyLogEntry with the inclusion proof; it serves the read API of tlog-tiles
 // (`/checkpoint`, `/tile/<L>/<N>[.p/<W>]`, `/tile/entries/<N>[.p/<W>]`). No v1 API: a client
 // must not fall back to a signed entry timestamp that does not exist.
-import { createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { canonicalize } from '../../src/core/canonical.js';
 import { formatCheckpoint } from '../../src/ledger/anchors/rekor/checkpoint.js';
 import { ed25519PublicRaw, verifyEd25519phDigest } from '../../src/ledger/anchors/rekor/ed25519ph.js';
 import { noteKeyId } from '../../src/ledger/anchors/rekor/log-key.js';
+import { pae } from '../../src/ledger/anchors/rekor/dsse.js';
 import { TiledTree, parseTileIndexPath } from './tlog-tiles.js';
 import type { FakeRekor, RekorMisbehaviour } from './fake-rekor.js';
 
@@ -42,7 +43,7 @@ export async function startFakeRekorV2(opts: { origin?: string; prefill?: number
     return {
       logIndex: String(index),
       logId: { keyId: b64(keyId) },
-      kindVersion: { kind: 'hashedrekord', version: '0.0.2' },
+      kindVersion: { kind: JSON.parse(tree.entries[index].toString('utf8')).kind, version: '0.0.2' },
       integratedTime: '0',
       inclusionProof: { logIndex: String(index), rootHash: b64(tree.root(size)), treeSize: String(size), hashes: hashes.map(b64), checkpoint: { envelope: checkpoint } },
       canonicalizedBody: b64(tree.entries[index]),
@@ -51,6 +52,7 @@ export async function startFakeRekorV2(opts: { origin?: string; prefill?: number
 
   // rekor-tiles' hashedrekord 0.0.2 validation (Ed25519 keys only here: PKIX_ED25519_PH).
   const validate = (req: any): Buffer | string => {
+    if (req?.dsseRequestV002) return validateDsse(req.dsseRequestV002);
     const r = req?.hashedRekordRequestV002 ?? req?.hashedRekordRequestV0_0_2;
     if (!r) return 'only hashedrekord 0.0.2 requests';
     const digest = typeof r.digest === 'string' ? Buffer.from(r.digest, 'base64') : null;
@@ -76,6 +78,38 @@ export async function startFakeRekorV2(opts: { origin?: string; prefill?: number
             signature: { content: r.signature.content, verifier: { keyDetails: v.keyDetails, publicKey: { rawBytes: v.publicKey.rawBytes } } },
           },
         },
+      }),
+    );
+  };
+
+  // rekor-tiles' dsse 0.0.2: each envelope signature verifies (PKIX_ED25519: pure Ed25519) over
+  // the PAE by one of the verifiers; the entry records SHA2_256 of the payload and the signatures.
+  const validateDsse = (r: any): Buffer | string => {
+    const env = r?.envelope;
+    if (typeof env?.payload !== 'string' || typeof env?.payloadType !== 'string' || !Array.isArray(env?.signatures) || !Array.isArray(r?.verifiers)) return 'missing fields';
+    const verifiers: { key: KeyObject; v: any }[] = [];
+    for (const v of r.verifiers) {
+      if (v?.keyDetails !== 'PKIX_ED25519' || typeof v?.publicKey?.rawBytes !== 'string') return 'this test log accepts PKIX_ED25519 verifiers only';
+      try {
+        verifiers.push({ key: createPublicKey({ key: Buffer.from(v.publicKey.rawBytes, 'base64'), format: 'der', type: 'spki' }), v });
+      } catch {
+        return 'invalid public key';
+      }
+    }
+    const payload = Buffer.from(env.payload, 'base64');
+    const signatures = [];
+    for (const s of env.signatures) {
+      const sig = Buffer.from(String(s?.sig), 'base64');
+      const hit = verifiers.find(({ key }) => verify(null, pae(env.payloadType, payload), key, sig));
+      if (!hit) return 'could not verify envelope signature';
+      signatures.push({ content: sig.toString('base64'), verifier: { keyDetails: 'PKIX_ED25519', publicKey: { rawBytes: hit.v.publicKey.rawBytes } } });
+    }
+    if (signatures.length === 0) return 'no signatures';
+    return Buffer.from(
+      canonicalize({
+        apiVersion: '0.0.2',
+        kind: 'dsse',
+        spec: { dsseV002: { payloadHash: { algorithm: 'SHA2_256', digest: createHash('sha256').update(payload).digest('base64') }, signatures } },
       }),
     );
   };

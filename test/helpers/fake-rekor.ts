@@ -4,13 +4,14 @@
 // Rekor, verifies their signature before integrating them (Ed25519 keys: Ed25519ph over the
 // SHA-512 digest the entry records; other key types are refused here). Its answers verify with the
 // same code as the public fixtures. `misbehave` corrupts answers for negative tests.
-import { createHash, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { canonicalize } from '../../src/core/canonical.js';
 import { MerkleTreeBuilder, inclusionProof, leafHash } from '../../src/ledger/merkle.js';
 import { formatCheckpoint } from '../../src/ledger/anchors/rekor/checkpoint.js';
 import { ed25519PublicRaw, verifyEd25519phDigest } from '../../src/ledger/anchors/rekor/ed25519ph.js';
 import { logIdOf } from '../../src/ledger/anchors/rekor/log-key.js';
+import { pae } from '../../src/ledger/anchors/rekor/dsse.js';
 import { startFakeRekorV2 } from './fake-rekor-v2.js';
 
 // omit-proof: the POST answer lacks the inclusion proof (the client must fetch the entry).
@@ -79,6 +80,7 @@ export async function startFakeRekor(
 
   // Rekor's hashedrekord validation: parse, check key and digest, verify the signature.
   const validate = (proposal: any): Buffer | string => {
+    if (proposal?.kind === 'dsse') return validateDsse(proposal);
     if (proposal?.kind !== 'hashedrekord' || proposal?.apiVersion !== '0.0.1') return 'unsupported kind or apiVersion';
     const hash = proposal.spec?.data?.hash;
     const sigB64 = proposal.spec?.signature?.content;
@@ -95,6 +97,39 @@ export async function startFakeRekor(
     if (!verifyEd25519phDigest(Buffer.from(sigB64, 'base64'), Buffer.from(hash.value, 'hex'), ed25519PublicRaw(key))) return 'verifying signature: invalid';
     return Buffer.from(
       canonicalize({ apiVersion: '0.0.1', kind: 'hashedrekord', spec: { data: { hash: { algorithm: hash.algorithm, value: hash.value } }, signature: { content: sigB64, publicKey: { content: keyB64 } } } }),
+    );
+  };
+
+  // Rekor's dsse 0.0.1: every envelope signature must verify (pure Ed25519 here) over the PAE by
+  // one of the verifiers; the log records the payload and envelope hashes and the signatures.
+  const validateDsse = (proposal: any): Buffer | string => {
+    if (proposal?.apiVersion !== '0.0.1') return 'unsupported apiVersion';
+    const pc = proposal.spec?.proposedContent;
+    if (typeof pc?.envelope !== 'string' || !Array.isArray(pc?.verifiers) || pc.verifiers.length === 0) return 'missing fields';
+    let env: any;
+    let keys: KeyObject[];
+    try {
+      env = JSON.parse(pc.envelope);
+      keys = pc.verifiers.map((v: string) => createPublicKey(Buffer.from(v, 'base64').toString('utf8')));
+    } catch {
+      return 'invalid envelope or verifier';
+    }
+    if (typeof env?.payload !== 'string' || typeof env?.payloadType !== 'string' || !Array.isArray(env.signatures) || env.signatures.length === 0) return 'invalid envelope';
+    const payload = Buffer.from(env.payload, 'base64');
+    const signatures: { signature: string; verifier: string }[] = [];
+    for (const s of env.signatures) {
+      const sig = Buffer.from(String(s?.sig), 'base64');
+      const i = keys.findIndex((k) => k.asymmetricKeyType === 'ed25519' && verify(null, pae(env.payloadType, payload), k, sig));
+      if (i < 0) return 'could not verify envelope signature';
+      signatures.push({ signature: sig.toString('base64'), verifier: pc.verifiers[i] });
+    }
+    const hex = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+    return Buffer.from(
+      canonicalize({
+        apiVersion: '0.0.1',
+        kind: 'dsse',
+        spec: { envelopeHash: { algorithm: 'sha256', value: hex(pc.envelope) }, payloadHash: { algorithm: 'sha256', value: hex(payload) }, signatures },
+      }),
     );
   };
 

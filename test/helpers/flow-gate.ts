@@ -1,15 +1,13 @@
 // Information flow end to end: a gate home, the flow manifest, a policy (permit-all unless
-// told otherwise), a task context, and the real gate binary in front of flow-server.ts, driven
+// told otherwise), a task context, and the real gate binary in front of the recording upstream's
+// flow tools (upstream.ts, UPSTREAM_TOOLS=flow), driven
 // by the SDK's Client. Optionally with an OpenTelemetry SDK preloaded (otel-preload.ts), the way
 // an operator installs one, so the test can read the spans an exporter received.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { helperScript, makeHome, PERMIT_ALL, tempDir } from './cli.js';
-import { gateArgs } from './gate-client.js';
-import type { RunningGate } from './recording-gate.js';
+import { readRecord, replaceContext, startGate, type RunningGate } from './gate.js';
 
 export const FLOW_MANIFEST = `version: 1
 release: flow-e2e@1
@@ -80,54 +78,26 @@ export function flowSetup(o: { context?: object; policy?: string; manifest?: str
 
 /** Replace the task context as an orchestrator should: write aside, then rename. */
 export function rewriteContext(s: FlowSetup, doc: object): void {
-  writeFileSync(`${s.context}.tmp`, JSON.stringify(doc));
-  renameSync(`${s.context}.tmp`, s.context);
+  replaceContext(s.context, doc);
 }
 
-export interface FlowGate extends RunningGate {
-  /** Transport-level errors the host's SDK reported (e.g. a line that is not JSON). */
-  hostErrors: string[];
-  exited: Promise<void>;
-}
+export type FlowGate = RunningGate;
 
-export async function startFlowGate(s: FlowSetup, o: { flags?: string[]; env?: Record<string, string>; otel?: boolean } = {}): Promise<FlowGate> {
-  const preload = o.otel ? ['--import', pathToFileURL(helperScript('otel-preload.js')).href] : [];
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [...preload, ...gateArgs({ home: s.home, manifest: s.manifest, policy: s.policy, context: s.context, flags: o.flags, upstream: [process.execPath, helperScript('flow-server.js')] })],
-    stderr: 'pipe',
-    env: { ...(process.env as Record<string, string>), FLOW_RECORD: s.record, CLOAKPIPE_TEST_SPANS: s.spans, ...(o.env ?? {}) },
+/** The gate in front of the flow tools, optionally with an OpenTelemetry SDK preloaded. */
+export function startFlowGate(s: FlowSetup, o: { flags?: string[]; env?: Record<string, string>; otel?: boolean } = {}): Promise<FlowGate> {
+  return startGate({
+    home: s.home,
+    manifest: s.manifest,
+    policy: s.policy,
+    context: s.context,
+    flags: o.flags,
+    upstream: [process.execPath, helperScript('upstream.js')],
+    env: { UPSTREAM_TOOLS: 'flow', RECORD_FILE: s.record, CLOAKPIPE_TEST_SPANS: s.spans, ...(o.env ?? {}) },
+    node: o.otel ? ['--import', pathToFileURL(helperScript('otel-preload.js')).href] : [],
   });
-  let err = '';
-  transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const client = new Client({ name: 'cloakpipe-flow-host', version: '1.0.0' });
-  const hostErrors: string[] = [];
-  let exitedResolve!: () => void;
-  const exited = new Promise<void>((r) => (exitedResolve = r));
-  await client.connect(transport);
-  client.onerror = (e) => void hostErrors.push(String((e as Error)?.message ?? e));
-  const prevClose = transport.onclose;
-  transport.onclose = () => {
-    prevClose?.();
-    exitedResolve();
-  };
-  return {
-    client,
-    pid: transport.pid ?? -1,
-    stderr: () => err,
-    hostErrors,
-    exited,
-    close: async () => {
-      await client.close().catch(() => undefined);
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-    },
-  };
 }
 
-export function records(s: FlowSetup): { tool: string; arguments: Record<string, unknown> }[] {
-  if (!existsSync(s.record)) return [];
-  return readFileSync(s.record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
+export const records = (s: FlowSetup) => readRecord(s.record);
 
 export function spansOf(s: FlowSetup): { name: string; attributes: Record<string, unknown>; status: { code: number; message?: string } }[] {
   if (!existsSync(s.spans)) return [];

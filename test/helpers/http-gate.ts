@@ -42,7 +42,7 @@ export async function startHttpGate(o: HttpGateOptions): Promise<HttpGate> {
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
+      const m = /listening on (https?:\/\/\S+)/.exec(err);
       if (m) resolve(m[1]);
     });
     void exited.then((code) => reject(new Error(`http-proxy exited ${code}: ${err}`)));

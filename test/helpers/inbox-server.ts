@@ -51,3 +51,14 @@ export async function startInbox(o: { home: string; approverKey: string; flags?:
       }),
   };
 }
+
+/** A logged-in HTTP client of the inbox (no browser): the session cookie and its CSRF token. */
+export async function inboxClient(i: RunningInbox): Promise<(path: string, method?: string) => Promise<{ status: number; body: string }>> {
+  const login = await fetch(`${i.url}/login`, { method: 'POST', body: new URLSearchParams({ token: i.token }), redirect: 'manual' });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0];
+  const { csrf } = (await (await fetch(`${i.url}/api/session`, { headers: { cookie } })).json()) as { csrf: string };
+  return async (path, method = 'GET') => {
+    const r = await fetch(`${i.url}${path}`, { method, headers: { cookie, 'x-csrf-token': csrf } });
+    return { status: r.status, body: await r.text() };
+  };
+}

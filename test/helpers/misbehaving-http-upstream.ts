@@ -8,7 +8,7 @@ export const CANARY = 'CANARY-http-upstream-41d7';
 export const SESSION = 'raw-session-0001';
 export const TOOLS = [
   'ok', 'ok_sse', 'wrong_type', 'sse_bad_field', 'sse_cut', 'sse_other_event', 'status_500', 'huge_declared', 'huge_chunked', 'huge_event',
-  'forged_id', 'dup_key', 'no_body', 'forget_session', 'hang',
+  'forged_id', 'dup_key', 'no_body', 'forget_session', 'hang', 'held',
 ];
 const BIG = 64 * 1024 * 1024 + 1024;
 
@@ -17,6 +17,10 @@ export interface RawUpstream {
   server: Server;
   /** Headers of every request, in order (lower-case names). */
   seen: { method: string; headers: IncomingMessage['headers'] }[];
+  /** Calls of `held` received and not yet answered: answer the oldest with release(). */
+  held: (() => void)[];
+  /** Resolves once `n` calls of `held` are waiting. */
+  heldCount(n: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,6 +28,8 @@ const result = (id: unknown, text: string) => JSON.stringify({ jsonrpc: '2.0', i
 
 export async function startRawUpstream(): Promise<RawUpstream> {
   const seen: RawUpstream['seen'] = [];
+  const held: (() => void)[] = [];
+  let waiters: (() => void)[] = [];
   let forgotten = false;
   const server = createServer((req, res) => {
     seen.push({ method: req.method ?? '', headers: req.headers });
@@ -109,6 +115,13 @@ export async function startRawUpstream(): Promise<RawUpstream> {
         return void res.writeHead(404).end();
       case 'hang':
         return; // never answers
+      case 'held':
+        held.push(() => {
+          res.writeHead(200, { 'Content-Type': 'application/json' });
+          res.end(result(id, text));
+        });
+        for (const w of waiters) w();
+        return;
     }
   };
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -117,6 +130,17 @@ export async function startRawUpstream(): Promise<RawUpstream> {
     url: `http://127.0.0.1:${port}/mcp`,
     server,
     seen,
+    held,
+    heldCount: (n) =>
+      new Promise((resolve) => {
+        const check = () => {
+          if (held.length < n) return;
+          waiters = waiters.filter((w) => w !== check);
+          resolve();
+        };
+        waiters.push(check);
+        check();
+      }),
     close: () =>
       new Promise((r) => {
         server.closeAllConnections();

@@ -11,6 +11,8 @@ export const PUBLIC_LOG = join(REPO_ROOT, 'test', 'ledger', 'fixtures', 'public-
 
 export const fixturePath = (name: string): string => join(PUBLIC_LOG, name);
 export const fixtureText = (name: string): string => readFileSync(fixturePath(name), 'utf8');
+/** A JSON fixture, parsed (a Rekor entry a test may change). */
+export const fixtureJson = (name: string): Record<string, any> => JSON.parse(fixtureText(name));
 export const fixtureBytes = (name: string): Buffer => readFileSync(fixturePath(name));
 
 export const REKOR_ENTRIES = [1, 2, 3, 4].map((i) => `rekor-entry-${i}.json`);

@@ -2,7 +2,7 @@
 // would never send.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
-import { gateArgs, type GateOptions } from './gate-client.js';
+import { gateArgs, type GateOptions } from './gate.js';
 
 // A failing test must not leave gates behind to keep the test process (and the run) alive.
 const live = new Set<ChildProcess>();

@@ -1,13 +1,11 @@
 // Approvals and operations end to end: a gate home, an approver key pair, a manifest with write
-// tools, and the real gate binary in front of the recording MCP server (recording-server.ts),
-// driven by the SDK's Client as host.
-import { existsSync, readFileSync } from 'node:fs';
+// tools, and the real gate (gate.ts) in front of the recording upstream (upstream.ts) with the
+// approvals tools.
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { cloakpipe, helperScript, makeHome, PERMIT_ALL, tempDir, writeFiles } from './cli.js';
-import { gateArgs } from './gate-client.js';
+import { call, ledgerOf, readRecord, startGate as start, waitFor, type Outcome, type RunningGate } from './gate.js';
+
+export { call, waitFor, type Outcome, type RunningGate };
 
 export const MANIFEST = `version: 1
 release: approvals-e2e@1
@@ -67,91 +65,26 @@ export function setup(): Setup {
   };
 }
 
-export interface RunningGate {
-  client: Client;
-  pid: number;
-  stderr(): string;
-  close(): Promise<void>;
-}
-
-export async function startGate(
+/** The gate in front of the recording upstream; `mode` says how its calls behave (upstream.ts). */
+export function startGate(
   s: Setup,
   o: { mode?: 'ok' | 'slow' | 'hang' | 'die' | 'fail'; flags?: string[]; approvers?: string[]; delayMs?: number } = {},
 ): Promise<RunningGate> {
   const approvers = o.approvers ?? [s.approverPub];
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: gateArgs({
-      home: s.home,
-      manifest: s.manifest,
-      policy: s.policy,
-      context: s.context,
-      flags: [...approvers.flatMap((p) => ['--approver-key', p]), ...(o.flags ?? [])],
-      upstream: [process.execPath, helperScript('recording-server.js')],
-    }),
-    stderr: 'pipe',
-    env: {
-      ...(process.env as Record<string, string>),
-      RECORD_FILE: s.record,
-      RECORDER_MODE: o.mode ?? 'ok',
-      RECORDER_DELAY_MS: String(o.delayMs ?? 300),
-    },
+  return start({
+    home: s.home,
+    manifest: s.manifest,
+    policy: s.policy,
+    context: s.context,
+    flags: [...approvers.flatMap((p) => ['--approver-key', p]), ...(o.flags ?? [])],
+    upstream: [process.execPath, helperScript('upstream.js')],
+    env: { UPSTREAM_TOOLS: 'approvals', RECORD_FILE: s.record, RECORDER_MODE: o.mode ?? 'ok', RECORDER_DELAY_MS: String(o.delayMs ?? 300) },
   });
-  let err = '';
-  transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-  const client = new Client({ name: 'cloakpipe-approvals-host', version: '1.0.0' });
-  await client.connect(transport);
-  return {
-    client,
-    pid: transport.pid!,
-    stderr: () => err,
-    close: () => client.close().catch(() => undefined),
-  };
 }
 
-export type Outcome =
-  | { ok: true; text: string; result: unknown }
-  | { ok: false; code: number; reason: string; detail: string; data: Record<string, unknown>; message: string };
+export const records = (s: Setup) => readRecord(s.record);
 
-export async function call(
-  g: RunningGate,
-  name: string,
-  args: Record<string, unknown>,
-  meta?: Record<string, unknown>,
-  timeoutMs = 20_000,
-): Promise<Outcome> {
-  try {
-    const result = await g.client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }, undefined, { timeout: timeoutMs });
-    const content = (result as { content?: { text?: string }[] }).content ?? [];
-    return { ok: true, text: content.map((c) => c.text ?? '').join(''), result };
-  } catch (e) {
-    if (!(e instanceof McpError)) throw e;
-    const data = (e.data ?? {}) as Record<string, unknown>;
-    return { ok: false, code: e.code, reason: String(data.reason ?? ''), detail: String(data.detail ?? ''), data, message: e.message };
-  }
-}
-
-export function records(s: Setup): { tool: string; arguments: Record<string, unknown> }[] {
-  if (!existsSync(s.record)) return [];
-  return readFileSync(s.record, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
-
-export async function waitFor(cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-export function ledger(s: Setup): Record<string, unknown>[] {
-  const r = cloakpipe(['ledger', 'show', '--json', '--home', s.home]);
-  if (r.status !== 0) throw new Error(`ledger show failed: ${r.stderr}`);
-  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
+export const ledger = (s: Setup) => ledgerOf(s.home);
 
 /** A call file for `cloakpipe fingerprint` / `approve --call`. */
 export function callFile(s: Setup, tool: string, args: Record<string, unknown>, name = `call-${Math.random().toString(36).slice(2)}.json`): string {

@@ -1,18 +1,14 @@
 // Policy end to end: a gate home, manifest, policy and task context files, and the real gate
-// binary in front of the support-desk server (support-desk-server.ts), whose record of calls is
+// binary in front of the recording upstream's support desk (upstream.ts, UPSTREAM_TOOLS=desk), whose record of calls is
 // the witness of what reached a tool.
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloakpipe, helperScript, makeHome, tempDir, writeFiles } from './cli.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { after } from 'node:test';
-import { gateArgs } from './gate-client.js';
-import { call, type Outcome, type RunningGate } from './recording-gate.js';
+import { helperScript, makeHome, tempDir, writeFiles } from './cli.js';
+import { call, decisions, ledgerOf, readRecord, replaceContext, startGate, summary, type Outcome, type RunningGate } from './gate.js';
 
-export { call, type Outcome, type RunningGate };
+export { call, decisions, ledgerOf, summary, type Outcome, type RunningGate };
 
-export const DESK_SERVER = helperScript('support-desk-server.js');
+export const DESK_SERVER = helperScript('upstream.js');
 
 /** The support desk's contract, without approvals (they are not under test here). */
 export const DESK_MANIFEST = `version: 1
@@ -66,85 +62,25 @@ export function desk(o: { policy: string; contexts?: Record<string, object>; man
   return { home: o.home ?? makeHome(), dir, manifest: files['manifest.yaml'], policy: files['p.cedar'], record: join(dir, 'record.jsonl'), contexts };
 }
 
-// A failing test must not leave gates behind to keep the test process alive.
-const running = new Set<() => Promise<void>>();
-after(async () => {
-  await Promise.allSettled([...running].map((close) => close()));
-});
-
-/** Start a gate on the desk's home with one of its task contexts. A gate that does not come up
- *  fails the test with what it wrote to stderr. */
-export async function openDesk(d: Desk, context?: string, flags: string[] = []): Promise<RunningGate> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: gateArgs({
-      home: d.home,
-      manifest: d.manifest,
-      policy: d.policy,
-      context: context === undefined ? undefined : d.contexts[context],
-      flags,
-      upstream: [process.execPath, DESK_SERVER],
-    }),
-    stderr: 'pipe',
-    env: { ...(process.env as Record<string, string>), RECORD_FILE: d.record },
+/** Start a gate on the desk's home with one of its task contexts. */
+export function openDesk(d: Desk, context?: string, flags: string[] = []): Promise<RunningGate> {
+  return startGate({
+    home: d.home,
+    manifest: d.manifest,
+    policy: d.policy,
+    context: context === undefined ? undefined : d.contexts[context],
+    flags,
+    upstream: [process.execPath, DESK_SERVER],
+    env: { UPSTREAM_TOOLS: 'desk', RECORD_FILE: d.record },
   });
-  let err = '';
-  transport.stderr?.on('data', (b: Buffer) => (err += b.toString()));
-  const client = new Client({ name: 'cloakpipe-policy-host', version: '1.0.0' });
-  try {
-    await client.connect(transport, { timeout: 120_000 });
-  } catch (e) {
-    await new Promise((r) => setTimeout(r, 200)); // the rest of stderr
-    await client.close().catch(() => undefined);
-    throw new Error(`the gate did not start: ${(e as Error).message}\n${err}`);
-  }
-  const pid = transport.pid ?? -1;
-  // Closing returns once the gate process is gone, so a gate started next on the same home
-  // really is a restart.
-  const close = async () => {
-    running.delete(close);
-    await client.close().catch(() => undefined);
-    for (const end = Date.now() + 30_000; pid > 0 && alive(pid) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 25));
-  };
-  running.add(close);
-  return { client, pid, stderr: () => err, close };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Replace a task context file the way an orchestrator should: write aside, then rename. */
 export function rewriteContext(d: Desk, name: string, doc: object): void {
-  const tmp = `${d.contexts[name]}.tmp`;
-  writeFileSync(tmp, JSON.stringify(doc));
-  renameSync(tmp, d.contexts[name]);
+  replaceContext(d.contexts[name], doc);
 }
 
 /** What reached the upstream's tools, in order. */
 export function arrived(d: Desk, tool?: string): { tool: string; arguments: Record<string, unknown>; pid: number }[] {
-  if (!existsSync(d.record)) return [];
-  const all = readFileSync(d.record, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-  return tool ? all.filter((r) => r.tool === tool) : all;
-}
-
-export function ledgerOf(home: string): Record<string, any>[] {
-  const r = cloakpipe(['ledger', 'show', '--json', '--home', home]);
-  if (r.status !== 0) throw new Error(`ledger show failed: ${r.stderr}`);
-  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
-
-export const decisions = (home: string) => ledgerOf(home).filter((e) => e.kind === 'decision');
-
-/** Assert-friendly view of a refusal: reason and detail, or 'ok'. */
-export function summary(o: Outcome): string {
-  return o.ok ? 'ok' : `${o.reason}: ${o.detail}`;
+  return readRecord(d.record, tool);
 }

@@ -13,7 +13,10 @@ import { cloakpipe, tempDir } from '../helpers/cli.js';
 import { freshToken, hsmSkip, SOFTHSM_MODULE, type Token } from '../helpers/softhsm.js';
 import { Pkcs11Signer, TokenError } from '../../src/keys/pkcs11.js';
 import { parsePkcs11Uri } from '../../src/keys/uri.js';
-import { SignerUnavailable } from '../../src/core/signer.js';
+import { SignerUnavailable, keyIdOf } from '../../src/core/signer.js';
+import { loadPublicKey } from '../../src/ledger/keys.js';
+import { verifyReceipt } from '../../src/approvals/receipt.js';
+import { existsSync } from 'node:fs';
 
 const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
 const CKK_EC_EDWARDS = 0x40;
@@ -113,4 +116,23 @@ test('Pkcs11Signer: signs Ed25519 that node verifies; reports whether the token 
   }
   assert.throws(() => s.sign(Buffer.from('x')), SignerUnavailable, 'a closed signer does not sign');
   assert.throws(() => Pkcs11Signer.open({ uri: parsePkcs11Uri(t.uri()), pin: 'nope' }), (e: unknown) => e instanceof TokenError && /refused the PIN/.test(e.message));
+});
+
+test('an approver key in a token: keygen --key makes it there, approve --key signs a receipt the gate verifies', hsmSkip, () => {
+  const t = freshToken();
+  const env = { ...process.env, ...t.env };
+  const prefix = join(tempDir(), 'alice');
+  const kg = cloakpipe(['keygen', '--key', t.uri('alice'), '--pin-file', t.pinFile, '--out', prefix, '--json'], { env });
+  assert.equal(kg.status, 0, kg.stderr);
+  assert.equal(JSON.parse(kg.stdout).generated, true);
+  assert.ok(!existsSync(`${prefix}.key`), 'no private key file');
+  const fp = `sha256:${'5a'.repeat(32)}` as const;
+  const ap = cloakpipe(['approve', '--key', t.uri('alice'), '--pin-file', t.pinFile, '--fingerprint', fp], { env });
+  assert.equal(ap.status, 0, ap.stderr);
+  const pub = loadPublicKey(`${prefix}.pub`);
+  const v = verifyReceipt(JSON.parse(ap.stdout), { fingerprint: fp, approvers: new Map([[keyIdOf(pub), pub]]), now: Date.now() });
+  assert.ok(v.ok, JSON.stringify(v));
+  const wrongPin = cloakpipe(['approve', '--key', t.uri('alice'), '--fingerprint', fp], { env: { ...env, CLOAKPIPE_PKCS11_PIN: 'nope' } });
+  assert.equal(wrongPin.status, 2);
+  assert.match(wrongPin.stderr, /approver key: token "cloakpipe" refused the PIN/);
 });

@@ -74,7 +74,7 @@ test('a gate does not start on a chain whose newest entry is not signed by its k
     [`replace(body, '"kind":"shutdowm"', '"kind":"shutdown","x":1')`, /newest ledger entry is unreadable: entry is not in its RFC 8785 form/],
   ] as const) {
     tamper(home, (db) => db.prepare(`UPDATE entries SET body = ${edit} WHERE seq = (SELECT MAX(seq) FROM entries)`).run());
-    const r = cloakpipe(['mcp-proxy', '--home', home, '--manifest', files()['m.yaml'], '--policy', files()['p.cedar'], '--', process.execPath, helperScript('recording-upstream.js')], {
+    const r = cloakpipe(['mcp-proxy', '--home', home, '--manifest', files()['m.yaml'], '--policy', files()['p.cedar'], '--', process.execPath, helperScript('upstream.js')], {
       input: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","version":"1"}}}\n',
     });
     assert.equal(r.status, 2, r.stderr);

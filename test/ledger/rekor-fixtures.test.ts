@@ -2,24 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { anchorCodeOf } from '../helpers/anchor-code.js';
 import { verifyRekorEntry } from '../../src/ledger/anchors/rekor/verify.js';
-import { AnchorError, type AnchorErrorCode } from '../../src/ledger/anchors/errors.js';
 import { numberMutations, survivors, type Mutation } from '../helpers/mutations.js';
-import { REKOR_ENTRIES, fixtureText } from '../helpers/public-log.js';
+import { REKOR_ENTRIES, fixtureJson, fixtureText } from '../helpers/public-log.js';
 
 const KEY = createPublicKey(fixtureText('rekor-public.pem'));
 type Entry = Record<string, any>;
-const load = (name: string): Entry => JSON.parse(fixtureText(name));
-
-function code(f: () => unknown): AnchorErrorCode | 'valid' {
-  try {
-    f();
-    return 'valid';
-  } catch (e) {
-    if (e instanceof AnchorError) return e.code;
-    throw e;
-  }
-}
 
 const flipBit = (b: Buffer, p: number, bit = p % 8): Buffer => {
   const m = Buffer.from(b);
@@ -45,7 +34,7 @@ test('every public Rekor fixture verifies (SET, inclusion proof, signed checkpoi
 });
 
 test('the API form ({uuid: {body, verification: {...}}}) verifies too', () => {
-  const e = load('rekor-entry-1.json');
+  const e = fixtureJson('rekor-entry-1.json');
   const api = {
     ['24296fb24b8ad77a' + 'a'.repeat(64)]: {
       body: e.canonicalizedBody,
@@ -59,42 +48,42 @@ test('the API form ({uuid: {body, verification: {...}}}) verifies too', () => {
 });
 
 test('--digest: the recorded digest is accepted, any other refused with body_mismatch', () => {
-  const s = verifyRekorEntry(load('rekor-entry-1.json'), KEY, { digest: 'sha256:a0cfc71271d6e278e57cd332ff957c3f7043fdda354c4cbb190a30d56efa01bf' });
+  const s = verifyRekorEntry(fixtureJson('rekor-entry-1.json'), KEY, { digest: 'sha256:a0cfc71271d6e278e57cd332ff957c3f7043fdda354c4cbb190a30d56efa01bf' });
   assert.equal(s.digestMatched, 'recorded');
-  assert.equal(code(() => verifyRekorEntry(load('rekor-entry-1.json'), KEY, { digest: 'sha256:' + 'a0'.repeat(32) })), 'body_mismatch');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(fixtureJson('rekor-entry-1.json'), KEY, { digest: 'sha256:' + 'a0'.repeat(32) })), 'body_mismatch');
   // dsse / intoto: the payload digest counts.
-  const d = verifyRekorEntry(load('rekor-entry-2.json'), KEY).recordedDigests[0];
-  assert.equal(verifyRekorEntry(load('rekor-entry-2.json'), KEY, { digest: d }).digestMatched, 'recorded');
-  assert.equal(code(() => verifyRekorEntry(load('rekor-entry-4.json'), KEY, { digest: d })), 'body_mismatch');
+  const d = verifyRekorEntry(fixtureJson('rekor-entry-2.json'), KEY).recordedDigests[0];
+  assert.equal(verifyRekorEntry(fixtureJson('rekor-entry-2.json'), KEY, { digest: d }).digestMatched, 'recorded');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(fixtureJson('rekor-entry-4.json'), KEY, { digest: d })), 'body_mismatch');
 });
 
 test('another log key: log_id_mismatch; a right log id with a wrong key cannot verify', () => {
   const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
-  for (const name of REKOR_ENTRIES) assert.equal(code(() => verifyRekorEntry(load(name), other)), 'log_id_mismatch');
-  const e = load('rekor-entry-1.json');
+  for (const name of REKOR_ENTRIES) assert.equal(anchorCodeOf(() => verifyRekorEntry(fixtureJson(name), other)), 'log_id_mismatch');
+  const e = fixtureJson('rekor-entry-1.json');
   e.logID = createHash('sha256').update(other.export({ type: 'spki', format: 'der' })).digest('hex');
-  assert.equal(code(() => verifyRekorEntry(e, other)), 'set_invalid');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(e, other)), 'set_invalid');
 });
 
 test('a truncated inclusion proof fails with inclusion_invalid; a checkpoint for another tree with checkpoint_invalid', () => {
   for (const name of REKOR_ENTRIES) {
-    const e = load(name);
+    const e = fixtureJson(name);
     e.inclusionProof.hashes.pop();
-    assert.equal(code(() => verifyRekorEntry(e, KEY)), 'inclusion_invalid', name);
+    assert.equal(anchorCodeOf(() => verifyRekorEntry(e, KEY)), 'inclusion_invalid', name);
   }
   // A genuine checkpoint of the same log, but for another tree: signature valid, size/root differ.
-  const e = load('rekor-entry-1.json');
-  e.inclusionProof.checkpoint = load('rekor-entry-4.json').inclusionProof.checkpoint;
-  assert.equal(code(() => verifyRekorEntry(e, KEY)), 'checkpoint_invalid');
+  const e = fixtureJson('rekor-entry-1.json');
+  e.inclusionProof.checkpoint = fixtureJson('rekor-entry-4.json').inclusionProof.checkpoint;
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(e, KEY)), 'checkpoint_invalid');
 });
 
 test('a checkpoint whose signature line names another key hint, or no signature, fails', () => {
-  const e = load('rekor-entry-1.json');
+  const e = fixtureJson('rekor-entry-1.json');
   const cp: string = e.inclusionProof.checkpoint;
   e.inclusionProof.checkpoint = cp.replace('wNI9aj', 'AAAAAA');
-  assert.equal(code(() => verifyRekorEntry(e, KEY)), 'checkpoint_invalid');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(e, KEY)), 'checkpoint_invalid');
   e.inclusionProof.checkpoint = cp.slice(0, cp.indexOf('\n\n') + 2);
-  assert.equal(code(() => verifyRekorEntry(e, KEY)), 'checkpoint_invalid');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(e, KEY)), 'checkpoint_invalid');
 });
 
 // Every significant datum, one bit flipped in each byte: body (decoded), SET (decoded), every
@@ -104,7 +93,7 @@ test('a checkpoint whose signature line names another key hint, or no signature,
 test('every one-byte change to every public Rekor fixture fails', () => {
   let total = 0;
   for (const name of REKOR_ENTRIES) {
-    const orig = load(name);
+    const orig = fixtureJson(name);
     const cases: Mutation[] = [];
     const bytesCase = (what: string, get: (e: Entry) => Buffer, set: (e: Entry, b: Buffer) => void) => {
       const b = get(orig);
@@ -123,17 +112,17 @@ test('every one-byte change to every public Rekor fixture fails', () => {
     numCase('logIndex', (e) => e.logIndex, (e, v) => (e.logIndex = v));
     numCase('proof.logIndex', (e) => e.inclusionProof.logIndex, (e, v) => (e.inclusionProof.logIndex = v));
     numCase('proof.treeSize', (e) => e.inclusionProof.treeSize, (e, v) => (e.inclusionProof.treeSize = v));
-    assert.deepEqual(survivors(orig, cases, (e) => code(() => verifyRekorEntry(e, KEY)) === 'valid'), [], `${name}: mutations that still verify`);
+    assert.deepEqual(survivors(orig, cases, (e) => anchorCodeOf(() => verifyRekorEntry(e, KEY)) === 'valid'), [], `${name}: mutations that still verify`);
     total += cases.length;
   }
   assert.ok(total > 15000, `ran ${total} mutations`);
 });
 
 test('textual re-spellings are refused: upper-case hex, non-canonical base64, JSON string numbers', () => {
-  const e1 = load('rekor-entry-1.json');
+  const e1 = fixtureJson('rekor-entry-1.json');
   e1.logID = e1.logID.toUpperCase();
-  assert.equal(code(() => verifyRekorEntry(e1, KEY)), 'malformed');
-  const e2 = load('rekor-entry-1.json');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(e1, KEY)), 'malformed');
+  const e2 = fixtureJson('rekor-entry-1.json');
   // "=" padded SET: flip the unused low bits of the last base64 digit.
   const s: string = e2.signedEntryTimestamp;
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -143,9 +132,9 @@ test('textual re-spellings are refused: upper-case hex, non-canonical base64, JS
     const v = alphabet.indexOf(s[i]) ^ 1;
     e2.signedEntryTimestamp = s.slice(0, i) + alphabet[v] + s.slice(i + 1);
     assert.deepEqual(Buffer.from(e2.signedEntryTimestamp, 'base64'), Buffer.from(s, 'base64'), 'same bytes, other spelling');
-    assert.equal(code(() => verifyRekorEntry(e2, KEY)), 'malformed');
+    assert.equal(anchorCodeOf(() => verifyRekorEntry(e2, KEY)), 'malformed');
   }
-  const e3 = load('rekor-entry-1.json');
+  const e3 = fixtureJson('rekor-entry-1.json');
   e3.logIndex = String(e3.logIndex);
-  assert.equal(code(() => verifyRekorEntry(e3, KEY)), 'malformed');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(e3, KEY)), 'malformed');
 });

@@ -5,28 +5,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { anchorCodeOf } from '../helpers/anchor-code.js';
 import { verifyRekorEntry } from '../../src/ledger/anchors/rekor/verify.js';
-import { AnchorError, type AnchorErrorCode } from '../../src/ledger/anchors/errors.js';
 import { numberMutations, survivors, type Mutation } from '../helpers/mutations.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, REKOR_V2_ENTRIES, REKOR_V2_KEY, fixturePath, fixtureText } from '../helpers/public-log.js';
+import { CLI, REKOR_V2_ENTRIES, REKOR_V2_KEY, fixturePath, fixtureJson, fixtureText } from '../helpers/public-log.js';
 
 const KEY = createPublicKey(fixtureText(REKOR_V2_KEY));
 type Entry = Record<string, any>;
-const load = (name: string): Entry => JSON.parse(fixtureText(name));
-
-function code(f: () => unknown): AnchorErrorCode | 'valid' {
-  try {
-    f();
-    return 'valid';
-  } catch (e) {
-    if (e instanceof AnchorError) return e.code;
-    throw e;
-  }
-}
 
 test('the real v2 entry verifies: C2SP key id, inclusion proof, Ed25519 checkpoint; no time claimed', () => {
   const s = verifyRekorEntry(fixtureText(REKOR_V2_ENTRIES[0]), KEY);
@@ -40,31 +29,31 @@ test('the real v2 entry verifies: C2SP key id, inclusion proof, Ed25519 checkpoi
   assert.equal(s.logID, 'f30d5a999d92e662484244263f174cb8eacbfe8264bc583d32741799e3825dc9');
   assert.deepEqual(s.recordedDigests, ['sha256:' + Buffer.from('FfZyRhFZIbt8HeDn6eknXIAW3CVKDACYiJRLftNkSqo=', 'base64').toString('hex')]);
   // --digest: the recorded digest matches, another is body_mismatch.
-  assert.equal(verifyRekorEntry(load(REKOR_V2_ENTRIES[0]), KEY, { digest: s.recordedDigests[0] }).digestMatched, 'recorded');
-  assert.equal(code(() => verifyRekorEntry(load(REKOR_V2_ENTRIES[0]), KEY, { digest: 'sha256:' + '00'.repeat(32) })), 'body_mismatch');
+  assert.equal(verifyRekorEntry(fixtureJson(REKOR_V2_ENTRIES[0]), KEY, { digest: s.recordedDigests[0] }).digestMatched, 'recorded');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(fixtureJson(REKOR_V2_ENTRIES[0]), KEY, { digest: 'sha256:' + '00'.repeat(32) })), 'body_mismatch');
 });
 
 test('another key, a v1 key, a v2 entry passed off as v1 (or back) are refused', () => {
-  const e = load(REKOR_V2_ENTRIES[0]);
+  const e = fixtureJson(REKOR_V2_ENTRIES[0]);
   const other = generateKeyPairSync('ed25519').publicKey;
-  assert.equal(code(() => verifyRekorEntry(e, other)), 'log_id_mismatch');
-  assert.equal(code(() => verifyRekorEntry(e, fixtureText('rekor-public.pem'))), 'log_id_mismatch');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(e, other)), 'log_id_mismatch');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(e, fixtureText('rekor-public.pem'))), 'log_id_mismatch');
   // The other key under the right id: the checkpoint signature cannot verify.
-  const forged = load(REKOR_V2_ENTRIES[0]);
+  const forged = fixtureJson(REKOR_V2_ENTRIES[0]);
   const raw = other.export({ type: 'spki', format: 'der' }).subarray(-32);
   forged.logID = createHash('sha256').update(Buffer.concat([Buffer.from('log2025-alpha1.rekor.sigstage.dev\n'), Buffer.from([1]), raw])).digest('hex');
-  assert.equal(code(() => verifyRekorEntry(forged, other)), 'checkpoint_invalid');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(forged, other)), 'checkpoint_invalid');
   // A number for integratedTime, or a SET field, makes it a v1 entry: it then lacks a valid SET.
-  const v1ish = load(REKOR_V2_ENTRIES[0]);
+  const v1ish = fixtureJson(REKOR_V2_ENTRIES[0]);
   v1ish.integratedTime = 1749470255;
-  assert.equal(code(() => verifyRekorEntry(v1ish, KEY)), 'malformed');
-  const withSet = load(REKOR_V2_ENTRIES[0]);
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(v1ish, KEY)), 'malformed');
+  const withSet = fixtureJson(REKOR_V2_ENTRIES[0]);
   withSet.signedEntryTimestamp = Buffer.alloc(70, 1).toString('base64');
-  assert.equal(code(() => verifyRekorEntry(withSet, KEY)), 'malformed');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(withSet, KEY)), 'malformed');
   // logIndex is unsigned in v2: it must be the proof's index.
-  const idx = load(REKOR_V2_ENTRIES[0]);
+  const idx = fixtureJson(REKOR_V2_ENTRIES[0]);
   idx.logIndex = 644;
-  assert.equal(code(() => verifyRekorEntry(idx, KEY)), 'inclusion_invalid');
+  assert.equal(anchorCodeOf(() => verifyRekorEntry(idx, KEY)), 'inclusion_invalid');
 });
 
 const flip = (b: Buffer, p: number, bit: number): Buffer => {
@@ -76,7 +65,7 @@ const flip = (b: Buffer, p: number, bit: number): Buffer => {
 test('every one-bit change to every signed or hashed part of the v2 entry is refused', () => {
   let total = 0;
   for (const name of REKOR_V2_ENTRIES) {
-    const orig = load(name);
+    const orig = fixtureJson(name);
     const cases: Mutation[] = [];
     const bits = (what: string, get: (e: Entry) => Buffer, set: (e: Entry, b: Buffer) => void) => {
       const b = get(orig);
@@ -100,7 +89,7 @@ test('every one-bit change to every signed or hashed part of the v2 entry is ref
     num('logIndex', (e) => e.logIndex, (e, v) => (e.logIndex = v));
     num('proof.logIndex', (e) => e.inclusionProof.logIndex, (e, v) => (e.inclusionProof.logIndex = v));
     num('proof.treeSize', (e) => e.inclusionProof.treeSize, (e, v) => (e.inclusionProof.treeSize = v));
-    assert.deepEqual(survivors(orig, cases, (e) => code(() => verifyRekorEntry(e, KEY)) === 'valid'), [], `${name}: mutations that still verify`);
+    assert.deepEqual(survivors(orig, cases, (e) => anchorCodeOf(() => verifyRekorEntry(e, KEY)) === 'valid'), [], `${name}: mutations that still verify`);
     total += cases.length;
   }
   assert.ok(total > 14000, `ran ${total} mutations`);
@@ -109,22 +98,22 @@ test('every one-bit change to every signed or hashed part of the v2 entry is ref
 test('an entry file (v1 or v2) with a duplicate key is refused, whichever copy is genuine', () => {
   for (const [name, key] of [[REKOR_V2_ENTRIES[0], KEY], ['rekor-entry-1.json', createPublicKey(fixtureText('rekor-public.pem'))]] as const) {
     const text = fixtureText(name);
-    assert.equal(code(() => verifyRekorEntry(text, key)), 'valid');
+    assert.equal(anchorCodeOf(() => verifyRekorEntry(text, key)), 'valid');
     for (const [field, forged] of [
       ['"logIndex"', '"logIndex": 1,'],
       ['"canonicalizedBody"', `"canonicalizedBody": "${Buffer.from('{}').toString('base64')}",`],
     ] as const) {
       const dup = text.replace(field, `${forged}\n  ${field}`);
       assert.notEqual(dup, text);
-      assert.equal(code(() => verifyRekorEntry(dup, key)), 'malformed', `${name} ${field}`);
-      assert.equal(code(() => verifyRekorEntry(Buffer.from(dup), key)), 'malformed', `${name} ${field} (bytes)`);
+      assert.equal(anchorCodeOf(() => verifyRekorEntry(dup, key)), 'malformed', `${name} ${field}`);
+      assert.equal(anchorCodeOf(() => verifyRekorEntry(Buffer.from(dup), key)), 'malformed', `${name} ${field} (bytes)`);
     }
   }
 });
 
 test('anchor verify (the binary) accepts the real v2 entry and refuses it with one proof bit flipped', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-v2fix-'));
-  const e = load(REKOR_V2_ENTRIES[0]);
+  const e = fixtureJson(REKOR_V2_ENTRIES[0]);
   writeFileSync(join(dir, 'ok.json'), JSON.stringify(e));
   const h: string = e.inclusionProof.hashes[1];
   e.inclusionProof.hashes[1] = h.slice(0, -1) + (h.endsWith('0') ? '1' : '0');

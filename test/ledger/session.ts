@@ -22,7 +22,7 @@ export const files = () => (written ??= writeFiles({ 'm.yaml': MANIFEST, 'p.ceda
 /** Runs one gate session on `home`: `allowed` echo calls and one call to an undeclared tool. */
 export async function session(home: string, allowed = 1, flags: string[] = []): Promise<string> {
   const f = files();
-  const g = new RawGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], flags, upstream: [process.execPath, helperScript('recording-upstream.js')] });
+  const g = new RawGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], flags, upstream: [process.execPath, helperScript('upstream.js')] });
   await g.initialize();
   let id = 1;
   const call = async (name: string) => {

@@ -10,7 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { EVERYTHING, FILESYSTEM, MEMORY, cloakpipe, helperScript, makeHome, tempDir } from '../helpers/cli.js';
-import { connectThroughGate } from '../helpers/gate-client.js';
+import { startGate } from '../helpers/gate.js';
 
 function draft(server: string[], extra: string[] = []) {
   const dir = tempDir('cloakpipe-draft-');
@@ -25,7 +25,7 @@ function draft(server: string[], extra: string[] = []) {
 }
 
 async function sameAnswers(server: string[], d: ReturnType<typeof draft>, calls: [string, Record<string, unknown>][]) {
-  const gated = await connectThroughGate({ home: makeHome(), manifest: d.out, policy: d.policyPath, upstream: server, flags: ['--mode', 'enforce'] });
+  const gated = await startGate({ home: makeHome(), manifest: d.out, policy: d.policyPath, upstream: server, flags: ['--mode', 'enforce'] });
   const direct = new Client({ name: 'direct', version: '1' });
   await direct.connect(new StdioClientTransport({ command: server[0], args: server.slice(1), stderr: 'ignore', env: process.env as Record<string, string> }));
   try {
@@ -148,7 +148,7 @@ test('every page is read, and what v1 cannot hold is named, never dropped', asyn
     /# NOT DECLARED: "has space": its name is not a valid manifest tool name/,
   ]) assert.match(d.manifest, named);
   // The drafted rules hold in enforce mode: a value outside them is refused, one inside passes.
-  const gated = await connectThroughGate({ home: makeHome(), manifest: d.out, policy: d.policyPath, upstream: [process.execPath, helperScript('paged-tools-server.js')] });
+  const gated = await startGate({ home: makeHome(), manifest: d.out, policy: d.policyPath, upstream: [process.execPath, helperScript('paged-tools-server.js')] });
   try {
     const ok = (await gated.client.callTool({ name: 'lookup', arguments: { id: 'C123456', code: 'xxabbx', limit: 99 } })) as { content: { text: string }[] };
     assert.equal(JSON.parse(ok.content[0].text).tool, 'lookup');

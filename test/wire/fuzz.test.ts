@@ -12,6 +12,7 @@ import { decodeLine, encodeMessage, readableId } from '../../src/wire/message.js
 import { LineFramer } from '../../src/wire/frame.js';
 import { canonicalize } from '../../src/core/canonical.js';
 import type { JsonValue } from '../../src/core/json.js';
+import { byteMutation, exactEqual, mutateBytes } from '../helpers/wire-gen.js';
 
 const FIXED_SEED = 0x5eedc10a;
 /** FUZZ_SCALE multiplies every property's number of runs (CI runs the default, 1). */
@@ -164,18 +165,6 @@ function hasLoneSurrogate(s: Str): boolean {
 /** A raw control character in a string is no JSON (only escapes may carry them). */
 const hasRawControl = (s: Str): boolean => s.some((p) => 'raw' in p && /[\u0000-\u001f]/.test(p.raw));
 
-/** Exact decimal equality of two number tokens, with BigInt. */
-function exactEqual(a: string, b: string): boolean {
-  const parts = (t: string): [bigint, number] => {
-    const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(t)!;
-    const frac = m[2] ?? '';
-    return [BigInt(m[1]! + frac), Number(m[3] ?? '0') - frac.length];
-  };
-  const [ma, ea] = parts(a);
-  const [mb, eb] = parts(b);
-  const e = Math.min(ea, eb);
-  return ma * 10n ** BigInt(ea - e) === mb * 10n ** BigInt(eb - e);
-}
 /** The contract's number rule, decided without the parser. */
 function numberOk(t: string): boolean {
   const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?)(\d+))?$/.exec(t)!;
@@ -388,32 +377,12 @@ fuzz(
   1500,
 );
 
-type Mutation = { op: 'flip' | 'insert' | 'delete' | 'truncate' | 'replace' | 'duplicate'; pos: number; len: number; byte: number };
-const mutation: fc.Arbitrary<Mutation> = fc.record({
-  op: fc.constantFrom('flip', 'insert', 'delete', 'truncate', 'replace', 'duplicate'),
-  pos: fc.nat(),
-  len: fc.integer({ min: 1, max: 16 }),
-  byte: fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(...Buffer.from('{}[]",:\\u0eE-.+ \r\t\n'))),
-});
-function mutate(buf: Buffer, muts: Mutation[]): Buffer {
-  let b = Buffer.from(buf);
-  for (const m of muts) {
-    const p = b.length === 0 ? 0 : m.pos % b.length;
-    if (m.op === 'flip' && b.length) b[p] = b[p]! ^ (1 << m.byte % 8);
-    else if (m.op === 'replace' && b.length) b[p] = m.byte;
-    else if (m.op === 'insert') b = Buffer.concat([b.subarray(0, p), Buffer.from([m.byte]), b.subarray(p)]);
-    else if (m.op === 'delete' && b.length) b = Buffer.concat([b.subarray(0, p), b.subarray(p + m.len)]);
-    else if (m.op === 'truncate') b = b.subarray(0, p);
-    else if (m.op === 'duplicate') b = Buffer.concat([b.subarray(0, p + m.len), b.subarray(p)]); // repeats a span: keys, values, brackets
-  }
-  return b;
-}
 
 fuzz(
   'random mutations of valid messages: a WireError or a message equal to JSON.parse that re-encodes to itself',
-  fc.tuple(call, fc.array(mutation, { minLength: 1, maxLength: 5 }), fc.boolean()),
+  fc.tuple(call, fc.array(byteMutation, { minLength: 1, maxLength: 5 }), fc.boolean()),
   ([m, muts, canonical]) => {
-    const line = mutate(Buffer.from(canonical ? canonicalize(m) : JSON.stringify(m)), muts);
+    const line = mutateBytes(Buffer.from(canonical ? canonicalize(m) : JSON.stringify(m)), muts);
     let decoded;
     try {
       decoded = decodeLine(line);

@@ -9,6 +9,7 @@ import { canonicalize } from '../../src/core/canonical.js';
 import { callDigests, fingerprintOf } from '../../src/core/call.js';
 import { digestJson } from '../../src/core/digest.js';
 import type { JsonObject } from '../../src/core/json.js';
+import { byteMutation, exactEqual, mutateBytes } from '../helpers/wire-gen.js';
 import { decodeLine, encodeMessage, readableId } from '../../src/wire/message.js';
 import type { JsonValue } from '../../src/core/json.js';
 
@@ -192,19 +193,6 @@ test('any finite double in its shortest form parses to itself, or refuses number
   );
 });
 
-// An independent oracle for the round-trip rule: exact rational comparison with BigInt of the
-// token's value and the value of String(Number(token)).
-function exactEqual(a: string, b: string): boolean {
-  const parts = (t: string): [bigint, number] => {
-    const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(t)!;
-    const frac = m[2] ?? '';
-    return [BigInt(m[1]! + frac), Number(m[3] ?? '0') - frac.length];
-  };
-  const [ma, ea] = parts(a);
-  const [mb, eb] = parts(b);
-  const e = Math.min(ea, eb);
-  return ma * 10n ** BigInt(ea - e) === mb * 10n ** BigInt(eb - e);
-}
 
 test('random decimal tokens: accepted exactly when the decimal value survives a trip through a double', () => {
   const token = fc
@@ -257,25 +245,6 @@ const rpcMessage = fc.oneof(
   fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), result: args }),
 );
 
-type Mutation = { op: 'flip' | 'insert' | 'delete' | 'truncate' | 'replace'; pos: number; byte: number };
-const mutation: fc.Arbitrary<Mutation> = fc.record({
-  op: fc.constantFrom('flip', 'insert', 'delete', 'truncate', 'replace'),
-  pos: fc.nat(),
-  byte: fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(...Buffer.from('{}[]",:\\u0eE-.+ \r\t')), fc.constantFrom(0x80, 0xc0, 0xed, 0xef, 0xff)),
-});
-
-function mutate(buf: Buffer, muts: Mutation[]): Buffer {
-  let b = Buffer.from(buf);
-  for (const m of muts) {
-    const p = b.length === 0 ? 0 : m.pos % b.length;
-    if (m.op === 'flip' && b.length) b[p] = b[p]! ^ (1 << m.byte % 8);
-    else if (m.op === 'replace' && b.length) b[p] = m.byte;
-    else if (m.op === 'insert') b = Buffer.concat([b.subarray(0, p), Buffer.from([m.byte]), b.subarray(p)]);
-    else if (m.op === 'delete' && b.length) b = Buffer.concat([b.subarray(0, p), b.subarray(p + 1)]);
-    else if (m.op === 'truncate') b = b.subarray(0, p);
-  }
-  return b;
-}
 
 test('valid JSON-RPC messages decode to themselves', () => {
   fc.assert(
@@ -290,9 +259,9 @@ test('valid JSON-RPC messages decode to themselves', () => {
 
 test('random mutations of valid messages: decodeLine returns or throws WireError, never anything else', () => {
   fc.assert(
-    fc.property(rpcMessage, fc.array(mutation, { minLength: 1, maxLength: 4 }), fc.boolean(), (m, muts, canonical) => {
+    fc.property(rpcMessage, fc.array(byteMutation, { minLength: 1, maxLength: 4 }), fc.boolean(), (m, muts, canonical) => {
       const base = Buffer.from(canonical ? canonicalize(m) : JSON.stringify(m));
-      const line = mutate(base, muts);
+      const line = mutateBytes(base, muts);
       let decoded;
       try {
         decoded = decodeLine(line);

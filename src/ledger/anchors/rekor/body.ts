@@ -7,12 +7,15 @@ import { fail } from '../errors.js';
 import { strictBase64, type DigestSpec } from '../encoding.js';
 import { readEvidenceJson } from '../evidence-json.js';
 import { ed25519PublicRaw, verifyEd25519ph, verifyEd25519phDigest } from './ed25519ph.js';
+import { sha256, verifiesEpochRoot } from './dsse.js';
 
 export type RekorBody = {
   kind: string;
   apiVersion: string;
   digests: DigestSpec[]; // what the entry commits to (artifact / payload / envelope digests)
   hashedrekord?: { hash: DigestSpec; signature: Buffer; key: KeyObject };
+  /** A dsse entry's payload hash and signatures (each key read only when it is needed). */
+  dsse?: { payloadHash: DigestSpec; signatures: { signature: Buffer; key: () => KeyObject }[] };
 };
 
 const ALGS = { sha256: 32, sha384: 48, sha512: 64 } as const;
@@ -74,7 +77,13 @@ function parseV2Body(b: { kind: string; apiVersion: string; spec: Record<string,
   } else if (b.kind === 'dsse') {
     const s = b.spec.dsseV002;
     if (!s || typeof s !== 'object') fail('malformed', 'dsse 0.0.2: no dsseV002');
-    out.digests.push(v2Hash(s.payloadHash, 'dsse 0.0.2 payloadHash'));
+    const payloadHash = v2Hash(s.payloadHash, 'dsse 0.0.2 payloadHash');
+    out.digests.push(payloadHash);
+    const sigs = Array.isArray(s.signatures) ? s.signatures : [];
+    out.dsse = {
+      payloadHash,
+      signatures: sigs.map((x: any) => ({ signature: strictBase64(x?.content, 'dsse 0.0.2 signature'), key: () => v2Key(x?.verifier).key })),
+    };
   } else {
     fail('malformed', `entry body: ${b.kind} is not a Rekor v2 kind`);
   }
@@ -114,6 +123,22 @@ export function parseRekorBody(bytes: Buffer, version: 1 | 2 = 1): RekorBody {
   } else if (b.kind === 'dsse') {
     push(spec.payloadHash);
     push(spec.envelopeHash);
+    const payloadHash = hashSpec(spec.payloadHash);
+    if (payloadHash && Array.isArray(spec.signatures)) {
+      out.dsse = {
+        payloadHash,
+        signatures: spec.signatures.map((x: any) => ({
+          signature: strictBase64(x?.signature, 'dsse signature'),
+          key: () => {
+            try {
+              return keyFromPem(strictBase64(x?.verifier, 'dsse verifier').toString('utf8'));
+            } catch {
+              fail('malformed', 'dsse: unreadable verifier key');
+            }
+          },
+        })),
+      };
+    }
   } else if (b.kind === 'intoto') {
     push(spec.content?.payloadHash);
     push(spec.content?.hash);
@@ -134,6 +159,10 @@ export type BodyCheck = { bodySignature: 'verified' | 'not_checked'; digestMatch
  * records SHA-512 of it and the Ed25519ph signature over it verifies).
  */
 export function checkRekorBody(body: RekorBody, opts: { digest?: DigestSpec; signer?: KeyObject }): BodyCheck {
+  if (body.dsse && !body.hashedrekord && (opts.signer || opts.digest)) {
+    const r = checkDsseBody(body.dsse, opts);
+    if (r) return r;
+  }
   const res: BodyCheck = { bodySignature: 'not_checked' };
   const hr = body.hashedrekord;
   if (opts.signer) {
@@ -166,4 +195,27 @@ export function checkRekorBody(body: RekorBody, opts: { digest?: DigestSpec; sig
     }
   }
   return res;
+}
+
+/**
+ * A dsse entry as an epoch anchor (dsse.ts): the digest is the epoch root itself; SHA-256 of it
+ * is the recorded payload hash and a signature by the signer (or, without one, by any recorded
+ * key) verifies over the epoch envelope. Returns null when the digest is simply one the entry
+ * records (an ordinary dsse entry checked against its payload or envelope hash, no signer).
+ */
+function checkDsseBody(d: NonNullable<RekorBody['dsse']>, opts: { digest?: DigestSpec; signer?: KeyObject }): BodyCheck | null {
+  const root = opts.digest;
+  if (!root) fail('body_signature_invalid', 'a dsse entry is checked against the epoch root it signs: give the digest');
+  const isRoot = d.payloadHash.algorithm === 'sha256' && root.algorithm === 'sha256' && sha256(root.value).equals(d.payloadHash.value);
+  if (!isRoot) {
+    if (opts.signer) fail('body_mismatch', `entry does not commit to ${root.algorithm}:${root.value.toString('hex')}`);
+    return null;
+  }
+  for (const s of d.signatures) {
+    const key = s.key();
+    if (opts.signer && !sameKey(key, opts.signer)) continue;
+    if (verifiesEpochRoot(s.signature, key, root.value)) return { bodySignature: 'verified', digestMatched: 'artifact' };
+  }
+  if (opts.signer && !d.signatures.some((s) => sameKey(s.key(), opts.signer!))) fail('body_signature_invalid', 'entry is signed by another key');
+  fail('body_signature_invalid', 'dsse signature over the epoch envelope does not verify');
 }

@@ -13,6 +13,7 @@ import { asSigner } from '../../../keys/file.js';
 import { AnchorError, fail } from '../errors.js';
 import { httpGet, httpPost } from '../http.js';
 import type { RekorEntryFile } from './entry.js';
+import { epochEnvelope } from './dsse.js';
 import { verifyRekorEntry, type RekorSummary } from './verify.js';
 import { leafHash } from '../../merkle.js';
 
@@ -61,6 +62,25 @@ export function hashedRekordV2RequestFor(artifact: Uint8Array, gateKey: GateSign
       },
     },
   };
+}
+
+/**
+ * The request for an epoch root signed by a key that cannot sign Ed25519ph (dsse.ts): a DSSE
+ * envelope with a pure Ed25519 signature; v1 takes dsse 0.0.1, v2 dsse 0.0.2.
+ */
+export function dsseRequestFor(artifact: Uint8Array, signer: Signer, api: 'v1' | 'v2') {
+  const envelope = epochEnvelope(artifact, (m) => signer.sign(m));
+  if (api === 'v2')
+    return { dsseRequestV002: { envelope, verifiers: [{ publicKey: { rawBytes: signer.publicKey.export({ type: 'spki', format: 'der' }).toString('base64') }, keyDetails: 'PKIX_ED25519' }] } };
+  const pem = signer.publicKey.export({ type: 'spki', format: 'pem' }) as string;
+  return { apiVersion: '0.0.1', kind: 'dsse', spec: { proposedContent: { envelope: JSON.stringify(envelope), verifiers: [Buffer.from(pem).toString('base64')] } } };
+}
+
+/** hashedrekord (Ed25519ph) when the key can sign it, else a dsse envelope (dsse.ts). */
+function requestFor(artifact: Uint8Array, gateKey: GateSigner, api: 'v1' | 'v2'): unknown {
+  const signer = asSigner(gateKey);
+  if (!signer.prehash) return dsseRequestFor(artifact, signer, api);
+  return api === 'v2' ? hashedRekordV2RequestFor(artifact, signer) : hashedRekordFor(artifact, signer);
 }
 
 // protojson: int64 as a decimal string, bytes as base64.
@@ -171,7 +191,7 @@ export async function submitToRekor(
 }
 
 async function submitV2(base: string, artifact: Uint8Array, gateKey: GateSigner, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string } | 'no-v2'> {
-  const res = await httpPost(`${base}/api/v2/log/entries`, Buffer.from(JSON.stringify(hashedRekordV2RequestFor(artifact, gateKey))), {
+  const res = await httpPost(`${base}/api/v2/log/entries`, Buffer.from(JSON.stringify(requestFor(artifact, gateKey, 'v2'))), {
     contentType: 'application/json',
     accept: 'application/json',
     timeoutMs,
@@ -188,10 +208,9 @@ async function submitV2(base: string, artifact: Uint8Array, gateKey: GateSigner,
 function finish(found: { entry: RekorEntryFile; uuid: string }, artifact: Uint8Array, gateKey: GateSigner, rekorKey?: string | KeyObject): RekorSubmitResult {
   let summary: RekorSummary | undefined;
   if (rekorKey) {
-    summary = verifyRekorEntry(found.entry, rekorKey, {
-      signer: asSigner(gateKey).publicKey,
-      digest: { algorithm: 'sha512', value: createHash('sha512').update(artifact).digest() },
-    });
+    // The artifact itself as the digest: a hashedrekord matches it through SHA-512 and its
+    // Ed25519ph signature, a dsse entry through SHA-256 and its envelope signature (body.ts).
+    summary = verifyRekorEntry(found.entry, rekorKey, { signer: asSigner(gateKey).publicKey, digest: { algorithm: 'sha256', value: Buffer.from(artifact) } });
   } else if (!found.entry.canonicalizedBody || !(found.entry.integratedTime === null || ('signedEntryTimestamp' in found.entry && found.entry.signedEntryTimestamp))) {
     throw new AnchorError('malformed', 'Rekor answer: incomplete entry');
   }
@@ -199,7 +218,7 @@ function finish(found: { entry: RekorEntryFile; uuid: string }, artifact: Uint8A
 }
 
 async function submitV1(base: string, artifact: Uint8Array, gateKey: GateSigner, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string }> {
-  const proposal = hashedRekordFor(artifact, gateKey);
+  const proposal = requestFor(artifact, gateKey, 'v1');
   const res = await httpPost(`${base}/api/v1/log/entries`, Buffer.from(JSON.stringify(proposal)), {
     contentType: 'application/json',
     accept: 'application/json',
