@@ -8,21 +8,26 @@ import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { ProcessTransport } from '../doors/upstream/process.js';
 import { openGate } from '../gate/open.js';
 import { HttpDoor, PROTOCOL_VERSIONS } from '../doors/http-server.js';
-import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth.js';
+import { isLoopback, readTokenFile } from '../doors/http-auth.js';
+import { JwtVerifier } from '../doors/http-jwt.js';
+import type { Authenticator } from '../doors/http-server.js';
 import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 import { upstreamUrlFrom } from './upstream-url.js';
 
-// --server and --store: mcp-proxy only so far; refused here rather than accepted and ignored.
-const { upstream: _u, config: _c, 'max-frame': _f, server: _s, store: _st, ...SHARED } = PROXY_OPTIONS;
+// --server: mcp-proxy only so far; refused here rather than accepted and ignored.
+const { upstream: _u, config: _c, 'max-frame': _f, server: _s, ...SHARED } = PROXY_OPTIONS;
 
 export const OPTIONS = {
   ...SHARED,
   'context-dir': { type: 'string', arg: 'DIR', help: 'DIR/TASK.json is the context of a session whose initialize carries Cloakpipe-Task: TASK' },
-  listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8931', help: 'where to listen (non-loopback needs --auth-token-file)' },
+  listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8931', help: 'where to listen (non-loopback needs --auth-token-file or --jwks)' },
   path: { type: 'string', arg: 'PATH', default: '/mcp', help: 'the MCP endpoint' },
   'auth-token-file': { type: 'string', arg: 'FILE', help: 'static bearer tokens, one "TOKEN AGENT_ID" a line', defaultText: 'none (loopback only)' },
+  jwks: { type: 'string', arg: 'FILE', help: 'JWT access tokens (RFC 9068) checked offline against this JWKS file (re-read when it changes); needs --issuer and --audience; the agent is the token\'s sub, else client_id', defaultText: 'none' },
+  issuer: { type: 'string', arg: 'ISS', help: "the tokens' required iss" },
+  audience: { type: 'string', arg: 'AUD', help: "the tokens' required aud (this resource)" },
   'allowed-origin': { type: 'string', arg: 'ORIGIN', multiple: true, help: 'a browser origin that may call; any other Origin gets 403', defaultText: 'none' },
   'max-sessions': { type: 'string', arg: 'N', default: '64', help: 'open MCP sessions at most (503 beyond)' },
   'session-idle': { type: 'string', arg: 'DURATION', default: '30m', help: 'a session without requests this long ends and its upstream stops' },
@@ -37,7 +42,7 @@ const HELP = `usage: cloakpipe http-proxy --manifest FILE --policy FILE [options
 Serves MCP Streamable HTTP (${PROTOCOL_VERSIONS.join(', ')}) at --listen and --path and gates
 every tools/call as mcp-proxy does. Every MCP session (Mcp-Session-Id) is a gate session of its
 own with its own upstream process (or upstream session at --upstream-url), task context and agent; every ledger entry of a session
-carries a digest of its id and its agent. Without --auth-token-file only loopback is served.
+carries a digest of its id and its agent. Without --auth-token-file or --jwks only loopback is served.
 SIGTERM/SIGINT: stop accepting, let calls in flight finish (10 s at most), stop the upstreams,
 write the shutdown entry, exit 0.
 
@@ -120,10 +125,14 @@ export async function run(argv: string[]): Promise<number> {
   const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
   const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
-  let tokens: StaticTokens | undefined;
+  const jwt = values.jwks !== undefined || values.issuer !== undefined || values.audience !== undefined;
+  if (jwt && (values.jwks === undefined || values.issuer === undefined || values.audience === undefined)) throw new UsageError('--jwks, --issuer and --audience go together');
+  if (jwt && values['auth-token-file'] !== undefined) throw new UsageError('--auth-token-file and --jwks exclude each other');
+  let tokens: Authenticator | undefined;
   let tls: { cert: Buffer; key: Buffer } | undefined;
   try {
     if (values['auth-token-file'] !== undefined) tokens = readTokenFile(values['auth-token-file'] as string);
+    if (jwt) tokens = new JwtVerifier({ jwksPath: values.jwks as string, issuer: values.issuer as string, audience: values.audience as string });
     if (values['tls-cert'] !== undefined) tls = readTls(values['tls-cert'] as string, values['tls-key'] as string);
   } catch (e) {
     say(`cannot start: ${(e as Error).message}`);
@@ -131,7 +140,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const scheme = tls ? 'https' : 'http';
   // Anyone who can reach a non-loopback port could call the tools: not without a credential.
-  if (!tokens && !isLoopback(host)) throw new UsageError(`--listen ${values.listen as string} is not loopback: it needs --auth-token-file`);
+  if (!tokens && !isLoopback(host)) throw new UsageError(`--listen ${values.listen as string} is not loopback: it needs --auth-token-file or --jwks`);
   let opened;
   try {
     const contextPath = (values.context as string | undefined) ?? typingTask(values['context-dir'] as string | undefined);

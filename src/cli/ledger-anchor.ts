@@ -3,15 +3,17 @@
 // requested anchor was obtained (or nothing needed one), 1 when one failed (recorded in the ledger).
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
-import { openHome } from '../home/open.js';
+import { openHomeWith } from '../home/open.js';
+import { opening, STORE_OPTION } from './store-flags.js';
 import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
 import { parseDuration } from '../util/duration.js';
 
-const HELP = `usage: cloakpipe ledger anchor [--home DIR] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
+const HELP = `usage: cloakpipe ledger anchor [--home DIR] [--store URL] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
                               [--key pkcs11:URI] [--pin-file FILE] [--timeout 15s] [--json]
 
 Seals an epoch of the entries since the last one (a signed epoch entry with their RFC 6962 root)
 and anchors the newest epoch: an RFC 3161 token from --tsa, a hashedrekord entry in --rekor.
+With --store URL (or CLOAKPIPE_STORE), the chain of this home's gate in the shared store.
 With the gate key in a PKCS#11 token, it signs through the module (--key pkcs11:…, default the
 URI init recorded; PIN from --pin-file or $CLOAKPIPE_PKCS11_PIN).
 `;
@@ -44,6 +46,7 @@ export async function run(argv: string[]): Promise<number> {
     'rekor-key': { type: 'string' },
     timeout: { type: 'string' },
     json: { type: 'boolean' },
+    ...STORE_OPTION,
     key: { type: 'string' },
     'pin-file': { type: 'string' },
   });
@@ -55,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     throw new UsageError((e as Error).message);
   }
   const targets = anchorTargets(values, timeoutMs);
-  const h = openHome({ home: values.home, key: { uri: values.key, pinFile: values['pin-file'] } });
+  const h = await opening(() => openHomeWith({ home: values.home, store: values.store, key: { uri: values.key, pinFile: values['pin-file'] } }));
   try {
     const anchoring = new Anchoring({
       anchors: h.store.anchors,

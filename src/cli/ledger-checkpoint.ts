@@ -3,25 +3,29 @@
 import { writeFileSync } from 'node:fs';
 import { parseFlags } from './args.js';
 import { resolveHome } from '../store/home.js';
-import { openGateKey } from '../home/open.js';
 import { signCheckpoint } from '../ledger/checkpoint.js';
 import { verifyLedger } from '../ledger/verify/index.js';
+import { openChain, openGateKey } from '../home/open.js';
+import { opening, STORE_OPTION } from './store-flags.js';
 
-const HELP = `usage: cloakpipe ledger checkpoint [--home DIR] [--out FILE] [--json]
+const HELP = `usage: cloakpipe ledger checkpoint [--home DIR] [--store URL] [--out FILE] [--json]
 
 Verifies the home's ledger, then prints a checkpoint: a C2SP signed note of its size and the
 RFC 6962 root over every entry, signed by the gate key. Keep it apart from the home; later,
 \`cloakpipe verify --checkpoint FILE\` fails unless the ledger still holds every entry it covers.
   --out FILE   write the note to FILE instead of standard output
+  --store URL  the chain of this home's gate in a fleet's shared store (or CLOAKPIPE_STORE)
 Exit 0 printed, 1 the ledger does not verify (nothing is signed), 2 usage error.
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { home: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' } });
+  const { values } = parseFlags(argv, { home: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, ...STORE_OPTION });
   if (values.help) return void process.stdout.write(HELP), 0;
   const home = resolveHome(values.home);
   const key = openGateKey(home); // a token key: the URI init recorded, PIN from $CLOAKPIPE_PKCS11_PIN
-  const report = await verifyLedger({ ledgerDb: home.ledger }, { publicKey: key.publicKey });
+  // Only this home's gate: the note is signed with this home's key, over this key's chain.
+  const chain = await opening(() => openChain({ home: values.home, store: values.store }));
+  const report = await verifyLedger({ snapshot: chain.snapshot }, { publicKey: key.publicKey });
   if (!report.ok || !report.tree) {
     const f = report.failure!;
     process.stdout.write(`ledger INVALID${f.seq === null ? '' : ` at seq ${f.seq}`} (${f.code}): ${f.detail}; no checkpoint signed\n`);

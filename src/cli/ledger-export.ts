@@ -1,35 +1,56 @@
 // cloakpipe ledger export --out FILE: the self-contained JSONL an auditor verifies with
-// `cloakpipe verify --ledger FILE --public-key PEM` (format: src/ledger/export.ts).
+// `cloakpipe verify --ledger FILE --public-key PEM` (format: src/ledger/export.ts). In a fleet's
+// shared store, one gate's chain (this home's, or --gate NAME), or --all: one file per gate
+// (ADR 029), each verifiable alone against that gate's key.
 import { createPublicKey } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseFlags, required, UsageError } from './args.js';
-import { resolveHome } from '../store/home.js';
-import { openLedgerView } from '../home/open.js';
+import { openChains, type ChainView } from '../home/open.js';
 import { exportLedger } from '../ledger/export.js';
+import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
+import { GATE_ID } from '../store/target.js';
 
-const HELP = `usage: cloakpipe ledger export --out FILE [--home DIR] [--json]
+const HELP = `usage: cloakpipe ledger export --out FILE [--home DIR] [--store URL [--gate NAME]] [--json]
+       cloakpipe ledger export --all --out DIR --store URL [--json]
 
-Writes every entry, epoch and anchor of the home's ledger to FILE (JSONL: a header with the gate
-public key, the entries in order, then the anchors), atomically.
+Writes every entry, epoch and anchor of a ledger to FILE (JSONL: a header with the gate public
+key, the entries in order, then the anchors), atomically: the home's ledger, or with --store
+(or CLOAKPIPE_STORE) the chain of this home's gate in the shared store, or of --gate NAME. With
+--all, every registered gate's chain, each to DIR/NAME.jsonl (a header naming the gate and its
+registered key), each verified alone: cloakpipe verify --ledger DIR/NAME.jsonl --public-key PEM.
 `;
 
+function keyOf(v: ChainView) {
+  if (v.publicKeyPem === null) throw new UsageError('cannot read the home public key');
+  try {
+    return createPublicKey(v.publicKeyPem);
+  } catch {
+    throw new UsageError(`the ${v.keyFrom === 'store' ? `key registered for gate ${JSON.stringify(v.gateId)}` : 'home public key'} is not a public key`);
+  }
+}
+
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { out: { type: 'string' }, home: { type: 'string' }, json: { type: 'boolean' } });
+  const { values } = parseFlags(argv, { out: { type: 'string' }, home: { type: 'string' }, json: { type: 'boolean' }, all: { type: 'boolean' }, ...STORE_OPTION, ...GATE_OPTION });
   if (values.help) return void process.stdout.write(HELP), 0;
   const out = required(values.out, '--out');
-  const home = resolveHome(values.home);
-  let pub;
+  if (values.all && values.gate !== undefined) throw new UsageError('--all and --gate exclude each other');
+  const views = await opening(() => openChains({ home: values.home, store: values.store, gate: values.gate, all: values.all }));
   try {
-    pub = createPublicKey(readFileSync(home.pub));
-  } catch {
-    throw new UsageError(`cannot read the home public key ${home.pub}`);
-  }
-  const snap = openLedgerView({ home: values.home });
-  try {
-    const r = exportLedger(snap, pub, out);
-    process.stdout.write(values.json ? JSON.stringify({ out, ...r }) + '\n' : `exported ${r.entries} entries and ${r.anchors} anchors to ${out}\n`);
+    if (values.all) mkdirSync(out, { recursive: true, mode: 0o755 });
+    for (const v of views) {
+      // A name is a file name here: only what init accepts (a row written around init is refused).
+      if (values.all && !GATE_ID.test(v.gateId!)) throw new UsageError(`gate name ${JSON.stringify(v.gateId)} in the store is not a valid gate id`);
+      const file = values.all ? join(out, `${v.gateId!}.jsonl`) : out;
+      const r = exportLedger(v.snapshot, keyOf(v), file, v.gateId ?? undefined);
+      const who = v.gateId === null ? '' : ` of gate ${v.gateId}`;
+      process.stdout.write(
+        values.json ? JSON.stringify({ out: file, ...(v.gateId !== null ? { gate: v.gateId } : {}), ...r }) + '\n' : `exported ${r.entries} entries and ${r.anchors} anchors${who} to ${file}\n`,
+      );
+    }
+    if (values.all && views.length === 0) process.stdout.write(values.json ? '' : 'no gate is registered in the store\n');
   } finally {
-    snap.close();
+    for (const v of views) v.snapshot.close();
   }
   return 0;
 }

@@ -1,19 +1,25 @@
 // cloakpipe ledger show | export | anchor
 import { parseFlags, UsageError } from './args.js';
-import { openLedgerView } from '../home/open.js';
+import { openChain } from '../home/open.js';
+import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { EntryFormatError, parseStoredEntry, type LedgerEntry } from '../ledger/entry.js';
 
-const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--home DIR]
-       cloakpipe ledger export --out FILE [--home DIR]
-       cloakpipe ledger anchor [--home DIR] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
-       cloakpipe ledger checkpoint [--home DIR] [--out FILE]
-       cloakpipe ledger prove SEQ --out FILE [--home DIR]
+const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--home DIR] [--store URL [--gate NAME]]
+       cloakpipe ledger export --out FILE [--home DIR] [--store URL [--gate NAME]]
+       cloakpipe ledger export --all --out DIR --store URL
+       cloakpipe ledger anchor [--home DIR] [--store URL] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
+       cloakpipe ledger checkpoint [--home DIR] [--store URL] [--out FILE]
+       cloakpipe ledger prove SEQ --out FILE [--home DIR] [--store URL [--gate NAME]]
 
 show    the entries as a table (or one JSON object a line with --json)
 export  a self-contained JSONL file of entries, epochs and anchors, for verify --ledger
 anchor      seal an epoch of the entries since the last one and anchor it now
 prove       one entry with its inclusion proof, epoch and anchors, for verify --proof
 checkpoint  a signed note of the ledger's size and root, for an auditor to keep (verify --checkpoint)
+
+--store URL (or CLOAKPIPE_STORE) reads a fleet's shared PostgreSQL store: each gate keeps its own
+chain there; the default is this home's gate, --gate NAME another gate's (show, export, prove),
+--all every gate's (export, one file per gate in DIR).
 `;
 
 const SUBCOMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
@@ -83,11 +89,13 @@ async function show(argv: string[]): Promise<number> {
     limit: { type: 'string' },
     json: { type: 'boolean' },
     home: { type: 'string' },
+    ...STORE_OPTION,
+    ...GATE_OPTION,
   });
   if (values.help) return void process.stdout.write(HELP), 0;
   const from = nonNegInt(values.from, '--from', 0);
   const limit = nonNegInt(values.limit, '--limit', Number.MAX_SAFE_INTEGER);
-  const snap = openLedgerView({ home: values.home });
+  const snap = (await opening(() => openChain({ home: values.home, store: values.store, gate: values.gate }))).snapshot;
   let unreadable = 0;
   try {
     if (!values.json) process.stdout.write(`${'SEQ'.padStart(6)}  ${'TIME'.padEnd(24)}  ${'KIND'.padEnd(9)}  DETAIL\n`);

@@ -10,6 +10,7 @@ import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 import { resolveHome } from '../store/home.js';
 import { serverGateFiles, ServerNameError } from '../onboarding/server-home.js';
+import { STORE_OPTION } from './store-flags.js';
 import { UPSTREAM_URL_OPTIONS, upstreamUrlFrom } from './upstream-url.js';
 import type { Transport } from '../doors/transport.js';
 
@@ -29,7 +30,7 @@ export const OPTIONS = {
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
   key: { type: 'string', arg: 'pkcs11:URI', help: 'sign with the gate key in a PKCS#11 token (RFC 7512 URI with module-path)', defaultText: "the home's (gate.key, or the token init recorded)" },
   'pin-file': { type: 'string', arg: 'FILE', help: "the token's PIN (mode 0600)", defaultText: '$CLOAKPIPE_PKCS11_PIN' },
-  store: { type: 'string', arg: 'URL', help: 'sqlite, or postgres://USER@HOST:PORT/DB shared by a fleet of gates (password: PGPASSWORD or ~/.pgpass)', defaultText: '$CLOAKPIPE_STORE or sqlite' },
+  ...STORE_OPTION,
   agent: { type: 'string', arg: 'ID', help: 'the Cedar principal', defaultText: "task.agent, else 'agent'" },
   'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
   'max-frame': { type: 'string', arg: 'BYTES', help: 'longest line accepted from the host', defaultText: String(DEFAULT_MAX_LINE_BYTES) },

@@ -5,16 +5,17 @@
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
 import { displayJson } from './approve.js';
-import { openHome, type OpenedHome } from '../home/open.js';
+import { openHomeWith, type OpenedHome } from '../home/open.js';
+import { opening, STORE_OPTION } from './store-flags.js';
 import { OPERATION_STATES, Operations, ReconcileError, type Operation, type OperationState, type ReconcileOutcome } from '../operations/operations.js';
 import { reconcileOperation } from '../operations/reconcile.js';
 import { operationDigest } from '../operations/operation-id.js';
 import { parseStrict } from '../wire/strict-parse.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
 
-const HELP = `usage: cloakpipe ops list [--state STATE] [--json] [--home DIR]
-       cloakpipe ops show ID [--json] [--home DIR]
-       cloakpipe ops reconcile ID --outcome succeeded|failed|not-executed [--result FILE] [--json] [--home DIR]
+const HELP = `usage: cloakpipe ops list [--state STATE] [--json] [--home DIR] [--store URL]
+       cloakpipe ops show ID [--json] [--home DIR] [--store URL]
+       cloakpipe ops reconcile ID --outcome succeeded|failed|not-executed [--result FILE] [--json] [--home DIR] [--store URL]
 
 Operations are the calls of write tools, keyed by operation id (the manifest's operation_id
 argument, else params._meta["cloakpipe/operation_id"], else the call's fingerprint).
@@ -32,6 +33,9 @@ reconcile  settle an unknown operation (or a pending one whose gate is no longer
            Recorded in the ledger as an operator entry (needs the gate key). A pending
            operation of a gate that is still running cannot be reconciled: it will settle,
            or stop that gate first.
+
+--store URL (or CLOAKPIPE_STORE): a fleet's shared PostgreSQL store, whose operations every gate
+shares; reconcile is recorded in the chain of this home's gate.
 
 Exit status: 0 done, 1 no such operation or it cannot be reconciled, 2 usage or store error.
 `;
@@ -56,12 +60,8 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-function open(home: string | undefined): OpenedHome {
-  try {
-    return openHome({ home });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+function open(values: { home?: unknown; store?: unknown }): Promise<OpenedHome> {
+  return opening(() => openHomeWith({ home: values.home as string | undefined, store: values.store as string | undefined }));
 }
 
 /** An id as given, or as a JSON string when it holds anything a terminal might interpret. */
@@ -74,14 +74,14 @@ function summary(o: Operation) {
 }
 
 async function list(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { state: { type: 'string' }, json: { type: 'boolean' }, home: { type: 'string' } });
+  const { values } = parseFlags(argv, { state: { type: 'string' }, json: { type: 'boolean' }, home: { type: 'string' }, ...STORE_OPTION });
   if (values.help) return void process.stdout.write(HELP), 0;
   const state = values.state as string | undefined;
   if (state !== undefined && !(OPERATION_STATES as readonly string[]).includes(state))
     throw new UsageError(`--state must be one of ${OPERATION_STATES.join(', ')}`);
-  const h = open(values.home as string | undefined);
+  const h = await open(values);
   try {
-    const ops = new Operations(h.store.operations).list(state as OperationState | undefined);
+    const ops = await h.store.transact(() => new Operations(h.store.operations).list(state as OperationState | undefined));
     if (values.json) {
       for (const o of ops) process.stdout.write(JSON.stringify(summary(o)) + '\n');
     } else {
@@ -101,12 +101,12 @@ function oneId(positionals: string[]): string {
 }
 
 async function show(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, home: { type: 'string' } }, true);
+  const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, home: { type: 'string' }, ...STORE_OPTION }, true);
   if (values.help) return void process.stdout.write(HELP), 0;
   const id = oneId(positionals);
-  const h = open(values.home as string | undefined);
+  const h = await open(values);
   try {
-    const o = h.store.operations.get(id);
+    const o = await h.store.transact(() => h.store.operations.get(id));
     if (!o) {
       process.stderr.write(`cloakpipe ops: no operation ${shown(id)}\n`);
       return 1;
@@ -141,7 +141,7 @@ function readResultFile(path: string): JsonValue {
 async function reconcile(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { outcome: { type: 'string' }, result: { type: 'string' }, json: { type: 'boolean' }, home: { type: 'string' } },
+    { outcome: { type: 'string' }, result: { type: 'string' }, json: { type: 'boolean' }, home: { type: 'string' }, ...STORE_OPTION },
     true,
   );
   if (values.help) return void process.stdout.write(HELP), 0;
@@ -150,7 +150,7 @@ async function reconcile(argv: string[]): Promise<number> {
   if (!outcome || !OUTCOMES.includes(outcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
   if (values.result !== undefined && outcome === 'not-executed') throw new UsageError('--result goes with succeeded or failed');
   const result = values.result !== undefined ? readResultFile(values.result as string) : null;
-  const h = open(values.home as string | undefined);
+  const h = await open(values);
   try {
     const parts = { operations: new Operations(h.store.operations), ledger: h.ledger, transact: h.store.transact };
     const { before, after, entry } = await reconcileOperation(parts, id, outcome, result, process.env.USER ?? null);

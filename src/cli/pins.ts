@@ -1,16 +1,19 @@
 // cloakpipe pins list | accept: review tool definitions a server changed after they were pinned,
 // and take them as the new pins. Accepting is an operator entry in the ledger.
 import { parseFlags, UsageError } from './args.js';
-import { openHome, type OpenedHome } from '../home/open.js';
+import { openHomeWith, type OpenedHome } from '../home/open.js';
+import { opening, STORE_OPTION } from './store-flags.js';
 import { acceptPins } from '../pins/accept.js';
 
-const HELP = `usage: cloakpipe pins list [--home DIR] [--json]
-       cloakpipe pins accept [--tool NAME]... [--release R] [--home DIR] [--json]
+const HELP = `usage: cloakpipe pins list [--home DIR] [--store URL] [--json]
+       cloakpipe pins accept [--tool NAME]... [--release R] [--home DIR] [--store URL] [--json]
 
 list    every pinned tool definition (by digest) and, where the server now answers with
         another definition, the digest awaiting review
 accept  take the definitions awaiting review as the new pins (all, or only --tool NAME),
         recorded as an operator entry in the ledger; calls to those tools are served again
+--store URL (or CLOAKPIPE_STORE): a fleet's shared PostgreSQL store; its pins hold for every gate,
+        and accept is recorded in the chain of this home's gate
 `;
 
 export async function run(argv: string[]): Promise<number> {
@@ -21,20 +24,16 @@ export async function run(argv: string[]): Promise<number> {
   throw new UsageError(`unknown subcommand "${sub}"`);
 }
 
-function open(home: string | undefined): OpenedHome {
-  try {
-    return openHome({ home });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+function open(values: { home?: string; store?: string }): Promise<OpenedHome> {
+  return opening(() => openHomeWith({ home: values.home, store: values.store }));
 }
 
 async function list(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { home: { type: 'string' }, json: { type: 'boolean' } });
+  const { values } = parseFlags(argv, { home: { type: 'string' }, json: { type: 'boolean' }, ...STORE_OPTION });
   if (values.help) return void process.stdout.write(HELP), 0;
-  const h = open(values.home);
+  const h = await open(values);
   try {
-    const rows = h.store.pins.list();
+    const rows = await h.store.transact(() => h.store.pins.list());
     if (values.json) process.stdout.write(JSON.stringify(rows) + '\n');
     else {
       process.stdout.write(`${'RELEASE'.padEnd(28)}  ${'TOOL'.padEnd(24)}  PINNED        AWAITING REVIEW\n`);
@@ -53,9 +52,10 @@ async function accept(argv: string[]): Promise<number> {
     tool: { type: 'string', multiple: true },
     release: { type: 'string' },
     json: { type: 'boolean' },
+    ...STORE_OPTION,
   });
   if (values.help) return void process.stdout.write(HELP), 0;
-  const h = open(values.home);
+  const h = await open(values);
   try {
     const parts = { pins: h.store.pins, ledger: h.ledger, transact: h.store.transact };
     const accepted = await acceptPins(parts, { release: values.release, tools: values.tool }, process.env.USER ?? null);

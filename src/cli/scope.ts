@@ -8,9 +8,14 @@ import { loadManifest, ManifestError } from '../contract/manifest.js';
 import { parseEffects } from '../contract/effects.js';
 import { EvidenceError, loadEvidence } from '../scope/evidence.js';
 import { buildReport, renderText } from '../scope/report.js';
-import { HomeSources, readLedgerFacts, SourceError, type LedgerFacts, type StoredOutcome } from '../scope/sources.js';
+import { HomeSources, outcomesOf, readLedgerFacts, SourceError, type LedgerFacts, type StoredOutcome } from '../scope/sources.js';
+import { openChain, openHomeWith } from '../home/open.js';
+import { loadPublicKey } from '../ledger/keys.js';
+import { resolveHome } from '../store/home.js';
+import { storeTarget } from '../store/target.js';
+import { opening, STORE_OPTION } from './store-flags.js';
 
-const HELP = `usage: cloakpipe scope report --manifest FILE [--home DIR] [--evidence FILE]... [--json]
+const HELP = `usage: cloakpipe scope report --manifest FILE [--home DIR [--store URL]] [--evidence FILE]... [--json]
 
 For each protected effect in the manifest's effects: section, say which of four claims the
 evidence supports, path by path:
@@ -26,6 +31,9 @@ ANALOGUE ONLY, NOT ESTABLISHED (each missing piece listed), NOT ASSESSED.
   --manifest FILE   the manifest (YAML or JSON) with an effects: section
   --home DIR        the gate home whose ledger and operations database are read (default:
                     none; without it the ledger-based claims are NOT ASSESSED)
+  --store URL       with --home: a fleet's shared PostgreSQL store (or CLOAKPIPE_STORE): the
+                    chain of the home's gate (checked with the home's key) and the fleet's
+                    stored operations
   --evidence FILE   an evidence file (cloakpipe-scope-evidence v1, or a confinement suite
                     evidence file); repeatable
   --json            the report as one JSON object (cloakpipe-scope-report v1), with counts
@@ -43,6 +51,7 @@ export async function run(argv: string[]): Promise<number> {
       home: { type: 'string' },
       evidence: { type: 'string', multiple: true },
       json: { type: 'boolean' },
+      ...STORE_OPTION,
     },
     true,
   );
@@ -51,6 +60,7 @@ export async function run(argv: string[]): Promise<number> {
   if (sub !== 'report') throw new UsageError(sub ? `unknown subcommand "${sub}" (expected: report)` : 'missing subcommand (expected: report)');
   if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"`);
   const manifestPath = required(values.manifest as string | undefined, '--manifest');
+  if (values.store !== undefined && values.home === undefined) throw new UsageError('--store goes with --home DIR (the gate whose chain is reported)');
 
   let manifest;
   try {
@@ -72,7 +82,9 @@ export async function run(argv: string[]): Promise<number> {
 
   let ledger: LedgerFacts | null = null;
   let outcomes: Map<string, StoredOutcome> | null = null;
-  if (values.home !== undefined) {
+  if (values.home !== undefined && storeTarget(values.store as string | undefined).kind === 'postgres') {
+    [ledger, outcomes] = await fromSharedStore(values.home as string, values.store as string | undefined);
+  } else if (values.home !== undefined) {
     let home: HomeSources;
     try {
       home = new HomeSources(values.home as string);
@@ -92,4 +104,22 @@ export async function run(argv: string[]): Promise<number> {
   const report = buildReport(manifest, { effects, ledger, outcomes, evidence });
   process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderText(report));
   return ledger?.broken ? 1 : 0;
+}
+
+/** A fleet gate's chain (checked with its home's key) and the operations the fleet shares. */
+async function fromSharedStore(dir: string, store: string | undefined): Promise<[LedgerFacts, Map<string, StoredOutcome>]> {
+  let publicKey;
+  try {
+    publicKey = loadPublicKey(resolveHome(dir).pub);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const chain = await opening(() => openChain({ home: dir, store }));
+  const ledger = await readLedgerFacts({ describe: `gate ${chain.gateId!} in the shared store (the home's gate.pub)`, source: { snapshot: chain.snapshot }, publicKey });
+  const h = await opening(() => openHomeWith({ home: dir, store }));
+  try {
+    return [ledger, outcomesOf(await h.store.transact(() => h.store.operations.list(undefined, Number.MAX_SAFE_INTEGER)))];
+  } finally {
+    h.close();
+  }
 }

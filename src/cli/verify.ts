@@ -3,15 +3,20 @@
 // 1 a check failed (the first bad entry and why), 2 usage or configuration error.
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
-import { resolveHome } from '../store/home.js';
+import type { ChainView } from '../home/open.js';
+import { storeTarget } from '../store/target.js';
+import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { AnchorError } from '../ledger/anchors/errors.js';
-import { anchorTrust, verifyLedger, VerifyUsageError, type VerifyReport } from '../ledger/verify/index.js';
+import { anchorTrust, verifyLedger, VerifyUsageError, type VerifyReport, type VerifySource } from '../ledger/verify/index.js';
+import { resolveHome } from '../store/home.js';
 import { verifyProof } from '../ledger/verify/proof.js';
 import { loadPublicKey, KeyError } from '../ledger/keys.js';
 
 const HELP = `usage: cloakpipe verify (--home DIR | --ledger FILE) [--public-key PEM] [--tsa-root PEM]
                        [--rekor-key PEM] [--require-anchors] [--checkpoint FILE]... [--json]
                        [--workers N]
+       cloakpipe verify --store URL [--gate NAME [--public-key PEM] [--checkpoint FILE]...]
+                       [--tsa-root PEM] [--rekor-key PEM] [--require-anchors] [--json]
        cloakpipe verify --proof FILE --public-key PEM [--tsa-root PEM] [--rekor-key PEM]
                        [--require-anchors] [--json]
 
@@ -20,7 +25,11 @@ contiguous sequence numbers from 0, non-decreasing time, every epoch's Merkle ro
 token (imprint, signature, chain to --tsa-root, timeStamping EKU, genTime) and every Rekor entry
 (body, signed entry timestamp, inclusion proof, signed checkpoint; a Rekor v2 entry has no signed
 entry timestamp: its signed checkpoint is the proof and its time is the epoch's RFC 3161 token's).
-  --home DIR         a gate home (its ledger.db; the key is the home's gate.pub unless --public-key)
+  --home DIR         a gate home (its ledger.db; the key is the home's gate.pub unless --public-key);
+                     with --store (or CLOAKPIPE_STORE) its gate's chain in the shared store
+  --store URL        a fleet's shared PostgreSQL store: every registered gate's chain, each
+                     against the key registered for it (a warning says that key came from the
+                     store), or only --gate NAME (with --public-key: a key held apart)
   --ledger FILE      an export (cloakpipe ledger export); give --public-key: without it the key
                      inside the file is trusted, which cannot detect a forger (a warning says so)
   --public-key PEM   the gate's public key, obtained independently of the ledger
@@ -95,37 +104,78 @@ export async function run(argv: string[]): Promise<number> {
     proof: { type: 'string' },
     json: { type: 'boolean' },
     workers: { type: 'string' },
+    ...STORE_OPTION,
+    ...GATE_OPTION,
   });
   if (values.help) return void process.stdout.write(HELP), 0;
   if (values.proof !== undefined) return runProof(values);
-  if ((values.home === undefined) === (values.ledger === undefined)) throw new UsageError('give exactly one of --home DIR or --ledger FILE');
+  const fleet = values.home === undefined && values.ledger === undefined && values.store !== undefined;
+  if (!fleet && (values.home === undefined) === (values.ledger === undefined)) throw new UsageError('give exactly one of --home DIR, --ledger FILE or --store URL');
+  if (values.gate !== undefined && !fleet) throw new UsageError('--gate names a chain in a shared store: give --store URL (without --home or --ledger)');
   let workers: number | undefined;
   if (values.workers !== undefined) {
     if (!/^[0-9]{1,3}$/.test(values.workers)) throw new UsageError('--workers must be a small non-negative integer');
     workers = Number(values.workers);
   }
-  let publicKey = values['public-key'] !== undefined ? readText(values['public-key'], 'public key') : undefined;
-  let source: { ledgerDb: string } | { exportFile: string };
-  if (values.home !== undefined) {
-    const home = resolveHome(values.home);
-    publicKey ??= readText(home.pub, 'the home public key');
-    source = { ledgerDb: home.ledger };
-  } else {
-    source = { exportFile: values.ledger! };
-  }
+  const givenKey = values['public-key'] !== undefined ? readText(values['public-key'], 'public key') : undefined;
+  const trust = {
+    tsaRoot: values['tsa-root'] !== undefined ? readText(values['tsa-root'], 'TSA root') : undefined,
+    rekorKey: values['rekor-key'] !== undefined ? readText(values['rekor-key'], 'Rekor key') : undefined,
+    requireAnchors: values['require-anchors'] === true,
+    checkpoints: (values.checkpoint ?? []).map((p) => readText(p, 'checkpoint')),
+    workers,
+  };
   const json = values.json === true;
-  const bar = json ? null : progressBar();
-  let report: VerifyReport;
+  if (values.ledger !== undefined) return report1({ exportFile: values.ledger }, givenKey, trust, json);
+  const home = fleet ? null : resolveHome(values.home);
+  // A home's chain is checked against the home's own key (held apart from any shared store).
+  const homeKey = () => givenKey ?? readText(home!.pub, 'the home public key');
+  if (home && storeTarget(values.store).kind === 'sqlite') return report1({ ledgerDb: home.ledger }, homeKey(), trust, json);
+  // A shared store: this home's gate's chain (--home), one gate's (--gate) or every gate's.
+  if (fleet && values.gate === undefined && (givenKey !== undefined || trust.checkpoints.length > 0))
+    throw new UsageError('--public-key and --checkpoint belong to one chain: name it with --gate NAME');
+  const { openChains } = await import('../home/open.js');
+  const views = await opening(() => openChains({ home: values.home, store: values.store, gate: values.gate, all: fleet && values.gate === undefined }));
+  if (views.length === 0) throw new UsageError('no gate is registered in the store: nothing to verify');
+  let ok = true;
+  const reports: (VerifyReport & { gate: string })[] = [];
   try {
-    report = await verifyLedger(source, {
-      publicKey,
-      tsaRoot: values['tsa-root'] !== undefined ? readText(values['tsa-root'], 'TSA root') : undefined,
-      rekorKey: values['rekor-key'] !== undefined ? readText(values['rekor-key'], 'Rekor key') : undefined,
-      requireAnchors: values['require-anchors'] === true,
-      checkpoints: (values.checkpoint ?? []).map((p) => readText(p, 'checkpoint')),
-      workers,
-      onProgress: bar ? (d, t) => bar.update(d, t) : undefined,
-    });
+    for (const v of views) {
+      const r = await verifyOne({ snapshot: v.snapshot }, home ? homeKey() : (givenKey ?? v.publicKeyPem ?? undefined), trust, json);
+      if (!home && givenKey === undefined) r.warnings.push(registeredKeyWarning(v));
+      reports.push({ gate: v.gateId!, ...r });
+      ok &&= r.ok;
+    }
+  } finally {
+    for (const v of views) v.snapshot.close();
+  }
+  if (json) {
+    process.stdout.write(JSON.stringify(views.length === 1 && !(fleet && values.gate === undefined) ? reports[0] : { ok, gates: reports }) + '\n');
+    return ok ? 0 : 1;
+  }
+  for (const r of reports) {
+    for (const w of r.warnings) process.stderr.write(`cloakpipe verify: gate ${r.gate}: warning: ${w}\n`);
+    process.stdout.write(`gate ${r.gate}: ${reportLines(r).join('\n')}\n`);
+  }
+  return ok ? 0 : 1;
+}
+
+function registeredKeyWarning(v: ChainView): string {
+  return `checked against the key registered for gate ${v.gateId} in the store itself: whoever can write the store can replace both; give --gate ${v.gateId} --public-key PEM with a key held apart`;
+}
+
+interface Trust {
+  tsaRoot?: string;
+  rekorKey?: string;
+  requireAnchors: boolean;
+  checkpoints: string[];
+  workers?: number;
+}
+
+async function verifyOne(source: VerifySource, publicKey: string | undefined, trust: Trust, json: boolean): Promise<VerifyReport> {
+  const bar = json ? null : progressBar();
+  try {
+    return await verifyLedger(source, { publicKey, ...trust, onProgress: bar ? (d, t) => bar.update(d, t) : undefined });
   } catch (e) {
     if (e instanceof VerifyUsageError || (e instanceof AnchorError && e.code === 'key_invalid')) throw new UsageError(e.message);
     if ((e as { name?: string }).name === 'StoreError') throw new UsageError((e as Error).message);
@@ -133,16 +183,20 @@ export async function run(argv: string[]): Promise<number> {
   } finally {
     bar?.clear();
   }
+}
+
+/** The summary of a report, or its one failure line. */
+function reportLines(report: VerifyReport): string[] {
+  if (!report.failure) return summaryLines(report);
+  const f = report.failure;
+  const what = f.anchor ? ` (${f.code}: ${f.anchor} ${f.anchorCode})` : ` (${f.code})`;
+  return [`ledger INVALID${f.seq === null ? '' : ` at seq ${f.seq}`}${what}: ${f.detail}`];
+}
+
+async function report1(source: VerifySource, publicKey: string | undefined, trust: Trust, json: boolean): Promise<number> {
+  const report = await verifyOne(source, publicKey, trust, json);
   for (const w of report.warnings) process.stderr.write(`cloakpipe verify: warning: ${w}\n`);
-  if (json) {
-    process.stdout.write(JSON.stringify(report) + '\n');
-  } else if (report.failure) {
-    const f = report.failure;
-    const what = f.anchor ? ` (${f.code}: ${f.anchor} ${f.anchorCode})` : ` (${f.code})`;
-    process.stdout.write(`ledger INVALID${f.seq === null ? '' : ` at seq ${f.seq}`}${what}: ${f.detail}\n`);
-  } else {
-    process.stdout.write(summaryLines(report).join('\n') + '\n');
-  }
+  process.stdout.write(json ? JSON.stringify(report) + '\n' : reportLines(report).join('\n') + '\n');
   return report.ok ? 0 : 1;
 }
 

@@ -17,7 +17,14 @@ import { Relay } from './relay.js';
 import type { Transport } from './transport.js';
 import { HttpSessionTransport } from './http.js';
 import { refusalResponse } from './responses.js';
-import { originAllowed, type Principal, type StaticTokens } from './http-auth.js';
+import { originAllowed, type Principal } from './http-auth.js';
+
+/** Checks a request's `Authorization` header: the agent it names, or null (401). */
+export interface Authenticator {
+  check(authorization: string | undefined): Principal | null | Promise<Principal | null>;
+  /** The authorization server that issues the tokens (RFC 9728 `authorization_servers`). */
+  readonly issuer?: string;
+}
 
 export const PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'] as const;
 const TASK_NAME = /^[A-Za-z0-9._-]{1,128}$/;
@@ -36,7 +43,8 @@ export interface HttpDoorOptions {
   sessionIdleMs: number;
   /** Every session's context file, or the folder of `TASK.json` files named by `Cloakpipe-Task`. */
   context?: { file: string } | { dir: string };
-  tokens?: StaticTokens;
+  /** Who may call: static tokens or JWTs; absent, anyone who reaches the (loopback) port. */
+  tokens?: Authenticator;
   allowedOrigins: string[];
   /** The agent of a session without a token (`--agent`, else the gate's). */
   agent?: string;
@@ -85,13 +93,14 @@ export class HttpDoor {
     const url = new URL(req.url ?? '/', 'http://gate');
     if (!originAllowed(header(req, 'origin'), this.o.allowedOrigins)) return send(res, 403, rpcError(-32000, 'Forbidden: origin not allowed'));
     if (url.pathname.startsWith('/.well-known/oauth-protected-resource') && req.method === 'GET' && this.o.tokens) {
-      return send(res, 200, { resource: this.o.publicBase() + this.o.path, bearer_methods_supported: ['header'] });
+      const issuer = this.o.tokens.issuer;
+      return send(res, 200, { resource: this.o.publicBase() + this.o.path, bearer_methods_supported: ['header'], ...(issuer !== undefined ? { authorization_servers: [issuer] } : {}) });
     }
     if (url.pathname !== this.o.path) return send(res, 404, rpcError(-32000, 'Not Found'));
     if (this.draining) return send(res, 503, rpcError(-32000, 'Service Unavailable: shutting down'), { Connection: 'close' });
     let principal: Principal | null = null;
     if (this.o.tokens) {
-      principal = this.o.tokens.check(header(req, 'authorization'));
+      principal = await this.o.tokens.check(header(req, 'authorization'));
       if (!principal) {
         return send(res, 401, rpcError(-32000, 'Unauthorized'), {
           'WWW-Authenticate': `Bearer resource_metadata="${this.o.publicBase()}/.well-known/oauth-protected-resource"`,

@@ -10,13 +10,15 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import type { LedgerSnapshot, Store } from '../store/ports.js';
 import { openLedgerSnapshot, openSqliteStore } from '../store/sqlite/store.js';
-import { openPostgresStore } from '../store/postgres/store.js';
 import { storeTarget } from '../store/target.js';
 import { loadGateKey, loadPublicKey, type GateKey } from '../ledger/keys.js';
 import { openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
 import { Ledger, LedgerError } from '../ledger/ledger.js';
 
 export class HomeError extends Error {}
+
+/** The PostgreSQL store and its driver, loaded only by a command that opens one. */
+const postgres = () => import('../store/postgres/store.js');
 
 export interface OpenedHome {
   paths: HomePaths;
@@ -133,6 +135,7 @@ export async function openHomeWith(opts: { home?: string; store?: string; clock?
     key.close();
     throw new HomeError(`home ${paths.dir} has no gate id for a shared store (run cloakpipe init --store … --gate-id NAME)`);
   }
+  const { openPostgresStore } = await postgres();
   const store = await openPostgresStore({ url: target.url, gateId, ...(target.schema ? { schema: target.schema } : {}) });
   const mine = key.publicKey.export({ type: 'spki', format: 'pem' }).toString().trim();
   if (store.registeredKey.trim() !== mine) {
@@ -151,3 +154,61 @@ export async function openHomeWith(opts: { home?: string; store?: string; clock?
   }
   return { paths, key, store, ledger, close: () => (store.close(), key.close()) };
 }
+
+/** One gate's chain as a read command sees it, with the key it must verify with. */
+export interface ChainView {
+  /** The gate's name in a shared store; null for a home's own ledger (SQLite). */
+  gateId: string | null;
+  /** The key registered for the gate in the store, or the home's gate.pub (PEM); null when unreadable. */
+  publicKeyPem: string | null;
+  /** Where the key came from: a shared store's registration, or the home. */
+  keyFrom: 'store' | 'home';
+  snapshot: LedgerSnapshot;
+}
+
+function homeGateId(paths: HomePaths): string {
+  try {
+    return readFileSync(paths.gateId, 'utf8').trim();
+  } catch {
+    throw new HomeError(`home ${paths.dir} has no gate id for a shared store (run cloakpipe init --store … --gate-id NAME, or name the chain with --gate NAME)`);
+  }
+}
+
+/**
+ * The chains a read command (show, export, prove, checkpoint, verify, scope) reads, each in one
+ * consistent snapshot: the home's ledger (SQLite), or in a shared store this home's gate's chain,
+ * the chain of `gate`, or every registered gate's (`all`). A gate reads, never writes, here.
+ */
+export async function openChains(opts: { home?: string; store?: string; gate?: string; all?: boolean }): Promise<ChainView[]> {
+  const target = storeTarget(opts.store);
+  const paths = resolveHome(opts.home);
+  if (target.kind === 'sqlite') {
+    if (opts.gate !== undefined || opts.all) throw new HomeError('--gate and --all name chains in a shared store: give --store postgres://… (or CLOAKPIPE_STORE)');
+    let pem: string | null = null;
+    try {
+      pem = readFileSync(paths.pub, 'utf8');
+    } catch {
+      pem = null;
+    }
+    return [{ gateId: null, publicKeyPem: pem, keyFrom: 'home', snapshot: openLedgerSnapshot(paths.ledger) }];
+  }
+  const { registeredGates, postgresLedgerSnapshot } = await postgres();
+  const gates = await registeredGates(target.url, target.schema);
+  let chosen: typeof gates;
+  if (opts.all) chosen = gates;
+  else {
+    const name = opts.gate ?? homeGateId(paths);
+    chosen = gates.filter((g) => g.gate_id === name);
+    if (chosen.length === 0) throw new HomeError(`no gate ${JSON.stringify(name)} is registered in the store`);
+  }
+  const views: ChainView[] = [];
+  for (const g of chosen)
+    views.push({ gateId: g.gate_id, publicKeyPem: g.public_key, keyFrom: 'store', snapshot: await postgresLedgerSnapshot(target.url, g.gate_id, target.schema) });
+  return views;
+}
+
+/** `openChains` for exactly one chain (no --all). */
+export async function openChain(opts: { home?: string; store?: string; gate?: string }): Promise<ChainView> {
+  return (await openChains(opts))[0];
+}
+

@@ -218,11 +218,15 @@ export class InboxServer {
     throw new HttpError(404, 'not found');
   }
 
-  /** A change comes from this inbox's own page: never from another site (Origin, Fetch Metadata). */
+  /**
+   * A change comes from this inbox's own page: never from another site (Origin, Fetch Metadata).
+   * Its origin is the host the request names (checked against the listen address on loopback;
+   * beyond it the name a person uses, also through a TLS-terminating proxy).
+   */
   private sameOrigin(req: IncomingMessage): void {
     const origin = req.headers.origin;
-    if (origin !== undefined && origin !== this.origin && !(this.o.loopback && this.hosts.has(origin.replace(/^http:\/\//, ''))))
-      throw new HttpError(403, 'cross-origin request refused');
+    const host = req.headers.host ?? '';
+    if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) throw new HttpError(403, 'cross-origin request refused');
     const site = req.headers['sec-fetch-site'];
     if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new HttpError(403, 'cross-site request refused');
   }

@@ -45,14 +45,15 @@ function reasonOf(e: unknown): string {
 /** Obtains the anchors `epoch` is missing; never throws for network or anchor errors. */
 export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Promise<AnchorOutcome[]> {
   const { anchors, targets } = parts;
-  const have = anchorKindsOf(anchors, epoch.seq);
+  // Read and written through the store's transactions: a shared store answers only there.
+  const have = await parts.transact(() => anchorKindsOf(anchors, epoch.seq));
   const root = rootBytes(epoch.root);
   const jobs: Promise<AnchorOutcome>[] = [];
   if (targets.tsa && !have.has('rfc3161')) {
     const tsa = targets.tsa;
     jobs.push(
       requestTimestamp(tsa.url, { algorithm: 'sha256', value: root }, { chainPem: tsa.chainPem, timeoutMs: targets.timeoutMs }).then(
-        (r) => (storeAnchor(anchors, { epoch: epoch.seq, kind: 'rfc3161', token: r.token.toString('base64') }), { kind: 'rfc3161' as const, ok: true as const }),
+        (r) => parts.transact(() => storeAnchor(anchors, { epoch: epoch.seq, kind: 'rfc3161', token: r.token.toString('base64') })).then(() => ({ kind: 'rfc3161' as const, ok: true as const })),
         (e) => ({ kind: 'rfc3161' as const, ok: false as const, reason: reasonOf(e) }),
       ),
     );
@@ -61,7 +62,7 @@ export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Pro
     const rekor = targets.rekor;
     jobs.push(
       submitToRekor(rekor.url, root, parts.key, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs }).then(
-        (r) => (storeAnchor(anchors, { epoch: epoch.seq, kind: 'rekor', entry: r.entry }), { kind: 'rekor' as const, ok: true as const }),
+        (r) => parts.transact(() => storeAnchor(anchors, { epoch: epoch.seq, kind: 'rekor', entry: r.entry })).then(() => ({ kind: 'rekor' as const, ok: true as const })),
         (e) => ({ kind: 'rekor' as const, ok: false as const, reason: reasonOf(e) }),
       ),
     );
@@ -128,8 +129,10 @@ export class Anchoring {
       const fields: EntryFields = { kind: 'anchor_failure', epoch: epoch.seq, anchor: o.kind, reason: o.reason };
       await this.parts.transact(() => ledger.appendInTx(fields));
     }
-    const head = ledger.head();
-    if (!result.sealed && outcomes.length > 0 && outcomes.every((o) => o.ok) && head && head.seq > epoch.seq) return this.round(true);
+    if (!result.sealed && outcomes.length > 0 && outcomes.every((o) => o.ok)) {
+      const head = await this.parts.transact(() => ledger.head());
+      if (head && head.seq > epoch.seq) return this.round(true);
+    }
     return { epoch, sealed: result.sealed && !!epoch, outcomes };
   }
 }

@@ -18,13 +18,15 @@ export interface ExportHeader {
   /** The gate public key (SPKI PEM) as the exporting home holds it: informative, not a trust root. */
   public_key: string;
   key_id: string;
+  /** The gate's name, for a chain exported from a fleet's shared store. */
+  gate_id?: string;
   entries: number;
   anchors: number;
   exported_at: string;
 }
 
-/** Writes `snap` (closed afterwards by the caller) to `outPath`. */
-export function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath: string): { entries: number; anchors: number } {
+/** Writes `snap` (closed afterwards by the caller) to `outPath`; `gateId` names a fleet gate's chain. */
+export function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath: string, gateId?: string): { entries: number; anchors: number } {
   const tmp = join(dirname(outPath), `.${basename(outPath)}.${process.pid}.tmp`);
   const fd = openSync(tmp, 'w', 0o644);
   let done = false;
@@ -36,6 +38,7 @@ export function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath
       version: EXPORT_VERSION,
       public_key: publicKey.export({ type: 'spki', format: 'pem' }) as string,
       key_id: keyIdOf(publicKey),
+      ...(gateId !== undefined ? { gate_id: gateId } : {}),
       entries,
       anchors: anchorsList.length,
       exported_at: new Date().toISOString(),

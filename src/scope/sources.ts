@@ -12,6 +12,7 @@ import { verifyLedger, type VerifySource } from '../ledger/verify/index.js';
 import { operationDigest } from '../operations/operation-id.js';
 import { resolveHome } from '../store/home.js';
 import { openOperationsReader } from '../store/sqlite/store.js';
+import type { Operation } from '../store/ports.js';
 import { digestJson } from '../core/digest.js';
 
 export class SourceError extends Error {}
@@ -131,20 +132,25 @@ export class HomeSources {
     if (!existsSync(this.opsPath)) return null;
     const reader = openOperationsReader(this.opsPath);
     try {
-      const out = new Map<string, StoredOutcome>();
-      for (const op of reader.operations.list(undefined, Number.MAX_SAFE_INTEGER)) {
-        const stored = op.error ?? op.result;
-        out.set(operationDigest(op.id), {
-          fingerprint: op.fingerprint,
-          tool: op.tool,
-          state: op.state,
-          note: op.note,
-          result_digest: op.state === 'succeeded' || op.state === 'failed' ? digestJson(stored ?? null) : null,
-        });
-      }
-      return out;
+      return outcomesOf(reader.operations.list(undefined, Number.MAX_SAFE_INTEGER));
     } finally {
       reader.close();
     }
   }
+}
+
+/** Stored outcomes by operation digest, from the operations a store holds (a home's, or a fleet's). */
+export function outcomesOf(ops: Iterable<Operation>): Map<string, StoredOutcome> {
+  const out = new Map<string, StoredOutcome>();
+  for (const op of ops) {
+    const stored = op.error ?? op.result;
+    out.set(operationDigest(op.id), {
+      fingerprint: op.fingerprint,
+      tool: op.tool,
+      state: op.state,
+      note: op.note,
+      result_digest: op.state === 'succeeded' || op.state === 'failed' ? digestJson(stored ?? null) : null,
+    });
+  }
+  return out;
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../helpers/cli.js';
+import { pgSkip } from '../store/postgres/pg.js';
 
 const BENCH = join(ROOT, 'dist/bench');
 
@@ -64,6 +65,13 @@ test('all: one table with every target of issue 16, its figure, goal, status and
   }
   // verify was not run: its row says so rather than inventing a figure.
   assert.match(targets, /\| verify entries\/s vs raw Ed25519, all cores +\| +\| not measured/);
+});
+
+test('fleet: one SQLite gate against 1, 2 and 4 gates on one PostgreSQL, shared task and a task per gate', pgSkip, () => {
+  const out = run('fleet.js', ['--n', '24', '--warmup', '2', '--gates', '1,2', '--in-flight', '2']);
+  assert.match(out, /## Fleet: 24 calls/);
+  for (const row of [/\| sqlite +\| +1 \| shared /, /\| postgres +\| +1 \| shared /, /\| postgres +\| +2 \| shared /, /\| postgres +\| +2 \| per gate /]) assert.match(out, row);
+  assert.ok(out.includes('PostgreSQL CPU µs/call'));
 });
 
 test('token-key: signing and the gate with the key in SoftHSM against the key in the home', () => {

@@ -3,52 +3,17 @@
 // tool: the witness that a side effect ran exactly once across gates, and that a rate limit
 // holds fleet-wide. The database stopped under running gates: calls are refused fail_closed and
 // nothing reaches the upstream; started again, the same gate processes go on.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
 import { arrived, call, desk, openDesk, summary, type Desk, type Outcome } from '../helpers/support-desk.js';
-import { PG_URL, pgSkip } from '../store/postgres/pg.js';
+import { pgSkip } from '../store/postgres/pg.js';
+import { freshDatabase, initGate, PG_SCRIPT as SCRIPT, sql } from '../helpers/fleet.js';
+import { call as recordingCall, callFile, records, setup, startGate, type Outcome as RecordingOutcome } from '../helpers/recording-gate.js';
 import { SCHEMA_VERSION } from '../../src/store/postgres/schema.js';
-
-const SCRIPT = join(process.cwd(), 'scripts', 'postgres.sh');
-
-/** A new database on the test PostgreSQL (or on `base`), dropped after the file. */
-const made: { base: string; db: string }[] = [];
-async function freshDatabase(base = PG_URL): Promise<string> {
-  const db = `fleet_${randomBytes(5).toString('hex')}`;
-  const c = new pg.Client({ connectionString: base });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${db}`);
-  await c.end();
-  made.push({ base, db });
-  const u = new URL(base);
-  u.pathname = `/${db}`;
-  return u.toString();
-}
-after(async () => {
-  for (const { base, db } of made) {
-    const c = new pg.Client({ connectionString: base });
-    try {
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
-    } catch {
-      // the test's own cluster may be gone already
-    } finally {
-      await c.end().catch(() => undefined);
-    }
-  }
-});
-
-function initGate(url: string, name: string): string {
-  const home = join(tempDir('cloakpipe-fleet-'), 'home');
-  const r = cloakpipe(['init', '--home', home, '--store', url, '--gate-id', name]);
-  assert.equal(r.status, 0, r.stderr);
-  return home;
-}
 
 async function entries(url: string): Promise<{ gate_id: string; kind: string; body: string }[]> {
   const c = new pg.Client({ connectionString: url });
@@ -206,4 +171,45 @@ test("another host's pending operation stays pending when a gate starts: a retry
   assert.equal(state, 'pending');
   assert.match(summary(r), /^reconcile_before_retry:/);
   assert.equal(arrived(d, 'send_email').length, 0);
+});
+
+test('one approval receipt presented to three gates at once: used exactly once fleet-wide', pgSkip, async () => {
+  const url = await freshDatabase();
+  const s = setup();
+  const homes = ['a', 'b', 'c'].map((n) => initGate(url, `gate-${n}`));
+  const gates = await Promise.all(homes.map((home) => startGate({ ...s, home }, { flags: ['--store', url], delayMs: 20 })));
+  const RECEIPTS = 6;
+  const receipts = Array.from({ length: RECEIPTS }, (_, i) => {
+    const args = { to: 'ada@example.com', body: `refund ${i}` };
+    const r = cloakpipe(['approve', '--key', s.approverKey, '--call', callFile(s, 'send_email', args), '--context', s.context, '--yes']);
+    assert.equal(r.status, 0, r.stderr);
+    return { args, receipt: JSON.parse(r.stdout) as Record<string, unknown> };
+  });
+  let outcomes: { i: number; o: RecordingOutcome }[];
+  try {
+    // Every receipt to every gate twice, each time as another operation: only the receipt can stop a second run.
+    outcomes = await Promise.all(
+      receipts.flatMap(({ args, receipt }, i) =>
+        [0, 1, 2, 3, 4, 5].map(async (k) => ({
+          i,
+          o: await recordingCall(gates[k % 3], 'send_email', args, { 'cloakpipe/approval': receipt, 'cloakpipe/operation_id': `r${i}-try${k}` }, 60_000),
+        })),
+      ),
+    );
+  } finally {
+    await Promise.all(gates.map((g) => g.close()));
+  }
+  const sent = records(s).filter((r) => r.tool === 'send_email');
+  assert.equal(sent.length, RECEIPTS, 'each approved call ran once');
+  for (let i = 0; i < RECEIPTS; i++) {
+    const mine = outcomes.filter((x) => x.i === i).map((x) => x.o);
+    assert.equal(mine.filter((o) => o.ok).length, 1, `receipt ${i}: ${JSON.stringify(mine)}`);
+    for (const o of mine) if (!o.ok) assert.match(`${o.reason}: ${o.detail}`, /^approval_invalid: already_used/, JSON.stringify(o));
+    assert.equal(sent.filter((r) => r.arguments.body === `refund ${i}`).length, 1);
+  }
+  const used = await sql(url, 'SELECT receipt_id FROM cloakpipe.used_receipts');
+  assert.equal(used.length, RECEIPTS);
+  const v = cloakpipe(['verify', '--store', url]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assert.equal((v.stdout.match(/ledger verified/g) ?? []).length, 3, v.stdout);
 });

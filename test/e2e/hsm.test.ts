@@ -18,6 +18,7 @@ import { CLI, MEMORY, PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../help
 import { startFakeRekor } from '../helpers/fake-rekor.js';
 import { startGate } from '../helpers/gate.js';
 import { freshToken, hsmSkip, type Token } from '../helpers/softhsm.js';
+import { PG_URL, dropSchema, freshSchema, pgSkip } from '../store/postgres/pg.js';
 import { keyIdOf } from '../../src/core/signer.js';
 
 const MANIFEST = `version: 1
@@ -179,6 +180,28 @@ test('module, token, PIN or key unavailable at start: exit 2, named, nothing spa
   assert.equal(ok.spawned, true);
 });
 
+test('http-proxy, ledger anchor and ledger checkpoint: the token unavailable at start is exit 2, named', hsmSkip, () => {
+  const t = freshToken();
+  const home = tokenHome(t);
+  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const env = { ...process.env, ...t.env, CLOAKPIPE_PKCS11_PIN: 'wrong-pin' };
+  const loose = join(tempDir(), 'pin');
+  writeFileSync(loose, t.pin + '\n', { mode: 0o644 });
+  const runs: [string, string[], RegExp][] = [
+    ['http-proxy', ['http-proxy', '--home', home, '--manifest', f['m.yaml'], '--policy', f['p.cedar'], '--listen', '127.0.0.1:0', '--', 'sh', '-c', 'cat'], /refused the PIN \(CKR_PIN_INCORRECT\)/],
+    ['ledger anchor', ['ledger', 'anchor', '--home', home], /refused the PIN \(CKR_PIN_INCORRECT\)/],
+    ['ledger checkpoint', ['ledger', 'checkpoint', '--home', home], /refused the PIN \(CKR_PIN_INCORRECT\)/],
+    ['a PIN file others can read', ['ledger', 'anchor', '--home', home, '--pin-file', loose], /PIN file .* is readable by others/],
+    ['--key on a file-key home', ['ledger', 'anchor', '--home', join(tempDir(), 'h'), '--key', t.uri()], /no gate home|not a key in a token|gate.key/],
+  ];
+  for (const [name, args, message] of runs) {
+    const r = cloakpipe(args, { env, timeout: 60_000 });
+    assert.equal(r.status, 2, `${name}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, message, name);
+    assert.ok(!r.stderr.includes(t.pin), `${name}: the PIN is never printed`);
+  }
+});
+
 test('a key generated in another token under the same name is not this home\'s key: exit 2', hsmSkip, () => {
   const t = freshToken();
   const home = tokenHome(t);
@@ -256,3 +279,30 @@ async function run(args: string[], env: Record<string, string> = {}): Promise<{ 
     return { status: typeof x.code === 'number' ? x.code : -1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
   }
 }
+
+test('a fleet gate on PostgreSQL with its key in a token: registered with the public key from the token, signs through it', { ...hsmSkip, ...pgSkip }, async () => {
+  const t = freshToken();
+  const schema = freshSchema();
+  const store = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+  try {
+    const home = join(tempDir(), 'home');
+    const init = cloakpipe(['init', '--home', home, '--store', store, '--gate-id', 'hsm-1', '--key', t.uri(), '--pin-file', t.pinFile], { env: { ...process.env, ...t.env } });
+    assert.equal(init.status, 0, init.stderr);
+    assert.ok(!existsSync(join(home, 'gate.key')));
+    const g = await gate(t, home, ['--store', store]);
+    try {
+      assert.ok(!(await g.client.callTool({ name: 'create_entities', arguments: entity('Fleet') })).isError);
+    } finally {
+      await g.close();
+    }
+    // Another token's key under the same name is not the key the store registered: exit 2.
+    const impostor = freshToken();
+    const made = cloakpipe(['keygen', '--key', impostor.uri(), '--out', join(tempDir(), 'impostor')], { env: { ...process.env, ...impostor.env, CLOAKPIPE_PKCS11_PIN: impostor.pin } });
+    assert.equal(made.status, 0, made.stderr);
+    const r = start(impostor, home, ['--store', store, '--key', impostor.uri()], { CLOAKPIPE_PKCS11_PIN: impostor.pin });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /not this home's gate key|registered in the store with another key/);
+  } finally {
+    await dropSchema(schema);
+  }
+});

@@ -13,13 +13,14 @@ export interface RunningInbox {
   stop(): Promise<void>;
 }
 
-export async function startInbox(o: { home: string; approverKey: string; flags?: string[] }): Promise<RunningInbox> {
+/** `listen` defaults to a free loopback port; the URL returned always reaches it over 127.0.0.1. */
+export async function startInbox(o: { home: string; approverKey: string; flags?: string[]; listen?: string }): Promise<RunningInbox> {
   const token = randomBytes(24).toString('base64url');
   const tokenFile = join(tempDir('cloakpipe-inbox-'), 'token');
   writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
   const child: ChildProcess = spawn(
     process.execPath,
-    [CLI, 'inbox', 'serve', '--approver-key', o.approverKey, '--home', o.home, '--listen', '127.0.0.1:0', '--auth-token-file', tokenFile, ...(o.flags ?? [])],
+    [CLI, 'inbox', 'serve', '--approver-key', o.approverKey, '--home', o.home, '--listen', o.listen ?? '127.0.0.1:0', '--auth-token-file', tokenFile, ...(o.flags ?? [])],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let err = '';
@@ -27,10 +28,10 @@ export async function startInbox(o: { home: string; approverKey: string; flags?:
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`inbox did not start:\n${err}`)), 15_000);
     const look = () => {
-      const m = /serving (http:\/\/127\.0\.0\.1:\d+)\//.exec(err);
+      const m = /serving http:\/\/\S+?:(\d+)\//.exec(err);
       if (m) {
         clearTimeout(t);
-        resolve(m[1]);
+        resolve(`http://127.0.0.1:${m[1]}`);
       }
     };
     child.stderr!.on('data', look);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
 import { keygen } from '../helpers/recording-gate.js';
 import { parseListen } from '../../src/cli/inbox.js';
+import { startInbox } from '../helpers/inbox-server.js';
 
 const dir = tempDir('cloakpipe-inbox-cli-');
 keygen(join(dir, 'approver'));
@@ -44,4 +45,22 @@ test('--listen takes HOST:PORT and [IPv6]:PORT', () => {
   assert.deepEqual(parseListen('[::1]:0'), { host: '::1', port: 0 });
   assert.deepEqual(parseListen('localhost:80'), { host: 'localhost', port: 80 });
   for (const bad of ['127.0.0.1', ':80', '::1:80', '127.0.0.1:99999', '[::1]']) assert.throws(() => parseListen(bad), bad);
+});
+
+test('beyond loopback (with a token file) the page works under the name it is reached by; another origin is still refused', async () => {
+  const inbox = await startInbox({ home, approverKey: KEY, listen: '0.0.0.0:0' });
+  try {
+    const origin = inbox.url; // http://127.0.0.1:PORT, not the listen address 0.0.0.0
+    const login = await fetch(`${inbox.url}/login`, { method: 'POST', headers: { origin }, body: new URLSearchParams({ token: inbox.token }), redirect: 'manual' });
+    assert.equal(login.status, 303, 'a same-origin login');
+    const cookie = login.headers.get('set-cookie')!.split(';')[0];
+    const evil = await fetch(`${inbox.url}/login`, { method: 'POST', headers: { origin: 'http://evil.example' }, body: new URLSearchParams({ token: inbox.token }), redirect: 'manual' });
+    assert.equal(evil.status, 403);
+    const list = await fetch(`${inbox.url}/api/requests`, { headers: { cookie } });
+    assert.equal(list.status, 200);
+    // Another Host name is served here (no loopback to rebind to), but only with the session.
+    assert.equal((await fetch(`${inbox.url}/api/requests`)).status, 401);
+  } finally {
+    await inbox.stop();
+  }
 });

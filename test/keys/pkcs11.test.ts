@@ -19,7 +19,6 @@ import { verifyReceipt } from '../../src/approvals/receipt.js';
 import { existsSync } from 'node:fs';
 
 const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
-const CKK_EC_EDWARDS = 0x40;
 
 /** A logged-in session on the token, in this process (SOFTHSM2_CONF set for it). */
 function attacker(t: Token) {

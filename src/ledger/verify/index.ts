@@ -8,15 +8,20 @@ import { checkEntries, checkRanges, rowRanges, type PoolOptions } from './pool.j
 import { checkEntryLine } from './check-entry.js';
 import { ChainChecker } from './chain.js';
 import { checkAnchor } from './anchors.js';
-import { openExportSource, openHomeSource, type OpenedSource } from './source.js';
+import { openExportSource, openHomeSource, openSnapshotSource, type OpenedSource } from './source.js';
 import { fail, VerifyError, type VerifyFailure } from './reasons.js';
 import { CheckpointError, readCheckpoint, type TreeHead } from '../checkpoint.js';
 import { PUBLIC_REKOR_KEY_PEM } from './public-rekor.js';
 import type { Entry } from '../entry.js';
+import type { LedgerSnapshot } from '../../store/ports.js';
 
 export { VerifyError, type VerifyFailure, type VerifyCode } from './reasons.js';
 
-export type VerifySource = { ledgerDb: string } | { exportFile: string };
+/**
+ * A home's ledger database, an export file, or a chain already read in one snapshot (a gate's
+ * chain in a shared store; verify closes it).
+ */
+export type VerifySource = { ledgerDb: string } | { exportFile: string } | { snapshot: LedgerSnapshot };
 
 export interface VerifyOptions extends PoolOptions {
   /** The gate public key (PEM or KeyObject). Required for a home; for an export, omitting it trusts the key inside the file (keySource 'embedded'). */
@@ -111,7 +116,7 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
   let src: OpenedSource | null = null;
   const chain = new ChainChecker();
   try {
-    src = 'ledgerDb' in source ? openHomeSource(source.ledgerDb) : await openExportSource(source.exportFile);
+    src = 'ledgerDb' in source ? openHomeSource(source.ledgerDb) : 'snapshot' in source ? openSnapshotSource(source.snapshot) : await openExportSource(source.exportFile);
     let key: KeyObject;
     if (opts.publicKey !== undefined) {
       key = toKey(opts.publicKey, 'the gate public key');

@@ -3,6 +3,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { openLedgerSnapshot } from '../../store/sqlite/store.js';
+import type { LedgerSnapshot } from '../../store/ports.js';
 import { parseAnchors, type StoredAnchor } from '../epoch-anchors.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from '../export.js';
 import { fail } from './reasons.js';
@@ -24,7 +25,11 @@ export interface OpenedSource {
 }
 
 export function openHomeSource(ledgerPath: string): OpenedSource {
-  const snap = openLedgerSnapshot(ledgerPath); // one read snapshot for entries and anchors
+  return openSnapshotSource(openLedgerSnapshot(ledgerPath)); // one read snapshot for entries and anchors
+}
+
+/** A snapshot already taken (a gate's chain in a shared store); closed with the source. */
+export function openSnapshotSource(snap: LedgerSnapshot): OpenedSource {
   return {
     total: snap.total,
     async *entries() {

@@ -79,6 +79,9 @@ export function connectionConfig(url: string, timeoutMs: number): pg.ClientConfi
 
 class Transactor {
   private queue: Job[] = [];
+  /** Work that rides in the next transaction (ADR 017): a call's result entry and settlement. */
+  private later: Job[] = [];
+  private laterTimer: NodeJS.Timeout | null = null;
   private running = false;
   private client: pg.Client | null = null;
   private closed = false;
@@ -88,21 +91,48 @@ class Transactor {
     private readonly slot: UnitSlot,
     private readonly timeoutMs: number,
     private readonly maxBatch: number,
+    private readonly laterMs = 2,
   ) {}
 
   run<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) return reject(new StoreError('the PostgreSQL store is closed'));
       this.queue.push({ run: fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.running) {
-        this.running = true;
-        setImmediate(() => void this.drain());
-      }
+      this.start();
     });
   }
 
+  /**
+   * Like run, but the job waits for the next transaction (at most laterMs) and runs first in it,
+   * so a call's result and settlement share the next decision's COMMIT (ADR 017, ADR 030).
+   */
+  runLater<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.closed) return reject(new StoreError('the PostgreSQL store is closed'));
+      this.later.push({ run: fn, resolve: resolve as (v: unknown) => void, reject });
+      if (this.laterTimer === null && !this.running) this.laterTimer = setTimeout(() => this.start(), this.laterMs);
+    });
+  }
+
+  private start(): void {
+    if (this.laterTimer !== null) {
+      clearTimeout(this.laterTimer);
+      this.laterTimer = null;
+    }
+    if (!this.running) {
+      this.running = true;
+      setImmediate(() => void this.drain());
+    }
+  }
+
   private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
+    for (;;) {
+      // Deferred work first: a call decided in this batch sees the settlements that came before it.
+      if (this.later.length > 0) {
+        this.queue = this.later.concat(this.queue);
+        this.later = [];
+      }
+      if (this.queue.length === 0) break;
       const batch = this.queue.splice(0, this.maxBatch);
       await this.runBatch(batch);
     }
@@ -253,6 +283,7 @@ class Transactor {
 
   async end(): Promise<void> {
     this.closed = true;
+    if (this.later.length > 0) this.start(); // what was queued for later still commits
     while (this.running) await new Promise((r) => setTimeout(r, 5));
     const c = this.client;
     this.client = null;
@@ -275,6 +306,7 @@ function portsOver(url: string, gateId: string, registeredKey: string, schema: s
     pins: new PgPins(slot, s),
     anchors: new PgAnchors(slot, s, gateId),
     transact: (fn) => tx.run(fn),
+    transactLater: (fn) => tx.runLater(fn),
     assertIntact: () => undefined, // the gate's registration is checked in every transaction that reads its chain
     close: () => void tx.end(),
     end: () => tx.end(),

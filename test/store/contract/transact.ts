@@ -94,4 +94,33 @@ export function transactContract(name: string, open: StoreFactory): void {
       assert.match(String(e), /inside transact/);
     }
   });
+
+  test(`${name} transactLater: deferred work runs first in the next transaction, and commits alone when none follows`, async () => {
+    const { store, peer } = await open();
+    assert.ok(store.transactLater, 'the store offers transactLater (ADR 017)');
+    const later = store.transactLater!;
+    const ops = new Operations(store.operations);
+    await tx(store, () => ops.begin('l1', FP, 't', T));
+    // Queued for later, then a decision in the same turn: the decision sees the settlement.
+    const settled = later(() => store.operations.settle('l1', 1, { state: 'succeeded', result: { ok: 1 }, error: null }, new Date(T).toISOString()));
+    const seen = store.transact(() => store.operations.get('l1')!.state);
+    assert.deepEqual(await Promise.all([settled, seen]), [true, 'succeeded']);
+    // Alone: it still commits (on its own, shortly), visible to another connection once resolved.
+    await tx(store, () => ops.begin('l2', FP, 't', T));
+    assert.equal(await later(() => store.operations.markUnknown('l2', 1, 'test', new Date(T).toISOString())), true);
+    const other = await peer();
+    assert.equal(await tx(other, () => other.operations.get('l2')!.state), 'unknown');
+    // A deferred job that throws rejects alone; the job after it commits.
+    const bad = later(() => {
+      ops.begin('l3', FP, 't', T);
+      throw new Error('deferred job failed');
+    });
+    const good = store.transact(() => ops.begin('l4', FP, 't', T));
+    const r = await Promise.allSettled([bad, good]);
+    assert.deepEqual(r.map((x) => x.status), ['rejected', 'fulfilled']);
+    await tx(other, () => {
+      assert.equal(other.operations.get('l3'), null);
+      assert.equal(other.operations.get('l4')!.state, 'pending');
+    });
+  });
 }

@@ -14,8 +14,8 @@ export type RekorBody = {
   apiVersion: string;
   digests: DigestSpec[]; // what the entry commits to (artifact / payload / envelope digests)
   hashedrekord?: { hash: DigestSpec; signature: Buffer; key: KeyObject };
-  /** A dsse entry's payload hash and signatures (each key read only when it is needed). */
-  dsse?: { payloadHash: DigestSpec; signatures: { signature: Buffer; key: () => KeyObject }[] };
+  /** A dsse entry's payload hash and signatures (read only when an epoch check needs them). */
+  dsse?: { payloadHash: DigestSpec; signatures: { signature: () => Buffer; key: () => KeyObject }[] };
 };
 
 const ALGS = { sha256: 32, sha384: 48, sha512: 64 } as const;
@@ -82,7 +82,7 @@ function parseV2Body(b: { kind: string; apiVersion: string; spec: Record<string,
     const sigs = Array.isArray(s.signatures) ? s.signatures : [];
     out.dsse = {
       payloadHash,
-      signatures: sigs.map((x: any) => ({ signature: strictBase64(x?.content, 'dsse 0.0.2 signature'), key: () => v2Key(x?.verifier).key })),
+      signatures: sigs.map((x: any) => ({ signature: () => strictBase64(x?.content, 'dsse 0.0.2 signature'), key: () => v2Key(x?.verifier).key })),
     };
   } else {
     fail('malformed', `entry body: ${b.kind} is not a Rekor v2 kind`);
@@ -128,7 +128,7 @@ export function parseRekorBody(bytes: Buffer, version: 1 | 2 = 1): RekorBody {
       out.dsse = {
         payloadHash,
         signatures: spec.signatures.map((x: any) => ({
-          signature: strictBase64(x?.signature, 'dsse signature'),
+          signature: () => strictBase64(x?.signature, 'dsse signature'),
           key: () => {
             try {
               return keyFromPem(strictBase64(x?.verifier, 'dsse verifier').toString('utf8'));
@@ -214,7 +214,7 @@ function checkDsseBody(d: NonNullable<RekorBody['dsse']>, opts: { digest?: Diges
   for (const s of d.signatures) {
     const key = s.key();
     if (opts.signer && !sameKey(key, opts.signer)) continue;
-    if (verifiesEpochRoot(s.signature, key, root.value)) return { bodySignature: 'verified', digestMatched: 'artifact' };
+    if (verifiesEpochRoot(s.signature(), key, root.value)) return { bodySignature: 'verified', digestMatched: 'artifact' };
   }
   if (opts.signer && !d.signatures.some((s) => sameKey(s.key(), opts.signer!))) fail('body_signature_invalid', 'entry is signed by another key');
   fail('body_signature_invalid', 'dsse signature over the epoch envelope does not verify');
