@@ -25,17 +25,18 @@ export interface OpenedSource {
 }
 
 export function openHomeSource(ledgerPath: string): OpenedSource {
-  return openSnapshotSource(openLedgerSnapshot(ledgerPath)); // one read snapshot for entries and anchors
+  return openSnapshotSource(openLedgerSnapshot(ledgerPath), ledgerPath); // one read snapshot for entries and anchors
 }
 
-/** A snapshot already taken (a gate's chain in a shared store); closed with the source. */
-export function openSnapshotSource(snap: LedgerSnapshot): OpenedSource {
+/** A snapshot already taken (a gate's chain in a shared store); closed with the source.
+ *  `ledgerDb`: the SQLite file it was taken from, which verify's workers may read themselves. */
+export function openSnapshotSource(snap: LedgerSnapshot, ledgerDb?: string): OpenedSource {
   return {
     total: snap.total,
     async *entries() {
       yield* snap.bodies();
     },
-    rows: snap.keys ? { ledgerDb: ledgerPath, keys: () => snap.keys!(), first: (limit) => snap.bodies(0, limit) } : undefined,
+    rows: snap.keys && ledgerDb !== undefined ? { ledgerDb, keys: () => snap.keys!(), first: (limit) => snap.bodies(0, limit) } : undefined,
     async *anchors() {
       yield* parseAnchors(snap.anchors());
     },
