@@ -232,6 +232,7 @@ export class Gate {
           session_label: session.label,
           agent: services.agent,
           ...(scope.digest ? { session: scope.digest } : {}),
+          ...(scope.execution ? { execution: scope.execution } : {}),
           manifest_digest: rules.manifest.digest,
           policy_digest: rules.policy.digest,
           ...decision.notes.fields,

@@ -82,3 +82,9 @@ test('token-key: signing and the gate with the key in SoftHSM against the key in
   }
   for (const row of ['| file key (node:crypto) ', '| token key (SoftHSM2, CKM_EDDSA) ', '| gate, file key ', '| gate, token key ', 'calls/s with the token key']) assert.ok(out.includes(row) || out.includes(row.replace('calls/s', 'Calls/s')), row);
 });
+
+test('llm: the added latency of the LLM door to the first text token and to a tool call, both formats', () => {
+  const out = run('llm.js', ['--n', '3', '--warmup', '1']);
+  assert.match(out, /## LLM door: added latency on a streamed response/);
+  for (const row of ['| openai: first text token ', '| openai: tool call usable (finish event) ', '| anthropic: first text token ', '| anthropic: tool call usable (finish event) ']) assert.ok(out.includes(row), row);
+});
