@@ -226,7 +226,7 @@ export class Gate {
           ...(decision.tool ? { tool: call.tool } : { tool_digest: digestJson(call.tool) }),
           ...(v.ok ? {} : { reason: v.code }),
           fingerprint: decision.fingerprint,
-          args_digest: digestJson(call.arguments),
+          args_digest: decision.argsDigest,
           context_digest: context.digest,
           task: context.taskId,
           session_label: session.label,

@@ -47,6 +47,11 @@ test('verify: raw Ed25519 rate on one and all cores, and the verifier or its TOD
   assert.ok(out.includes('Reference pass'));
 });
 
+test('offload: signing inline, on a worker in batches and one at a time (ADR 031)', () => {
+  const out = run('offload.js', ['--n', '128']);
+  for (const row of ['| inline: Ed25519 sign of the canonical body, main thread ', '| worker, batches of 64 ', '| worker, one at a time ']) assert.ok(out.includes(row), row);
+});
+
 test('all: one table with every target of issue 16, its figure, goal, status and load, from the scripts of this run', () => {
   const out = run('all.js', ['--quick', '--only', 'overhead,throughput,peers']);
   assert.match(out, /## Targets \(issue 16\), this run/);
