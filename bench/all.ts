@@ -1,6 +1,6 @@
 // Every benchmark, one after the other, each in its own process with its own defaults (so one
 // script's warm state or heap does not colour the next). `npm run bench` runs this.
-// Usage: node dist/bench/all.js [--quick] [--only overhead,throughput,...]
+// Usage: node dist/bench/all.js [--quick] [--only overhead,throughput,...] [--verify-sizes 100000]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,11 +15,12 @@ export const SCRIPTS: { name: string; quick: string[] }[] = [
   { name: 'breakdown', quick: ['--n', '100', '--warmup', '10', '--scale', '0.05'] },
   { name: 'verify', quick: ['--sizes', '1000', '--ref', '1000', '--seconds', '0.5'] },
   { name: 'anchor-bounds', quick: ['--certs', '2000', '--lines', '10000', '--runs', '1'] },
+  { name: 'offload', quick: ['--n', '256'] },
   { name: 'fleet', quick: ['--n', '100', '--warmup', '10', '--gates', '1,2'] },
   { name: 'token-key', quick: ['--n', '60', '--warmup', '6', '--micro', '100'] },
 ];
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' }, 'verify-sizes': { type: 'string' } } });
 const only = values.only ? new Set(values.only.split(',')) : null;
 process.stdout.write(`# cloakpipe benchmarks\n\n${machine()}\n${values.quick ? '(quick run: tiny N, figures are not meaningful)\n' : ''}`);
 let failed = 0;
@@ -27,7 +28,9 @@ const targetsFile = join(tempDir('cloakpipe-bench-targets-'), 'targets.jsonl');
 const loadBefore = loadNow();
 for (const s of SCRIPTS) {
   if (only && !only.has(s.name)) continue;
-  const r = spawnSync(process.execPath, [join(BENCH_DIST, `${s.name}.js`), ...(values.quick ? s.quick : [])], { stdio: 'inherit', env: { ...process.env, BENCH_TARGETS: targetsFile } });
+  // --verify-sizes: ledgers for verify other than its default (generating 1M entries takes minutes).
+  const extra = s.name === 'verify' && values['verify-sizes'] ? ['--sizes', values['verify-sizes']] : [];
+  const r = spawnSync(process.execPath, [join(BENCH_DIST, `${s.name}.js`), ...(values.quick ? s.quick : []), ...extra], { stdio: 'inherit', env: { ...process.env, BENCH_TARGETS: targetsFile } });
   if (r.status !== 0) {
     failed++;
     process.stdout.write(`\n${s.name}: FAILED (exit ${r.status})\n`);

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh Debian machine with Node 20: installs what it needs (Docker
-# and OpenSSL from Debian when run as root, the npm dependencies), starts dockerd for the
-# confinement suite if it is not running, builds, and runs every test.
+# The whole test suite on a fresh Debian machine with Node 20: installs what it needs (Debian's
+# packages when run as root, the npm dependencies), starts dockerd and a PostgreSQL cluster if
+# they are not running, builds, and runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi; }
 
-if ! command -v dockerd >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then
+# Debian's packages the suites need, installed in one go (one `apt-get update`) when any is
+# missing: Docker and OpenSSL (confinement, TSA), PostgreSQL (fleet store), SoftHSM2 with what
+# the pkcs11js binding builds with (token key), Chromium (approval inbox browser tests).
+missing=()
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+[ -n "${CLOAKPIPE_TEST_PG:-}" ] || ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1 || missing+=(postgresql)
+command -v softhsm2-util >/dev/null 2>&1 || missing+=(softhsm2)
+for tool in python3 make g++; do command -v $tool >/dev/null 2>&1 || missing+=($tool); done
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ ${#missing[@]} -gt 0 ]; then
   as_root apt-get update -qq || true
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io openssl >/dev/null \
-    || echo "note: could not install docker.io/openssl; the Docker suite will skip"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
+    || echo "note: could not install ${missing[*]}; the suites that need them skip (or fail under CI=true)"
 fi
 if command -v dockerd >/dev/null 2>&1 && ! docker info >/dev/null 2>&1; then
   as_root sh -c 'nohup dockerd >/tmp/cloakpipe-dockerd.log 2>&1 &' || true
@@ -18,14 +28,8 @@ if command -v dockerd >/dev/null 2>&1 && ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || echo "note: dockerd did not start; the Docker suite will skip"
 fi
 
-# SoftHSM2 for the PKCS#11 token suites (a fresh token per test, SOFTHSM2_CONF in a temp dir),
-# and what the pkcs11js binding needs to build (python3, make, g++). In CI (CI=true) a missing
-# SoftHSM fails the run; elsewhere the token suites skip, loudly.
-if ! command -v softhsm2-util >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1 || ! command -v make >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
-  as_root apt-get update -qq || true
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq softhsm2 python3 make g++ >/dev/null \
-    || echo "note: could not install softhsm2/python3/make/g++; the PKCS#11 token suites will skip"
-fi
+# SoftHSM2 for the PKCS#11 token suites (a fresh token per test, SOFTHSM2_CONF in a temp dir).
+# In CI (CI=true) a missing SoftHSM fails the run; elsewhere the token suites skip, loudly.
 if ! command -v softhsm2-util >/dev/null 2>&1 && [ "${CI:-}" = true ]; then
   echo "SoftHSM2 is not installed (CI=true: failing, not skipping)" >&2
   exit 1
@@ -35,9 +39,6 @@ fi
 # In CI (CI=true) a PostgreSQL that does not start fails the run; elsewhere the PostgreSQL
 # suites skip, loudly.
 if [ -z "${CLOAKPIPE_TEST_PG:-}" ]; then
-  if ! ls -d /usr/lib/postgresql/*/bin >/dev/null 2>&1; then
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null || true
-  fi
   if url=$(bash scripts/postgres.sh start); then
     export CLOAKPIPE_TEST_PG=$url
   elif [ "${CI:-}" = true ]; then
@@ -52,10 +53,6 @@ fi
 
 # Chromium for the approval inbox's browser tests (driven by puppeteer-core, which never
 # downloads a browser). In CI a missing chromium fails the run; elsewhere those tests skip, loudly.
-if ! command -v chromium >/dev/null 2>&1; then
-  as_root apt-get update -qq || true
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true
-fi
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "${CI:-}" = true ]; then
     echo "chromium is not installed (CI=true: failing, not skipping)" >&2

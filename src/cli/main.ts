@@ -9,6 +9,7 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
   init: { file: './init.js', summary: 'create the gate home: signing key, ledger and operations databases' },
   'mcp-proxy': { file: './mcp-proxy.js', summary: 'gate every tools/call of a stdio MCP server' },
   'http-proxy': { file: './http-proxy.js', summary: 'gate every tools/call of MCP sessions served over Streamable HTTP' },
+  'llm-proxy': { file: './llm-proxy.js', summary: 'gate the tool calls inside OpenAI and Anthropic API responses' },
   fingerprint: { file: './fingerprint.js', summary: "print a call's fingerprint" },
   approve: { file: './approve.js', summary: 'sign an approval receipt for one call' },
   keygen: { file: './keygen.js', summary: 'create an approver key pair' },

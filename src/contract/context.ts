@@ -1,6 +1,7 @@
 // The task context: written by the orchestrator from its system of record, never from the
 // conversation. Re-read when the file changes; every decision records the digest it used.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { fileStamp } from '../util/file-stamp.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { isJsonObject } from '../core/json.js';
 import { parseStrict, WireError } from '../wire/strict-parse.js';
@@ -61,25 +62,21 @@ export function contextPath(ctx: TaskContext, path: string): JsonValue | undefin
   return cur;
 }
 
-/** A context file watched by stat: a change of size, mtime or inode triggers a re-read. */
+/** A context file watched by stat (once a turn, ADR 032): a change of inode, size, mtime or ctime triggers a re-read. */
 export class ContextSource {
   private stamp = '';
   private current: TaskContext;
 
   constructor(private readonly path: string | undefined) {
+    if (path) this.stamp = fileStamp(path);
     this.current = path ? readContextFile(path) : NO_CONTEXT;
-    if (path) this.stamp = this.stampOf();
-  }
-
-  private stampOf(): string {
-    const st = statSync(this.path!, { bigint: true });
-    return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
   }
 
   /** The context in force now; throws (→ fail_closed) when the file became unreadable or invalid. */
   get(): TaskContext {
     if (!this.path) return this.current;
-    const stamp = this.stampOf();
+    const stamp = fileStamp(this.path);
+    if (stamp.startsWith('unreadable:')) throw new ContextError(`cannot read task context ${this.path}: ${stamp.slice('unreadable:'.length)}`);
     if (stamp !== this.stamp) {
       this.current = readContextFile(this.path);
       this.stamp = stamp;

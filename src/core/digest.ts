@@ -1,6 +1,6 @@
 // Digests are how payloads appear anywhere outside the call path: `sha256:<hex>`.
 import { createHash } from 'node:crypto';
-import { canonicalBytes } from './canonical.js';
+import { canonicalize } from './canonical.js';
 
 export type Digest = `sha256:${string}`;
 
@@ -14,7 +14,7 @@ export function digestBytes(data: string | Uint8Array): Digest {
 
 /** Digest of a JSON value's RFC 8785 form. */
 export function digestJson(value: unknown): Digest {
-  return digestBytes(canonicalBytes(value));
+  return digestBytes(canonicalize(value)); // hashed as UTF-8, the same bytes as canonicalBytes
 }
 
 export function isDigest(s: unknown): s is Digest {

@@ -5,7 +5,7 @@
 import type { LoadedManifest } from '../contract/manifest.js';
 import type { TaskContext } from '../contract/context.js';
 import type { ToolDecl } from '../contract/manifest-types.js';
-import { fingerprintOf, type Call } from '../core/call.js';
+import { callDigests, type Call } from '../core/call.js';
 import { checkContract, resolveTool } from './checks/contract.js';
 import { checkFlow } from './checks/flow.js';
 import { checkPins } from './checks/pins.js';
@@ -44,6 +44,8 @@ export interface Decision {
   verdict: Verdict;
   tool?: ToolDecl;
   fingerprint: Digest;
+  /** Digest of the call's arguments (its decision entry's args_digest). */
+  argsDigest: Digest;
   notes: Annotations;
 }
 
@@ -52,15 +54,15 @@ export function newAnnotations(): Annotations {
 }
 
 export function decide(call: Call, input: DecideInput): Decision {
-  const fingerprint = fingerprintOf(call.tool, call.arguments, input.context.taskId);
+  const { fingerprint, argsDigest } = callDigests(call.tool, call.arguments, input.context.taskId);
   const notes = newAnnotations();
   const contract = checkContract(call, input.manifest, input.context);
   const tool = resolveTool(call, input.manifest);
-  if (!contract.ok || !tool) return { verdict: contract, tool, fingerprint, notes };
+  if (!contract.ok || !tool) return { verdict: contract, tool, fingerprint, argsDigest, notes };
   const facts: Facts = { ...input, sessionLabel: input.session.label, call, tool, fingerprint, notes };
   for (const { check } of CHECKS) {
     const v = check(facts);
-    if (!v.ok) return { verdict: v, tool, fingerprint, notes };
+    if (!v.ok) return { verdict: v, tool, fingerprint, argsDigest, notes };
   }
-  return { verdict: PASS, tool, fingerprint, notes };
+  return { verdict: PASS, tool, fingerprint, argsDigest, notes };
 }

@@ -4,7 +4,7 @@
 // change that loads is a `reload` entry with the new digests, recorded before any call is
 // decided under it; one that does not load refuses every call `fail_closed` until it is mended,
 // so a half-written or mistyped policy never means "no policy".
-import { statSync } from 'node:fs';
+import { fileStamp } from '../util/file-stamp.js';
 import { loadManifest, type LoadedManifest } from '../contract/manifest.js';
 import { loadPolicyFile } from '../policy/engine.js';
 import { TaskBoundPolicy } from '../policy/task-guard.js';
@@ -27,15 +27,6 @@ export type RulesLoader = (task: JsonObject) => Rules;
 
 export class RulesBroken extends Error {}
 
-function stampOf(path: string): string {
-  try {
-    const st = statSync(path, { bigint: true });
-    return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-  } catch (e) {
-    return `unreadable:${(e as NodeJS.ErrnoException).code ?? 'error'}`;
-  }
-}
-
 export class RulesSource {
   private stamp: string;
   private rules: Rules;
@@ -55,7 +46,7 @@ export class RulesSource {
   }
 
   private stampNow(): string {
-    return `${stampOf(this.files.manifest)}|${stampOf(this.files.policy)}`;
+    return `${fileStamp(this.files.manifest)}|${fileStamp(this.files.policy)}`;
   }
 
   /** The last rules that loaded: what a refusal names, even while the files are broken. */

@@ -22,6 +22,8 @@ export interface SessionScope {
   agent?: string;
   /** A digest of the session id, on every decision entry of the session. */
   digest?: Digest;
+  /** `agent`: the agent runs the tools itself (the LLM door); the gate never sees an execution. */
+  execution?: 'agent';
 }
 
 export class GateSession {

@@ -229,6 +229,8 @@ export interface LedgerSnapshot {
   total: number;
   /** Bodies in seq order (from `fromSeq`, at most `limit`). */
   bodies(fromSeq?: number, limit?: number): Iterable<string>;
+  /** Row keys (seq) in order, without bodies: where verify's workers start reading their ranges. */
+  keys?(): Iterable<number>;
   anchors(): Iterable<AnchorRow>;
   close(): void;
 }

@@ -7,6 +7,7 @@ import type { Digest } from '../core/digest.js';
 import type { RefusalCode } from '../core/refusal.js';
 import { decisionFields, spanDecision, type DecisionOutcome, type DecisionTelemetry } from './spans.js';
 import { log } from './log.js';
+import { sanitize, type Sanitized } from './fields.js';
 
 /** What telemetry reads of a decision: the fields its ledger entry holds in the clear. */
 export interface DecisionSummary {
@@ -81,6 +82,12 @@ const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /** The decision span and the `decision` log line. Never throws. */
 export function reportDecision(t: DecisionTelemetry): void {
-  spanDecision(t);
-  log.info('decision', decisionFields(t));
+  let fields: Sanitized;
+  try {
+    fields = sanitize(decisionFields(t)); // once: the span and the log line share it
+  } catch {
+    return; // never throws; nothing to report that passed the allow-list
+  }
+  spanDecision(t, fields);
+  log.info('decision', fields);
 }

@@ -85,11 +85,16 @@ function valid(kind: Kind, v: FieldValue): boolean {
   }
 }
 
+/** What sanitize returned: frozen, so a second sanitize (span, then log line) can skip it. */
+export type Sanitized = Readonly<{ [name: string]: FieldValue }>;
+const SANITIZED = new WeakSet<object>();
+
 /**
  * Keep only allowed fields with valid values. An undeclared tool name becomes `tool_digest`;
  * unknown names and invalid values are dropped and only counted (`dropped`, `redacted`).
  */
-export function sanitize(fields: Fields): { [name: string]: FieldValue } {
+export function sanitize(fields: Fields): Sanitized {
+  if (SANITIZED.has(fields)) return fields as Sanitized; // already through here, and frozen
   const out: { [name: string]: FieldValue } = {};
   let dropped = 0;
   let redacted = 0;
@@ -113,6 +118,8 @@ export function sanitize(fields: Fields): { [name: string]: FieldValue } {
   }
   if (dropped) out.dropped = dropped;
   if (redacted) out.redacted = redacted;
+  Object.freeze(out);
+  SANITIZED.add(out);
   return out;
 }
 

@@ -9,7 +9,7 @@ import { diag, DiagLogLevel, SpanKind, SpanStatusCode, trace, type Attributes, t
 import type { RefusalCode } from '../core/refusal.js';
 import type { Mode } from '../core/outcome.js';
 import type { Digest } from '../core/digest.js';
-import { sanitize, toolField, type Fields } from './fields.js';
+import { sanitize, toolField, type Fields, type Sanitized } from './fields.js';
 import { log } from './log.js';
 
 export type DecisionOutcome = 'allow' | 'refuse' | 'would_refuse' | 'replay' | 'unknown';
@@ -63,11 +63,11 @@ export function decisionFields(d: DecisionTelemetry): Fields {
   };
 }
 
-/** One span per decision, ended at once. Never throws. */
-export function spanDecision(d: DecisionTelemetry): void {
+/** One span per decision, ended at once; `fields`: the decision already sanitized. Never throws. */
+export function spanDecision(d: DecisionTelemetry, fields?: Sanitized): void {
   try {
     const attributes: Attributes = {};
-    for (const [k, v] of Object.entries(sanitize(decisionFields(d)))) if (v !== null) attributes[ATTR_PREFIX + k] = v;
+    for (const [k, v] of Object.entries(fields ?? sanitize(decisionFields(d)))) if (v !== null) attributes[ATTR_PREFIX + k] = v;
     const span = trace.getTracer('cloakpipe').startSpan(SPAN_NAME, {
       kind: SpanKind.INTERNAL,
       ...(typeof d.startTime === 'number' && Number.isFinite(d.startTime) ? { startTime: d.startTime } : {}),

@@ -47,6 +47,11 @@ test('verify: raw Ed25519 rate on one and all cores, and the verifier or its TOD
   assert.ok(out.includes('Reference pass'));
 });
 
+test('offload: signing inline, on a worker in batches and one at a time (ADR 031)', () => {
+  const out = run('offload.js', ['--n', '128']);
+  for (const row of ['| inline: Ed25519 sign of the canonical body, main thread ', '| worker, batches of 64 ', '| worker, one at a time ']) assert.ok(out.includes(row), row);
+});
+
 test('all: one table with every target of issue 16, its figure, goal, status and load, from the scripts of this run', () => {
   const out = run('all.js', ['--quick', '--only', 'overhead,throughput,peers']);
   assert.match(out, /## Targets \(issue 16\), this run/);
@@ -76,4 +81,10 @@ test('token-key: signing and the gate with the key in SoftHSM against the key in
     return;
   }
   for (const row of ['| file key (node:crypto) ', '| token key (SoftHSM2, CKM_EDDSA) ', '| gate, file key ', '| gate, token key ', 'calls/s with the token key']) assert.ok(out.includes(row) || out.includes(row.replace('calls/s', 'Calls/s')), row);
+});
+
+test('llm: the added latency of the LLM door to the first text token and to a tool call, both formats', () => {
+  const out = run('llm.js', ['--n', '3', '--warmup', '1']);
+  assert.match(out, /## LLM door: added latency on a streamed response/);
+  for (const row of ['| openai: first text token ', '| openai: tool call usable (finish event) ', '| anthropic: first text token ', '| anthropic: tool call usable (finish event) ']) assert.ok(out.includes(row), row);
 });

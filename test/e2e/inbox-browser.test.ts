@@ -25,6 +25,7 @@ let s: Setup;
 let g: RunningGate;
 let inbox: RunningInbox;
 let browser: Browser;
+const outside: string[] = [];
 
 before(async () => {
   if ('skip' in browserSkip) return;
@@ -35,6 +36,7 @@ before(async () => {
   mkdirSync(SHOTS, { recursive: true });
 });
 after(async () => {
+  assert.deepEqual(outside, [], 'every request of the page went to the inbox itself');
   await browser?.close();
   await inbox?.stop();
   await g?.close();
@@ -44,6 +46,10 @@ async function loggedInPage(width = 1100, height = 760): Promise<Page> {
   const ctx = await browser.createBrowserContext();
   const page = await ctx.newPage();
   await page.setViewport({ width, height });
+  // Nothing loads from outside the inbox (no CDN, no font, no image elsewhere).
+  page.on('request', (r) => {
+    if (!r.url().startsWith(`${inbox.url}/`)) outside.push(r.url());
+  });
   await page.goto(`${inbox.url}/`);
   assert.equal(new URL(page.url()).pathname, '/login', 'not logged in: the login page');
   await page.type('#token', inbox.token);
@@ -166,6 +172,7 @@ test('a refused call appears on the open page, shows its arguments as text, and 
   for (const text of [JSON.stringify(entries), g.stderr(), inbox.stderr()]) {
     assert.ok(!text.includes(TO_CANARY) && !text.includes('__inboxCanary'), 'no argument value in the ledger or a log');
   }
+  assert.deepEqual(outside, [], 'the page loaded nothing from outside the inbox');
   await page.browserContext().close();
 });
 

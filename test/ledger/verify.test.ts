@@ -25,8 +25,24 @@ function sample(): Fixture {
   return f;
 }
 
-const run = (f: Fixture, opts: Parameters<typeof verifyLedger>[1] = {}) =>
-  verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, workers: 0, ...opts });
+/** Worker set-ups that must report exactly what the inline check reports: lines fed to workers,
+ *  and workers reading their own row ranges (one row, a few rows, ranges after an inline head). */
+const POOLED = [
+  { workers: 2, inlineFirst: 0, batchSize: 1 },
+  { workers: 2, inlineFirst: 0, batchSize: 3 },
+  { workers: 1, inlineFirst: 5, batchSize: 4 },
+];
+
+/** Verify inline; unless `opts` names workers, also on every POOLED set-up, which must agree. */
+async function run(f: Fixture, opts: Parameters<typeof verifyLedger>[1] = {}): Promise<VerifyReport> {
+  const inline = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, workers: 0, ...opts });
+  if (opts.workers === undefined)
+    for (const p of POOLED) {
+      const pooled = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, ...opts, ...p });
+      assert.deepEqual({ ...pooled }, { ...inline }, `${JSON.stringify(p)} disagrees with the inline check`);
+    }
+  return inline;
+}
 
 function failed(r: VerifyReport, code: string, seq: number | null) {
   assert.equal(r.ok, false, 'verify must fail');
@@ -103,6 +119,40 @@ test('a back-dated entry fails on time, even re-signed and re-chained with the r
   putEntry(g.db, 5, resign({ ...mid, ts: entryAt(g.db, 2).ts }, g.key.privateKey));
   rechainFrom(g.db, 6, g.key.privateKey);
   failed(await run(g), 'time_decreasing', 5);
+});
+
+test('an entry rewritten and re-signed by the key holder, not re-chained, breaks the chain at the next entry', async () => {
+  const f = sample();
+  putEntry(f.db, 7, resign({ ...entryAt(f.db, 7), tool: 'rm' }, f.key.privateKey));
+  const r = await run(f);
+  failed(r, 'chain_broken', 8);
+  assert.match(r.failure!.detail, /entry 7/);
+  const g = sample(); // the same at a range's first entry and inside one (POOLED batch sizes 1, 3, 4)
+  putEntry(g.db, 11, resign({ ...entryAt(g.db, 11), tool: 'rm' }, g.key.privateKey));
+  failed(await run(g), 'chain_broken', 12);
+});
+
+test('a row stored under a far key (a forger inserting past the end) fails where it stands', async () => {
+  const f = sample();
+  const copy = f.db.prepare('SELECT ts, kind, hash, body FROM entries WHERE seq = 5').get() as Record<string, string>;
+  f.db.prepare('INSERT INTO entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)').run(1e12, copy.ts, copy.kind, copy.hash, copy.body);
+  failed(await run(f), 'seq_not_contiguous', 5);
+});
+
+test('a duplicate key or another spelling of the same entry is refused, even with a valid signature', async () => {
+  const f = sample();
+  const body = (f.db.prepare('SELECT body FROM entries WHERE seq = 4').get() as { body: string }).body;
+  const spellings = [
+    body.replace('"kind":"decision"', '"kind":"decision","kind":"decision"'), // duplicate key, same value
+    body.replace('"v":1}', '"v":1.0}'), // another spelling of the number
+    body.replace('"kind":"decision"', '"kind":"decisio\\u006e"'), // an escape canonical JSON does not use
+    body.replace('{', '{ '), // whitespace
+  ];
+  for (const s of spellings) {
+    assert.notEqual(s, body);
+    f.db.prepare('UPDATE entries SET body = ? WHERE seq = 4').run(s);
+    failed(await run(f), 'entry_not_canonical', 4);
+  }
 });
 
 test('an entry re-signed with another key fails; so does a whole ledger forged with another key', async () => {

@@ -21,6 +21,21 @@ test('read tools are not operations', () => {
   assert.equal(f.notes.onAllow.length, 0);
 });
 
+test('the agent runs the tool (LLM door): no operation is begun or replayed, and the entry says so', () => {
+  const { services, operations } = setup();
+  const done = factsFor({ args: args('k-agent'), services });
+  assert.ok(checkOperations(done).ok);
+  applyAllow(done);
+  applyReply(done, OK);
+  assert.equal(operations.get('k-agent')!.state, 'succeeded');
+  // The same call from a session whose agent runs its tools: not replayed, nothing written.
+  const f = factsFor({ args: args('k-agent'), services, scope: { execution: 'agent' } });
+  assert.ok(checkOperations(f).ok);
+  assert.equal(f.notes.replay, undefined);
+  assert.equal(f.notes.fields.operation_state, 'not_applicable');
+  assert.equal(f.notes.onAllow.length + f.notes.afterReply.length, 0);
+});
+
 test('a new operation: pending on allow, settled by the reply, replayed afterwards', () => {
   const { services, operations } = setup();
   const f = factsFor({ args: args('k-1'), services });

@@ -2,6 +2,7 @@
 import type { Facts } from '../../src/gate/facts.js';
 import type { ToolDecl } from '../../src/contract/manifest-types.js';
 import type { GateServices } from '../../src/gate/services.js';
+import type { SessionScope } from '../../src/gate/session.js';
 import { fingerprintOf } from '../../src/core/call.js';
 import { newAnnotations } from '../../src/gate/decide.js';
 import type { JsonObject } from '../../src/core/json.js';
@@ -23,6 +24,8 @@ export function factsFor(opts: {
   taskId?: string | null;
   services: Partial<GateServices>;
   now?: number;
+  /** The session's scope (the LLM door's: the agent runs the tool). */
+  scope?: SessionScope;
 }): Facts {
   const name = opts.name ?? 'send_email';
   const args = opts.args ?? { to: 'a@example.com', body: 'hello' };
@@ -31,7 +34,7 @@ export function factsFor(opts: {
   return {
     manifest: undefined as never,
     policy: undefined as never,
-    session: undefined as never,
+    session: { scope: opts.scope ?? {} } as never,
     context: undefined as never,
     tool: opts.tool ?? SEND,
     call,

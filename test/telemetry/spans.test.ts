@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { diag, DiagConsoleLogger, DiagLogLevel, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { guardOtelDiagnostics, spanDecision, telemetryFailures, SPAN_NAME, decisionFields } from '../../src/telemetry/spans.js';
-import { setDeclaredTools } from '../../src/telemetry/fields.js';
+import { sanitize, setDeclaredTools } from '../../src/telemetry/fields.js';
+import { reportDecision } from '../../src/telemetry/decision.js';
 import { setLogSink } from '../../src/telemetry/log.js';
 import { digestJson } from '../../src/core/digest.js';
 import { canary, captureOutput } from '../helpers/capture.js';
@@ -67,6 +68,35 @@ test('an undeclared tool name is written as its digest; canaries anywhere in the
 
 test('decisionFields is the same allow-listed view for the decision log line', () => {
   assert.deepEqual(decisionFields({ tool: 'x', declared: false, outcome: 'allow' }), { tool_digest: digestJson('x'), outcome: 'allow', reason: undefined, fingerprint: undefined, session_label: undefined, entry: undefined, mode: undefined, decide_ms: undefined, commit_ms: undefined, upstream_ms: undefined });
+});
+
+test('reportDecision: the span and the log line carry the same sanitized fields, canaries in neither', () => {
+  const exporter = new InMemorySpanExporter();
+  install(new SimpleSpanProcessor(exporter));
+  const lines: string[] = [];
+  setLogSink((l) => void lines.push(l));
+  try {
+    const c = canary('report');
+    reportDecision({ tool: c, declared: false, outcome: 'refuse', reason: 'undeclared_tool', fingerprint: digestJson(c), sessionLabel: `${c} x`, entry: 7, mode: 'enforce' });
+    const [span] = exporter.getFinishedSpans();
+    const { ts, level, event, ...logged } = JSON.parse(lines[0]);
+    assert.equal(event, 'decision');
+    const attrs = Object.fromEntries(Object.entries(span.attributes).map(([k, v]) => [k.slice('cloakpipe.'.length), v]));
+    assert.deepEqual(attrs, logged);
+    assert.equal(logged.tool_digest, digestJson(c));
+    assert.equal(logged.redacted, 1); // the label with a space
+    assert.ok(!lines[0].includes(c) && !dump([span]).includes(c));
+    void ts, void level;
+  } finally {
+    setLogSink(null);
+  }
+});
+
+test('what sanitize returns is frozen: nothing can be added to it between the span and the log line', () => {
+  const out = sanitize({ outcome: 'allow' });
+  assert.ok(Object.isFrozen(out));
+  assert.throws(() => ((out as Record<string, unknown>).argument = 'secret'), TypeError);
+  assert.equal(sanitize(out), out);
 });
 
 test('a failing exporter and failing processors: the call goes on, nothing of theirs reaches our output', async () => {

@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseStrict, WireError, foldKey } from '../../src/wire/strict-parse.js';
 import { canonicalize } from '../../src/core/canonical.js';
+import { callDigests, fingerprintOf } from '../../src/core/call.js';
+import { digestJson } from '../../src/core/digest.js';
+import type { JsonObject } from '../../src/core/json.js';
 import { byteMutation, exactEqual, mutateBytes } from '../helpers/wire-gen.js';
 import { decodeLine, encodeMessage, readableId } from '../../src/wire/message.js';
 import type { JsonValue } from '../../src/core/json.js';
@@ -125,6 +128,50 @@ test('canonical round trip: parseStrict(canonicalize(v)) deep-equals v (-0 reads
       const expected = withoutNegativeZero(v);
       assert.deepStrictEqual(parseStrict(canonicalize(v)), expected);
       assert.equal(canonicalize(parseStrict(canonicalize(v))), canonicalize(v));
+    }),
+    { numRuns: RUNS },
+  );
+});
+
+// The earlier, plainly written form (map + join): the loop version must write the same bytes,
+// including members whose value is undefined (skipped) and keys that sort by UTF-16 code units.
+function referenceCanonical(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'number') return Object.is(value, -0) ? '0' : JSON.stringify(value);
+  if (typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return '[' + value.map(referenceCanonical).join(',') + ']';
+  const o = value as Record<string, unknown>;
+  const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+  return '{' + keys.map((k) => JSON.stringify(k) + ':' + referenceCanonical(o[k])).join(',') + '}';
+}
+
+test('canonicalize writes the same bytes as the reference form for any JSON value (undefined members skipped, sorted or not)', () => {
+  const withHoles = fc.letrec((tie) => ({
+    v: fc.oneof({ depthSize: 'small' }, fc.constant(null), fc.boolean(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string({ unit: 'binary', maxLength: 8 }), fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(fc.string({ unit: 'binary', maxLength: 4 }), fc.option(tie('v'), { nil: undefined }), { maxKeys: 5 })),
+  })).v;
+  fc.assert(
+    fc.property(withHoles, (v) => {
+      const ref = referenceCanonical(v);
+      assert.equal(canonicalize(v), ref);
+      // Keys already in sorted order (a parsed canonical line) take the native path: same bytes.
+      assert.equal(canonicalize(JSON.parse(ref)), ref);
+    }),
+    { numRuns: RUNS },
+  );
+  assert.equal(canonicalize({ b: [1, -0, 'x'], a: { d: undefined, c: true }, '\u00e9': null, '\ud83d\ude00': 1, '\uff61': 2 }), '{"a":{"c":true},"b":[1,0,"x"],"\u00e9":null,"\ud83d\ude00":1,"\uff61":2}');
+  assert.throws(() => canonicalize({ a: Infinity }), TypeError);
+  assert.throws(() => canonicalize([undefined]), TypeError);
+  assert.throws(() => canonicalize({ a: [NaN] }), TypeError);
+  assert.equal(canonicalize({ '10': 1, '9': 2 }), '{"10":1,"9":2}'); // integer-like keys: V8 lists 9 first
+  assert.equal(canonicalize({ a: -0, b: [-0] }), '{"a":0,"b":[0]}');
+});
+
+test('callDigests: the fingerprint and args digest of the one-canonicalization path equal the plain ones', () => {
+  fc.assert(
+    fc.property(fc.dictionary(fc.string({ maxLength: 6 }), validJson, { maxKeys: 5 }), fc.string({ maxLength: 10 }), fc.option(fc.string({ maxLength: 10 })), (args, tool, task) => {
+      const d = callDigests(tool, args as JsonObject, task);
+      assert.equal(d.fingerprint, fingerprintOf(tool, args as JsonObject, task));
+      assert.equal(d.argsDigest, digestJson(args));
     }),
     { numRuns: RUNS },
   );

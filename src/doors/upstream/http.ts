@@ -219,7 +219,7 @@ export class HttpUpstreamTransport implements Transport {
   }
 
   /** An SSE answer: each `message` event is one frame; the stream ends after the answer. */
-  private readEvents(res: IncomingMessage, initializeId: RpcId | undefined, finish: (lost: RequestLost | null) => void, onEnd?: () => void): void {
+  private readEvents(res: IncomingMessage, initializeId: RpcId | undefined, finish: (lost: RequestLost | null) => void, onEnd?: () => void, onId?: (id: string) => void): void {
     const parser = new SseParser(this.max);
     let broken = false;
     res.on('data', (c: Buffer) => {
@@ -234,7 +234,7 @@ export class HttpUpstreamTransport implements Transport {
         return finish({ cause: e.cause, gone: false });
       }
       for (const ev of events) {
-        if (ev.lastEventId !== undefined) this.lastEventId = ev.lastEventId;
+        if (ev.lastEventId !== undefined) onId?.(ev.lastEventId);
         if (ev.type !== undefined && ev.type !== 'message') {
           dropped('sse_event_type', ev.data);
           continue;
@@ -309,7 +309,8 @@ export class HttpUpstreamTransport implements Transport {
         return;
       }
       this.streamRetries = 0;
-      this.readEvents(res, undefined, (lost) => lost && dropped(lost.cause, null), again);
+      // Only this stream's own event ids resume it (a POST stream's ids name another stream).
+      this.readEvents(res, undefined, (lost) => lost && dropped(lost.cause, null), again, (id) => (this.lastEventId = id));
     });
     req.end();
   }

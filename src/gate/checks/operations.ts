@@ -18,6 +18,11 @@ const NOT_RUN: UpstreamReply = { error: { code: -32800, message: 'not forwarded'
 
 export function checkOperations(f: Facts): Verdict {
   if (f.tool.effect !== 'write') return PASS;
+  // The agent runs the tool (LLM door): no attempt to hold pending or replay; the entry says so.
+  if (f.session.scope.execution === 'agent') {
+    f.notes.fields.operation_state = 'not_applicable';
+    return PASS;
+  }
   const store = f.services.operations;
   if (!store) return refuse('fail_closed', 'the operations store is not available');
   const which = operationIdOf(f.call, f.tool, f.fingerprint);

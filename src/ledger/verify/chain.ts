@@ -3,11 +3,14 @@
 // non-decreasing ts (back-dating), and every epoch: its range starts where the previous epoch
 // entry stands and ends just before it, and its root is the RFC 6962 root recomputed here. The
 // tree over every entry (the one checkpoints sign) grows alongside.
+// A range checked by a worker (range.ts) has its inner links checked there with the same
+// entryFault; here only its first entry's links, its epochs and its leaves are taken in.
 import { GENESIS_PREV } from '../entry.js';
 import { EpochRoot } from '../epoch.js';
 import type { TreeHead } from '../checkpoint.js';
 import type { CheckedEntry } from './check-entry.js';
-import { fail } from './reasons.js';
+import type { RangeChecked } from './range.js';
+import { fail, type VerifyCode } from './reasons.js';
 
 export interface EpochInfo {
   seq: number;
@@ -17,6 +20,32 @@ export interface EpochInfo {
   /** ts of the epoch's last entry: no anchor of this root can be older. */
   lastTs: string;
 }
+
+export interface Fault {
+  code: VerifyCode;
+  seq: number | null;
+  detail: string;
+}
+
+/**
+ * What is wrong with entry number `at` given the entry before it, in the order verify reports
+ * it: unreadable, seq, signature, chain, time. `before` null: the entry before is not known here
+ * (the first of a worker's range): chain and time are left to the caller.
+ */
+export function entryFault(c: CheckedEntry, at: number, before: { hash: string; ts: string | null } | null): Fault | null {
+  if (!c.ok) return { code: c.notCanonical ? 'entry_not_canonical' : 'entry_malformed', seq: c.seq ?? at, detail: c.detail };
+  if (c.seq !== at) return { code: 'seq_not_contiguous', seq: c.seq, detail: `expected seq ${at}, found ${c.seq}` };
+  if (!c.sigOk) return { code: 'signature_invalid', seq: c.seq, detail: 'signature does not verify with the gate key' };
+  return before === null ? null : linkFault(c.seq, c.prev, c.ts, at, before);
+}
+
+function linkFault(seq: number, prev: string, ts: string, at: number, before: { hash: string; ts: string | null }): Fault | null {
+  if (prev !== before.hash) return { code: 'chain_broken', seq, detail: `prev is not the hash of entry ${at - 1}` };
+  if (before.ts !== null && ts < before.ts) return { code: 'time_decreasing', seq, detail: `ts ${ts} is before the previous entry's ${before.ts}` };
+  return null;
+}
+
+const raise = (f: Fault): never => fail(f.code, f.seq, f.detail);
 
 export class ChainChecker {
   count = 0;
@@ -29,18 +58,43 @@ export class ChainChecker {
   lastEpochSeq: number | null = null;
 
   push(c: CheckedEntry): void {
-    const at = this.count;
-    if (!c.ok) fail(c.notCanonical ? 'entry_not_canonical' : 'entry_malformed', c.seq ?? at, c.detail);
-    if (c.seq !== at) fail('seq_not_contiguous', c.seq, `expected seq ${at}, found ${c.seq}`);
-    if (!c.sigOk) fail('signature_invalid', c.seq, 'signature does not verify with the gate key');
-    if (c.prev !== this.prevHash) fail('chain_broken', c.seq, `prev is not the hash of entry ${at - 1}`);
-    if (this.prevTs !== null && c.ts < this.prevTs) fail('time_decreasing', c.seq, `ts ${c.ts} is before the previous entry's ${this.prevTs}`);
-    if (c.kind === 'epoch') this.epoch(c);
-    this.acc.addLeafHash(c.leaf);
-    this.tree.addLeafHash(c.leaf);
-    this.prevHash = c.hash;
-    this.prevTs = c.ts;
-    this.count++;
+    const fault = entryFault(c, this.count, { hash: this.prevHash, ts: this.prevTs });
+    if (fault) raise(fault);
+    const ok = c as Extract<CheckedEntry, { ok: true }>;
+    if (ok.kind === 'epoch') this.epoch(ok.seq, ok.epoch!, ok.ts);
+    this.take(ok.leaf, ok.hash, ok.ts);
+  }
+
+  /**
+   * A range a worker checked: entries `start`.. in order, their inner links already checked
+   * there. Reports the same first failure push() would have, entry by entry. `each(j)` runs
+   * once entry j passed (readers that consume verified entries).
+   */
+  pushRange(r: RangeChecked, each?: (j: number) => void): void {
+    if (r.start !== this.count) fail('source_invalid', null, `a checked range starts at entry ${r.start}, not ${this.count}`);
+    const stop = r.fault ? r.fault.j : r.n;
+    let ep = 0;
+    for (let j = 0; j < stop; j++) {
+      if (j === 0) {
+        const f = linkFault(r.first!.seq, r.first!.prev, r.first!.ts, this.count, { hash: this.prevHash, ts: this.prevTs });
+        if (f) raise(f);
+      }
+      const e = r.epochs[ep];
+      if (e !== undefined && e.j === j) {
+        ep++;
+        this.epoch(e.seq, e, e.ts, j === 0 ? undefined : e.prevTs);
+      }
+      const leaf = r.leaves.subarray(32 * j, 32 * j + 32);
+      this.acc.addLeafHash(leaf);
+      this.tree.addLeafHash(leaf);
+      this.count++;
+      each?.(j);
+    }
+    // The worker stops at an entry's first fault; at the range's first entry that is one of its
+    // own (unreadable, seq, signature), which verify reports before its links.
+    if (r.fault) raise(r.fault.fault);
+    this.prevHash = r.last!.hash;
+    this.prevTs = r.last!.ts;
   }
 
   /** The RFC 6962 tree head over every entry pushed so far. */
@@ -48,19 +102,26 @@ export class ChainChecker {
     return { size: this.tree.size, root: this.tree.root() };
   }
 
-  private epoch(c: Extract<CheckedEntry, { ok: true }>): void {
-    const e = c.epoch!;
+  private take(leaf: Uint8Array, hash: string, ts: string): void {
+    this.acc.addLeafHash(leaf);
+    this.tree.addLeafHash(leaf);
+    this.prevHash = hash;
+    this.prevTs = ts;
+    this.count++;
+  }
+
+  /** An epoch entry at `seq`; `lastTs`: the ts of the entry before it (default: the last taken, else its own). */
+  private epoch(seq: number, e: { first: unknown; last: unknown; size: unknown; root: unknown }, ownTs: string, lastTs?: string): void {
     const int = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
     if (!int(e.first) || !int(e.last) || !int(e.size) || typeof e.root !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(e.root))
-      fail('epoch_invalid', c.seq, 'epoch entry lacks first, last, size or root');
-    if (e.first !== this.acc.first) fail('epoch_invalid', c.seq, `epoch starts at ${e.first}, the previous epoch ends at ${this.acc.first}`);
-    if (e.last !== c.seq - 1) fail('epoch_invalid', c.seq, `epoch ends at ${e.last}, not just before itself`);
-    if (e.size !== this.acc.size || e.size !== (e.last as number) - (e.first as number) + 1)
-      fail('epoch_invalid', c.seq, `epoch size ${e.size} does not match its range`);
+      fail('epoch_invalid', seq, 'epoch entry lacks first, last, size or root');
+    if (e.first !== this.acc.first) fail('epoch_invalid', seq, `epoch starts at ${e.first}, the previous epoch ends at ${this.acc.first}`);
+    if (e.last !== seq - 1) fail('epoch_invalid', seq, `epoch ends at ${e.last}, not just before itself`);
+    if (e.size !== this.acc.size || e.size !== (e.last as number) - (e.first as number) + 1) fail('epoch_invalid', seq, `epoch size ${e.size} does not match its range`);
     const root = this.acc.root();
-    if (root !== e.root) fail('epoch_root_mismatch', c.seq, `recomputed root ${root.slice(7, 19)}… differs from the recorded one`);
-    this.epochs.set(c.seq, { seq: c.seq, first: e.first as number, last: e.last as number, root, lastTs: this.prevTs ?? c.ts });
-    this.lastEpochSeq = c.seq;
-    this.acc = new EpochRoot(c.seq);
+    if (root !== e.root) fail('epoch_root_mismatch', seq, `recomputed root ${root.slice(7, 19)}… differs from the recorded one`);
+    this.epochs.set(seq, { seq, first: e.first as number, last: e.last as number, root, lastTs: lastTs ?? this.prevTs ?? ownTs });
+    this.lastEpochSeq = seq;
+    this.acc = new EpochRoot(seq);
   }
 }

@@ -4,7 +4,8 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { keyIdOf } from '../keys.js';
 import { ANCHOR_KINDS, type AnchorKind } from '../epoch-anchors.js';
-import { checkEntries, type PoolOptions } from './pool.js';
+import { checkEntries, checkRanges, rowRanges, type PoolOptions } from './pool.js';
+import { checkEntryLine } from './check-entry.js';
 import { ChainChecker } from './chain.js';
 import { checkAnchor } from './anchors.js';
 import { openExportSource, openHomeSource, openSnapshotSource, type OpenedSource } from './source.js';
@@ -149,11 +150,28 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     held();
     const total = src.total;
     const step = Math.max(1, Math.floor(total / 200));
-    for await (const c of checkEntries(src.entries(), key, { ...opts, withEntries: opts.onEntry !== undefined })) {
-      chain.push(c);
-      held();
-      if (opts.onEntry && c.ok) opts.onEntry(c.entry!);
-      if (opts.onProgress && chain.count % step === 0) opts.onProgress(chain.count, total);
+    const withEntries = opts.onEntry !== undefined;
+    const inlineFirst = opts.inlineFirst ?? 2048;
+    if (src.rows && opts.workers !== 0 && total > inlineFirst && checkpoints.length === 0) {
+      // A home: the first entries inline, then workers read their own row ranges.
+      const rows = src.rows;
+      for (const line of rows.first(inlineFirst)) {
+        const c = checkEntryLine(line, key, withEntries);
+        chain.push(c);
+        if (opts.onEntry && c.ok) opts.onEntry(c.entry!);
+      }
+      opts.onProgress?.(chain.count, total);
+      for await (const r of checkRanges(rowRanges(rows.keys(), chain.count, opts.batchSize ?? 2048), rows.ledgerDb, key, { ...opts, withEntries })) {
+        chain.pushRange(r, opts.onEntry ? (j) => opts.onEntry!(r.entries![j]) : undefined);
+        opts.onProgress?.(chain.count, total);
+      }
+    } else {
+      for await (const c of checkEntries(src.entries(), key, { ...opts, withEntries })) {
+        chain.push(c);
+        held();
+        if (opts.onEntry && c.ok) opts.onEntry(c.entry!);
+        if (opts.onProgress && chain.count % step === 0) opts.onProgress(chain.count, total);
+      }
     }
     opts.onProgress?.(chain.count, total);
     if (checkpoints.length > 0) {

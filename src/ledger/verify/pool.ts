@@ -1,10 +1,14 @@
 // Parallel, ordered, bounded: entry lines go out in batches to worker threads (one per core) and
 // come back in input order; at most a few batches are in flight, so memory stays bounded however
 // long the ledger. Short ledgers are checked inline (starting workers would cost more).
+// From a home, the workers read their own row ranges (checkRanges): the main thread only finds
+// where each range starts (row keys, no bodies) and takes in what comes back.
 import type { KeyObject } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { fail } from './reasons.js';
 import { checkEntryLine, type CheckedEntry } from './check-entry.js';
+import type { RangeChecked } from './range.js';
 
 export interface PoolOptions {
   /** Worker threads; 0 checks inline. Default: every core. */
@@ -18,14 +22,14 @@ export interface PoolOptions {
 
 class WorkerPool {
   private readonly workers: Worker[] = [];
-  private readonly waiting = new Map<number, { resolve: (r: CheckedEntry[]) => void; reject: (e: unknown) => void }>();
+  private readonly waiting = new Map<number, { resolve: (r: never) => void; reject: (e: unknown) => void }>();
   private next = 0;
   private failed: unknown = null;
 
-  constructor(n: number, publicKeyPem: string, withEntries: boolean) {
+  constructor(n: number, publicKeyPem: string, withEntries: boolean, ledgerDb?: string) {
     for (let i = 0; i < n; i++) {
-      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { publicKeyPem, withEntries } });
-      w.on('message', (m: { id: number; results: CheckedEntry[] }) => {
+      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { publicKeyPem, withEntries, ledgerDb } });
+      w.on('message', (m: { id: number; results: never }) => {
         const p = this.waiting.get(m.id);
         this.waiting.delete(m.id);
         p?.resolve(m.results);
@@ -42,11 +46,19 @@ class WorkerPool {
   }
 
   run(lines: string[]): Promise<CheckedEntry[]> {
+    return this.send({ lines });
+  }
+
+  runRange(range: RowRange): Promise<RangeChecked> {
+    return this.send({ range });
+  }
+
+  private send<T>(msg: object): Promise<T> {
     if (this.failed) return Promise.reject(this.failed);
     const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.workers[id % this.workers.length].postMessage({ id, lines });
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: resolve as (r: never) => void, reject });
+      this.workers[id % this.workers.length].postMessage({ id, ...msg });
     });
   }
 
@@ -85,5 +97,57 @@ export async function* checkEntries(lines: AsyncIterable<string>, key: KeyObject
     while (pending.length > 0) yield* await pending.shift()!;
   } finally {
     await pool?.close();
+  }
+}
+
+/** Rows of a home's ledger: `count` rows from row key `fromSeq`, the `start`-th entry onwards. */
+export interface RowRange {
+  fromSeq: number;
+  count: number;
+  start: number;
+}
+
+/** Ranges of `size` rows over the row keys, skipping the first `skip` rows (checked inline). */
+export function* rowRanges(keys: Iterable<number>, skip: number, size: number): Generator<RowRange> {
+  let i = 0;
+  let open: RowRange | null = null;
+  for (const k of keys) {
+    if (i++ < skip) continue;
+    if (open && open.count === size) {
+      yield open;
+      open = null;
+    }
+    if (open) open.count++;
+    else open = { fromSeq: k, count: 1, start: i - 1 };
+  }
+  if (open) yield open;
+}
+
+/**
+ * Every range checked by the workers, each reading its rows from `ledgerDb` itself; results in
+ * order, a bounded number in flight. A range that comes back shorter than asked without a
+ * fault means the rows changed under verify: reported as a source problem.
+ */
+export async function* checkRanges(ranges: Iterable<RowRange>, ledgerDb: string, key: KeyObject, opts: PoolOptions = {}): AsyncGenerator<RangeChecked> {
+  const nWorkers = Math.max(1, opts.workers ?? availableParallelism());
+  const pool = new WorkerPool(nWorkers, key.export({ type: 'spki', format: 'pem' }) as string, opts.withEntries === true, ledgerDb);
+  const maxInFlight = Math.max(2, nWorkers * 2);
+  const pending: { range: RowRange; result: Promise<RangeChecked> }[] = [];
+  const take = async () => {
+    const { range, result } = pending.shift()!;
+    const r = await result;
+    if (r.fault === null && r.n !== range.count) fail('source_invalid', null, `the ledger changed while it was verified (rows from key ${range.fromSeq})`);
+    return r;
+  };
+  try {
+    for (const range of ranges) {
+      const result = pool.runRange(range);
+      result.catch(() => undefined); // awaited in order below; never unhandled meanwhile
+      pending.push({ range, result });
+      while (pending.length >= maxInFlight) yield await take();
+    }
+    while (pending.length > 0) yield await take();
+  } finally {
+    await pool.close();
   }
 }

@@ -17,22 +17,26 @@ export interface OpenedSource {
   /** The gate key the export names (PEM), for --ledger; undefined for a home. */
   embeddedKeyPem?: string;
   entries(): AsyncIterable<string>;
+  /** A home only: its database and row keys, for workers that read their own ranges. */
+  rows?: { ledgerDb: string; keys(): Iterable<number>; first(limit: number): Iterable<string> };
   /** Only after entries() is exhausted. */
   anchors(): AsyncIterable<AnchorRecord>;
   close(): void;
 }
 
 export function openHomeSource(ledgerPath: string): OpenedSource {
-  return openSnapshotSource(openLedgerSnapshot(ledgerPath)); // one read snapshot for entries and anchors
+  return openSnapshotSource(openLedgerSnapshot(ledgerPath), ledgerPath); // one read snapshot for entries and anchors
 }
 
-/** A snapshot already taken (a gate's chain in a shared store); closed with the source. */
-export function openSnapshotSource(snap: LedgerSnapshot): OpenedSource {
+/** A snapshot already taken (a gate's chain in a shared store); closed with the source.
+ *  `ledgerDb`: the SQLite file it was taken from, which verify's workers may read themselves. */
+export function openSnapshotSource(snap: LedgerSnapshot, ledgerDb?: string): OpenedSource {
   return {
     total: snap.total,
     async *entries() {
       yield* snap.bodies();
     },
+    rows: snap.keys && ledgerDb !== undefined ? { ledgerDb, keys: () => snap.keys!(), first: (limit) => snap.bodies(0, limit) } : undefined,
     async *anchors() {
       yield* parseAnchors(snap.anchors());
     },

@@ -92,6 +92,10 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
       const rows = db.prepare('SELECT body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit) as Iterable<{ body: string }>;
       for (const row of rows) yield row.body;
     },
+    *keys() {
+      if (!entries) return;
+      yield* db.prepare('SELECT seq FROM entries ORDER BY seq').pluck().iterate() as Iterable<number>;
+    },
     *anchors() {
       if (!anchors) return;
       yield* db.prepare('SELECT epoch_seq AS epoch, kind, data FROM anchors ORDER BY epoch_seq, kind').iterate() as Iterable<AnchorRow>;

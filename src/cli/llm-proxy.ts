@@ -1,0 +1,119 @@
+// cloakpipe llm-proxy: the gate between an agent and its model's API (OpenAI Chat Completions,
+// Anthropic Messages), deciding every tool call the model proposes (shared/spec/llm.md).
+import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
+import { openGate } from '../gate/open.js';
+import { LlmDoor } from '../doors/llm/server.js';
+import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth.js';
+import { parseDuration } from '../util/duration.js';
+import { anchorTargets } from './ledger-anchor.js';
+
+// Flags of the MCP doors that have no meaning here (no upstream process, no tools/list).
+const { upstream: _u, config: _c, 'max-frame': _f, server: _s, store: _st, 'max-in-flight': _m, 'list-undeclared': _l, 'call-timeout': _t, ...SHARED } = PROXY_OPTIONS;
+
+export const OPTIONS = {
+  ...SHARED,
+  'upstream-url': { type: 'string', arg: 'URL', help: 'the model API base: POST PATH goes to URL + PATH (e.g. https://api.openai.com/v1, https://api.anthropic.com)' },
+  listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8933', help: 'where to listen (non-loopback needs --auth-token-file)' },
+  'auth-token-file': { type: 'string', arg: 'FILE', help: 'agent tokens for the gate, one "TOKEN AGENT_ID" a line, sent as Proxy-Authorization: Bearer TOKEN', defaultText: 'none (loopback only)' },
+  'on-refusal': { type: 'string', arg: 'rewrite|error', default: 'rewrite', help: 'rewrite: the call becomes a text part; error: the response becomes HTTP 403 (an error event in a stream)' },
+  'call-timeout': { type: 'string', arg: 'DURATION', default: '30m', help: 'a released call whose result no request has brought back this long ends outcome unknown' },
+  'max-body': { type: 'string', arg: 'BYTES', default: String(16 * 1024 * 1024), help: 'largest request, response and stream event' },
+  'stream-timeout': { type: 'string', arg: 'DURATION', default: '10m', help: 'longest a model API response may take, streamed or not' },
+} satisfies Options;
+
+const HELP = `usage: cloakpipe llm-proxy --manifest FILE --policy FILE --upstream-url URL [options]
+
+Point the agent's SDK base URL at the gate (http://HOST:PORT, plus /v1 for OpenAI clients when
+--upstream-url ends in /v1). Requests go to the model API as sent, with only the headers it
+needs (the agent's API key among them). Every tool call the response proposes is held until
+its arguments are complete, read strictly and decided like an MCP tools/call (manifest, task
+context, Cedar, approvals, labels), and recorded in the ledger; tool results sent back in a
+later request raise the session label. A refused call is replaced by a text part
+"cloakpipe refused TOOL: CODE: DETAIL" and the finish/stop reason adjusted (--on-refusal
+rewrite), or the response becomes an error (--on-refusal error). A response the gate cannot
+read is refused fail_closed. Approval receipts: the inbox, or the Cloakpipe-Approval header
+(base64url receipt JSON, comma-separated). Each agent (token) is a session of its own.
+SIGTERM/SIGINT: stop accepting, let responses in flight finish (10 s at most), exit 0.
+
+options:
+${optionsHelp(OPTIONS)}
+  --help                          this text
+`;
+
+function duration(text: string, flag: string): number {
+  try {
+    return parseDuration(text);
+  } catch (e) {
+    throw new UsageError(`${flag}: ${(e as Error).message}`);
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const values = parseFlags(argv, OPTIONS).values as Record<string, unknown>;
+  if (values.help) return void process.stdout.write(HELP), 0;
+  const mode = values.mode as string;
+  if (mode !== 'enforce' && mode !== 'shadow') throw new UsageError('--mode must be enforce or shadow');
+  const onRefusal = values['on-refusal'] as string;
+  if (onRefusal !== 'rewrite' && onRefusal !== 'error') throw new UsageError('--on-refusal must be rewrite or error');
+  let upstreamUrl: URL;
+  try {
+    upstreamUrl = new URL(required(values['upstream-url'] as string | undefined, '--upstream-url'));
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError('--upstream-url must be a URL');
+  }
+  if (upstreamUrl.protocol !== 'https:' && upstreamUrl.protocol !== 'http:') throw new UsageError('--upstream-url must be http or https');
+  const listen = /^(\[[0-9a-fA-F:]+\]|[^:]+):([0-9]{1,5})$/.exec(values.listen as string);
+  if (!listen || Number(listen[2]) > 65535) throw new UsageError('--listen must be HOST:PORT');
+  const host = listen[1].replace(/^\[|\]$/g, '');
+  const maxBody = Number(values['max-body']);
+  if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
+  const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
+  const streamTimeoutMs = duration(values['stream-timeout'] as string, '--stream-timeout');
+  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
+  const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
+  const say = (m: string) => process.stderr.write(`cloakpipe llm-proxy: ${m}\n`);
+  let tokens: StaticTokens | undefined;
+  try {
+    if (values['auth-token-file'] !== undefined) tokens = readTokenFile(values['auth-token-file'] as string);
+  } catch (e) {
+    say(`cannot start: ${(e as Error).message}`);
+    return 2;
+  }
+  if (!tokens && !isLoopback(host)) throw new UsageError(`--listen ${values.listen as string} is not loopback: it needs --auth-token-file`);
+  let opened;
+  try {
+    opened = await openGate(gateConfigFrom(values, { mode, callTimeoutMs, anchorIntervalMs, anchors, contextPath: values.context as string | undefined }));
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    say(`cannot start: ${(e as Error).message}`);
+    return 2;
+  }
+  const door = new LlmDoor({
+    gate: opened.gate,
+    upstreamUrl,
+    maxBodyBytes: maxBody,
+    streamTimeoutMs,
+    onRefusal,
+    ...(tokens ? { tokens } : {}),
+    ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
+  });
+  try {
+    await door.listen(Number(listen[2]), host);
+  } catch (e) {
+    say(`cannot listen on ${values.listen as string}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    await opened.close('ended');
+    return 2;
+  }
+  const addr = door.server.address() as { port: number };
+  // The one line a supervisor or test waits for: where the door is.
+  say(`listening on http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await door.drain(10_000);
+  await opened.close('ended');
+  return 0;
+}

@@ -1,0 +1,210 @@
+// Anthropic Messages: `tool_use` content blocks in a body; in a stream, a block's start, its
+// `input_json_delta` pieces and its stop, held together; `tool_result` blocks carrying results
+// back. Content blocks are numbered by position and the SDK reads them by that number, so a
+// block goes out under the next free number: the one the model gave it when nothing before it
+// was held back or dropped (its events then go out byte for byte), a new one otherwise.
+import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
+import type { RefusalData } from '../../core/outcome.js';
+import { parseStrict } from '../../wire/strict-parse.js';
+import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
+import { HeldCalls, type Slot } from './held.js';
+import type { ToolResult } from './session.js';
+import { appendBounded, isIndex, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+
+function results(request: JsonValue): ToolResult[] {
+  const messages = isJsonObject(request) ? request.messages : undefined;
+  if (!Array.isArray(messages)) return [];
+  const out: ToolResult[] = [];
+  for (const m of messages) {
+    if (!isJsonObject(m) || m.role !== 'user' || !Array.isArray(m.content)) continue;
+    for (const b of m.content) {
+      if (isJsonObject(b) && b.type === 'tool_result' && isString(b.tool_use_id)) out.push({ id: b.tool_use_id, content: b.content ?? null, isError: b.is_error === true });
+    }
+  }
+  return out;
+}
+
+function contentOf(body: JsonObject): JsonObject[] {
+  const content = body.content;
+  return need(Array.isArray(content) && content.every(isJsonObject), content as JsonObject[], 'content must be a list of blocks');
+}
+
+function bodyCalls(body: JsonObject): Slot<null>[][] {
+  const slots: Slot<null>[] = [];
+  contentOf(body).forEach((b, index) => {
+    if (b.type !== 'tool_use') return;
+    need(isString(b.id) && isString(b.name) && isJsonObject(b.input), null, 'a tool_use block needs an id, a name and an input object');
+    slots.push({ index, id: b.id as string, tool: b.name as string, args: b.input as JsonObject, held: null });
+  });
+  return [slots];
+}
+
+function rewriteBody(body: JsonObject, [g]: HeldCalls<null>[]): JsonObject {
+  if (g.refused.length === 0) return body;
+  const dropped = new Set(g.slots.filter((s) => !s.verdict?.release).map((s) => s.index));
+  const content: JsonValue[] = contentOf(body).filter((_, i) => !dropped.has(i));
+  // As in a stream: on a line of its own when text came before.
+  const after = content.some((b) => isJsonObject(b) && b.type === 'text');
+  content.push({ type: 'text', text: `${after ? '\n' : ''}${refusalLines(g)}` });
+  const out: JsonObject = { ...body, content };
+  if (g.released === 0 && body.stop_reason === 'tool_use') out.stop_reason = 'end_turn';
+  return out;
+}
+
+function errorBody(text: string, refusal: RefusalData): JsonObject {
+  return { type: 'error', error: { type: 'cloakpipe_refused', message: text, cloakpipe: { ...refusal } } };
+}
+
+function errorEvent(text: string, refusal: RefusalData): Uint8Array {
+  return encodeEvent(JSON.stringify(errorBody(text, refusal)), 'error');
+}
+
+interface Held {
+  events: { e: SseEvent; data: JsonObject }[];
+  /** The input a block's start carried (used when no input_json_delta follows). */
+  startInput: JsonObject;
+  stopped: boolean;
+}
+
+type Block = { kind: 'pass'; out: number } | { kind: 'tool'; slot: Slot<Held> };
+
+class AnthropicStream implements StreamRewriter {
+  private blocks = new Map<number, Block>();
+  private nextOut = 0;
+  private textOut = false;
+  /** The refusals' text block went out (once per message). */
+  private reported = false;
+  private calls: HeldCalls<Held>;
+
+  constructor(private readonly ctx: StreamContext) {
+    this.calls = this.newCalls();
+  }
+
+  private newCalls(): HeldCalls<Held> {
+    return new HeldCalls<Held>(
+      (slot) => this.ctx.decide(slot),
+      (slot, position) => this.out(slot, position),
+    );
+  }
+
+  groups() {
+    return [this.calls];
+  }
+
+  async event(e: SseEvent): Promise<void> {
+    if (e.data === undefined) return this.ctx.write(e.raw);
+    let v: JsonValue;
+    try {
+      v = parseStrict(e.data);
+    } catch {
+      throw new Unreadable('a stream event is not JSON');
+    }
+    need(isJsonObject(v) && isString(v.type) && (e.type === undefined || e.type === v.type), null, 'a stream event needs a type');
+    const data = v as JsonObject;
+    switch (data.type) {
+      case 'message_start':
+        this.blocks = new Map();
+        this.nextOut = 0;
+        this.textOut = false;
+        this.calls = this.newCalls();
+        this.reported = false;
+        return this.ctx.write(e.raw);
+      case 'content_block_start':
+        return this.start(e, data);
+      case 'content_block_delta':
+      case 'content_block_stop':
+        return this.inBlock(e, data);
+      case 'message_delta': {
+        await this.end();
+        const delta = isJsonObject(data.delta) ? data.delta : {};
+        if (delta.stop_reason === 'tool_use' && this.calls.released === 0 && this.calls.slots.length > 0) {
+          return this.ctx.write(encodeEvent(JSON.stringify({ ...data, delta: { ...delta, stop_reason: 'end_turn' } }), e.type));
+        }
+        return this.ctx.write(e.raw);
+      }
+      default:
+        return this.ctx.write(e.raw); // ping, message_stop, the API's own error
+    }
+  }
+
+  private start(e: SseEvent, data: JsonObject): void {
+    need(isIndex(data.index) && !this.blocks.has(data.index as number) && isJsonObject(data.content_block), null, 'a block start needs a new index and a block');
+    const index = data.index as number;
+    const block = data.content_block as JsonObject;
+    if (block.type === 'tool_use') {
+      need(isString(block.id) && isString(block.name), null, 'a tool_use block needs an id and a name');
+      const startInput = block.input === undefined ? {} : need(isJsonObject(block.input), block.input as JsonObject, 'tool_use input must be an object');
+      const slot: Slot<Held> = { index, id: block.id as string, tool: block.name as string, args: '', held: { events: [{ e, data }], startInput, stopped: false } };
+      this.blocks.set(index, { kind: 'tool', slot });
+      this.calls.slots.push(slot);
+      return;
+    }
+    const out = this.nextOut++;
+    this.blocks.set(index, { kind: 'pass', out });
+    this.write(e, data, out);
+  }
+
+  private inBlock(e: SseEvent, data: JsonObject): void {
+    const block = isIndex(data.index) ? this.blocks.get(data.index as number) : undefined;
+    need(block !== undefined, null, 'an event for a block that never started');
+    const b = block as Block;
+    if (b.kind === 'pass') {
+      const delta = isJsonObject(data.delta) ? data.delta : {};
+      if (delta.type === 'text_delta' && isString(delta.text) && delta.text !== '') this.textOut = true;
+      return this.write(e, data, b.out);
+    }
+    const { slot } = b;
+    need(!slot.held.stopped, null, 'an event for a tool_use block already stopped');
+    slot.held.events.push({ e, data });
+    if (data.type === 'content_block_stop') return this.complete(slot);
+    const delta = data.delta;
+    need(isJsonObject(delta) && delta.type === 'input_json_delta' && isString(delta.partial_json), null, 'a tool_use block takes input_json_delta only');
+    slot.args = appendBounded(slot.args as string, (delta as JsonObject).partial_json as string, this.ctx.maxArgumentBytes);
+  }
+
+  private complete(slot: Slot<Held>): void {
+    slot.held.stopped = true;
+    if (slot.args === '') slot.args = slot.held.startInput;
+    this.calls.complete(slot);
+  }
+
+  /** An event of a block going out as number `out`: as it came when that is the model's number. */
+  private write(e: SseEvent, data: JsonObject, out: number): void {
+    if (out === data.index) return this.ctx.write(e.raw);
+    this.ctx.write(encodeEvent(JSON.stringify({ ...data, index: out }), e.type));
+  }
+
+  private out(slot: Slot<Held>, position: number | null): void {
+    if (position === null) {
+      const v = slot.verdict;
+      if (this.ctx.onRefusal === 'error' && v && !v.release) this.ctx.fail(slot.tool, v.refusal);
+      return;
+    }
+    const out = this.nextOut++;
+    for (const { e, data } of slot.held.events) this.write(e, data, out);
+  }
+
+  /** Every held call decided; the refusals, if any, as one text block. */
+  async end(): Promise<void> {
+    for (const s of this.calls.slots) if (!s.held.stopped) this.complete(s); // a block never stopped: its text decides
+    await this.calls.settled();
+    if (this.calls.refused.length === 0 || this.ctx.onRefusal === 'error' || this.reported) return;
+    this.reported = true;
+    const index = this.nextOut++;
+    const text = `${this.textOut ? '\n' : ''}${refusalLines(this.calls)}`;
+    this.ctx.write(encodeEvent(JSON.stringify({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }), 'content_block_start'));
+    this.ctx.write(encodeEvent(JSON.stringify({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } }), 'content_block_delta'));
+    this.ctx.write(encodeEvent(JSON.stringify({ type: 'content_block_stop', index }), 'content_block_stop'));
+  }
+
+}
+
+export const anthropic: LlmFormat = {
+  name: 'anthropic',
+  results,
+  bodyCalls,
+  rewriteBody,
+  errorBody,
+  errorEvent,
+  stream: (ctx) => new AnthropicStream(ctx),
+};

@@ -1,0 +1,72 @@
+// What the LLM door needs from one wire format (OpenAI Chat Completions, Anthropic Messages):
+// where a request carries tool results, where a response proposes calls, how a refusal is
+// written into a body or a stream, and how a refusal becomes an error the agent's SDK raises.
+import type { JsonObject, JsonValue } from '../../core/json.js';
+import type { RefusalData } from '../../core/outcome.js';
+import { WireError } from '../../wire/strict-parse.js';
+import type { RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
+import { refusalText, type HeldCalls, type Slot } from './held.js';
+
+/** What the door asks of a group of held calls once the response is over. */
+export type CallGroup = Pick<HeldCalls<unknown>, 'refused' | 'close'>;
+import type { ToolResult, Verdict } from './session.js';
+
+/** A response the door cannot read for sure: refused `fail_closed`, never passed on. */
+export class Unreadable extends Error {}
+
+export interface StreamContext {
+  write(bytes: Uint8Array): void;
+  decide(slot: Slot<unknown>): Promise<Verdict>;
+  /** `error`: the first refusal ends the stream with an error event (the SDK raises it). */
+  onRefusal: 'rewrite' | 'error';
+  /** A refusal in `error` mode: the door writes the error event and stops reading. */
+  fail(tool: string, refusal: RefusalData): void;
+  /** The largest argument text one call may hold. */
+  maxArgumentBytes: number;
+}
+
+export interface StreamRewriter {
+  /** One upstream event, in order; resolves once everything it allows out is written. */
+  event(e: SseEvent): Promise<void>;
+  /** The upstream stream ended: every held call is decided and released or refused. */
+  end(): Promise<void>;
+  /** Every call this stream released (to withdraw them when the stream fails). */
+  groups(): CallGroup[];
+}
+
+export interface LlmFormat {
+  name: 'openai' | 'anthropic';
+  /** The tool results a request sends back. */
+  results(request: JsonValue): ToolResult[];
+  /** A non-streamed response's calls, one list per choice (OpenAI) or message (Anthropic). */
+  bodyCalls(body: JsonObject): Slot<null>[][];
+  /** The body with each group's refused calls replaced by text; groups as bodyCalls gave them. */
+  rewriteBody(body: JsonObject, groups: HeldCalls<null>[]): JsonObject;
+  /** The JSON body of an HTTP error answer with the refusal (403, 502). */
+  errorBody(text: string, refusal: RefusalData): JsonObject;
+  /** The stream event that ends a stream with the refusal as an API error. */
+  errorEvent(text: string, refusal: RefusalData): Uint8Array;
+  stream(ctx: StreamContext): StreamRewriter;
+}
+
+/** Read a JSON value the door relies on, or fail the response. */
+export function need<T>(ok: boolean, value: T, what: string): T {
+  if (!ok) throw new Unreadable(what);
+  return value;
+}
+
+export const isString = (v: unknown): v is string => typeof v === 'string';
+export const isIndex = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/** Append streamed argument text, bounded. */
+export function appendBounded(held: string, more: string, max: number): string {
+  if (held.length + more.length > max) throw new WireError('frame_too_large', `tool call arguments longer than ${max} characters`);
+  return held + more;
+}
+
+export const encoder = new TextEncoder();
+
+/** The text of every refusal of a group, one line each. */
+export function refusalLines(group: CallGroup): string {
+  return group.refused.map((r) => refusalText(r.tool, r.refusal)).join('\n');
+}

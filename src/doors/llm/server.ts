@@ -1,0 +1,341 @@
+// The LLM door: an HTTP proxy between an agent and its model's API (OpenAI Chat Completions,
+// Anthropic Messages). The request goes to the model as the agent sent it, after the tool
+// results it carries have settled their calls; the response comes back with every proposed
+// call held until the gate decided it. Each agent is a gate session of its own, opened like
+// an MCP session of the HTTP door and decided through the same gate view (ADR 037).
+//
+// Guards: bodies and streams are bounded; a response the door cannot read for sure (not JSON,
+// an unknown shape, a broken stream) is refused `fail_closed` and never passed on; only the
+// headers the model API needs reach it (the agent's API key among them, nothing of the gate's).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { JsonObject, JsonValue } from '../../core/json.js';
+import { isJsonObject } from '../../core/json.js';
+import type { RefusalData } from '../../core/outcome.js';
+import type { Gate } from '../../gate/gate.js';
+import { parseStrict, WireError } from '../../wire/strict-parse.js';
+import { decodeUtf8 } from '../../wire/utf8.js';
+import { RawSseReader } from '../../wire/sse-raw.js';
+import { SseError } from '../../wire/sse.js';
+import { log } from '../../telemetry/log.js';
+import type { StaticTokens } from '../http-auth.js';
+import { decideSlot, HeldCalls, refusalText } from './held.js';
+import { LlmSession } from './session.js';
+import { Unreadable, type LlmFormat, type StreamRewriter } from './format.js';
+import { openai } from './openai.js';
+import { anthropic } from './anthropic.js';
+
+export type OnRefusal = 'rewrite' | 'error';
+
+export interface LlmDoorOptions {
+  gate: Gate;
+  /** The model API's base: a request for PATH goes to upstreamUrl + PATH. */
+  upstreamUrl: URL;
+  /** Largest request body, response body and stream event. */
+  maxBodyBytes: number;
+  /** Longest a streamed response may last. */
+  streamTimeoutMs: number;
+  onRefusal: OnRefusal;
+  /** Agents' credentials for the gate itself (Proxy-Authorization: Bearer …); none: loopback only. */
+  tokens?: StaticTokens;
+  agent?: string;
+}
+
+/** Request headers the model API needs; everything else (cookies, the gate's own) stays here. */
+const REQUEST_HEADERS = ['content-type', 'accept', 'authorization', 'x-api-key', 'api-key', 'anthropic-version', 'anthropic-beta', 'openai-organization', 'openai-project'];
+const RESPONSE_HEADER = /^(content-type|x-request-id|request-id|retry-after|openai-.*|anthropic-.*|x-ratelimit-.*)$/;
+const RECEIPT_HEADER = 'cloakpipe-approval';
+
+/** Which format a path speaks; any other path is not served (nothing passes ungated). */
+function formatOf(path: string): LlmFormat | null {
+  if (path.endsWith('/chat/completions')) return openai;
+  if (path.endsWith('/messages')) return anthropic;
+  return null;
+}
+
+class TooLarge extends Error {}
+
+export class LlmDoor {
+  readonly server: Server;
+  private readonly sessions = new Map<string, LlmSession>();
+  private readonly active = new Set<Promise<void>>();
+
+  constructor(private readonly o: LlmDoorOptions) {
+    this.server = createServer((req, res) => {
+      const task = this.handle(req, res).catch(() => {
+        if (!res.headersSent) sendJson(res, 500, { error: { message: 'cloakpipe: internal error', type: 'cloakpipe_error' } });
+        else res.end();
+      });
+      this.active.add(task);
+      void task.finally(() => this.active.delete(task));
+    });
+    // Agents' HTTP clients keep connections for a few seconds: the gate keeps them longer, so
+    // the client is always the side that closes an idle one (no request lost to the race).
+    this.server.keepAliveTimeout = 65_000;
+  }
+
+  listen(port: number, host: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => resolve());
+    });
+  }
+
+  /** Stop accepting; let responses in flight finish for up to `graceMs`. */
+  async drain(graceMs: number): Promise<void> {
+    this.server.close();
+    let t: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => (t = setTimeout(r, graceMs)))]);
+    clearTimeout(t);
+    this.server.closeAllConnections();
+    await Promise.all([...this.sessions.values()].map((s) => s.end()));
+  }
+
+  private session(agent: string | undefined): LlmSession {
+    const key = agent ?? '';
+    let s = this.sessions.get(key);
+    if (!s) {
+      const { gate } = this.o;
+      const session = gate.openSession({ execution: 'agent', ...(agent !== undefined ? { agent } : {}) });
+      s = new LlmSession(gate.view(session), () => gate.parts.context.get().taskId);
+      this.sessions.set(key, s);
+    }
+    return s;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://gate');
+    const format = formatOf(url.pathname);
+    if (req.method !== 'POST' || !format) return sendJson(res, 404, { error: { message: 'cloakpipe llm-proxy serves POST …/chat/completions and POST …/messages only', type: 'not_found' } });
+    let agent = this.o.agent;
+    if (this.o.tokens) {
+      const who = this.o.tokens.check(header(req, 'proxy-authorization'));
+      if (!who) return sendJson(res, 401, { error: { message: 'cloakpipe: missing or unknown Proxy-Authorization bearer token', type: 'authentication_error' } });
+      agent = who.agent;
+    }
+    const session = this.session(agent);
+    let body: Buffer;
+    try {
+      body = await readBounded(req, this.o.maxBodyBytes);
+    } catch (e) {
+      if (e instanceof TooLarge) return sendJson(res, 413, { error: { message: `cloakpipe: request body larger than ${this.o.maxBodyBytes} bytes`, type: 'request_too_large' } });
+      throw e;
+    }
+    // The tool results the request carries move the session label before the model's next
+    // proposals are decided: the request must be read as strictly as a response.
+    let request: JsonValue;
+    try {
+      request = parseStrict(decodeUtf8(body));
+    } catch (e) {
+      if (!(e instanceof WireError)) throw e;
+      const refusal = await session.refuseUnreadable(e.code, `request: ${e.detail}`, body);
+      return sendJson(res, 400, format.errorBody(`cloakpipe refused the request: ${refusal.reason}: ${refusal.detail}`, refusal));
+    }
+    session.results(format.results(request));
+    await new Promise((r) => setImmediate(r)); // the settled calls' label rises run first
+    const receipts = receiptsOf(header(req, RECEIPT_HEADER));
+
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    let upstream: Response;
+    try {
+      upstream = await fetch(new URL(this.o.upstreamUrl.href.replace(/\/$/, '') + url.pathname + url.search), {
+        method: 'POST',
+        headers: forwardedHeaders(req),
+        body: new Uint8Array(body),
+        signal: AbortSignal.any([abort.signal, AbortSignal.timeout(this.o.streamTimeoutMs)]),
+      });
+    } catch {
+      return sendJson(res, 502, { error: { message: 'cloakpipe: the model API could not be reached', type: 'upstream_unreachable' } });
+    }
+    const headers = responseHeaders(upstream);
+    const type = upstream.headers.get('content-type') ?? '';
+    const decide = (slot: Parameters<typeof decideSlot>[1]) => decideSlot(session, slot, receipts);
+    const failClosed = async (detail: string, bytes: Uint8Array) => {
+      const refusal = await session.refuseUnreadable('fail_closed', detail, bytes);
+      log.warn('llm_response_refused', { reason: 'fail_closed' });
+      return refusal;
+    };
+    if (upstream.status < 200 || upstream.status > 299 || upstream.headers.get('content-encoding')) {
+      // The API's own error (no call in it), or a body the door would have to decode: passed
+      // on bounded when it is an error, refused when a success is encoded.
+      if (upstream.ok) {
+        const refusal = await failClosed('the model API response is content-encoded', new Uint8Array());
+        return sendJson(res, 502, format.errorBody(refusalText('the response', refusal), refusal));
+      }
+      let bytes: Uint8Array;
+      try {
+        bytes = await readResponseBounded(upstream, this.o.maxBodyBytes);
+      } catch {
+        return sendJson(res, 502, { error: { message: 'cloakpipe: the model API error could not be read', type: 'upstream_error' } });
+      }
+      res.writeHead(upstream.status, { ...headers, 'content-length': String(bytes.length) });
+      return void res.end(bytes);
+    }
+    if (/^text\/event-stream/i.test(type)) return this.stream(res, upstream, headers, format, decide, failClosed, abort);
+    let bytes: Uint8Array;
+    try {
+      bytes = await readResponseBounded(upstream, this.o.maxBodyBytes);
+    } catch (e) {
+      const refusal = await failClosed(e instanceof TooLarge ? `the model API response is larger than ${this.o.maxBodyBytes} bytes` : 'the model API response could not be read', new Uint8Array());
+      return sendJson(res, 502, format.errorBody(refusalText('the response', refusal), refusal));
+    }
+    let groups: HeldCalls<null>[];
+    let parsed: JsonObject;
+    try {
+      const v = parseStrict(decodeUtf8(bytes));
+      if (!isJsonObject(v)) throw new Unreadable('the response is not an object');
+      parsed = v;
+      groups = format.bodyCalls(parsed).map((slots) => {
+        const g = new HeldCalls<null>(decide, () => undefined);
+        g.slots.push(...slots);
+        slots.forEach((s) => g.complete(s));
+        return g;
+      });
+    } catch (e) {
+      if (!(e instanceof WireError) && !(e instanceof Unreadable)) throw e;
+      const refusal = await failClosed('the model API response could not be read', bytes);
+      return sendJson(res, 502, format.errorBody(refusalText('the response', refusal), refusal));
+    }
+    await Promise.all(groups.map((g) => g.settled()));
+    const refused = groups.flatMap((g) => g.refused);
+    if (refused.length === 0) {
+      // Every call allowed: the agent gets the model's bytes exactly.
+      res.writeHead(upstream.status, { ...headers, 'content-length': String(bytes.length) });
+      return void res.end(bytes);
+    }
+    if (this.o.onRefusal === 'error') {
+      groups.forEach((g) => g.withdrawAll());
+      const first = refused[0];
+      return sendJson(res, 403, format.errorBody(refusalText(first.tool, first.refusal), first.refusal), headers);
+    }
+    sendJson(res, upstream.status, format.rewriteBody(parsed, groups), headers);
+  }
+
+  private async stream(
+    res: ServerResponse,
+    upstream: Response,
+    headers: Record<string, string>,
+    format: LlmFormat,
+    decide: (slot: Parameters<typeof decideSlot>[1]) => ReturnType<typeof decideSlot>,
+    failClosed: (detail: string, bytes: Uint8Array) => Promise<RefusalData>,
+    abort: AbortController,
+  ): Promise<void> {
+    res.writeHead(upstream.status, { ...headers, 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    let ended = false;
+    const finish = () => {
+      if (ended) return;
+      ended = true;
+      res.end();
+      abort.abort();
+    };
+    const rewriter: StreamRewriter = format.stream({
+      write: (bytes) => void (ended || res.write(bytes)),
+      decide,
+      onRefusal: this.o.onRefusal,
+      maxArgumentBytes: this.o.maxBodyBytes,
+      fail: (tool, refusal) => {
+        if (ended) return;
+        res.write(format.errorEvent(refusalText(tool, refusal), refusal));
+        finish();
+      },
+    });
+    const reader = new RawSseReader(this.o.maxBodyBytes);
+    try {
+      for await (const chunk of upstream.body as unknown as AsyncIterable<Uint8Array>) {
+        for (const ev of reader.push(chunk)) {
+          if (ended) break;
+          await rewriter.event(ev);
+        }
+        if (ended) break;
+        if (res.writableNeedDrain) await new Promise((r) => (res.once('drain', r), res.once('close', r)));
+      }
+      // The events a final CR completes; bytes that end no event are discarded (the format's rule).
+      for (const ev of reader.finish().events) if (!ended) await rewriter.event(ev);
+      if (!ended) await rewriter.end();
+      finish();
+    } catch (e) {
+      if (!ended && !res.destroyed) {
+        const detail = e instanceof Unreadable || e instanceof WireError || e instanceof SseError ? 'the model API stream could not be read' : abort.signal.aborted ? 'the model API stream was cut' : 'the model API stream timed out or failed';
+        const refusal = await failClosed(detail, new Uint8Array());
+        if (!ended) res.write(format.errorEvent(refusalText('the response', refusal), refusal));
+      }
+      finish();
+    } finally {
+      // Calls allowed but never written to the agent did not reach it.
+      for (const g of rewriter.groups()) g.close();
+    }
+  }
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+function forwardedHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = { 'accept-encoding': 'identity' };
+  for (const name of REQUEST_HEADERS) {
+    const v = header(req, name);
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
+}
+
+function responseHeaders(upstream: Response): Record<string, string> {
+  const out: Record<string, string> = {};
+  upstream.headers.forEach((v, k) => {
+    if (RESPONSE_HEADER.test(k)) out[k] = v;
+  });
+  return out;
+}
+
+/** Approval receipts sent with a request: base64url JSON objects, comma-separated. */
+function receiptsOf(value: string | undefined): JsonObject[] {
+  if (!value) return [];
+  const out: JsonObject[] = [];
+  for (const part of value.split(',')) {
+    try {
+      const v = parseStrict(decodeUtf8(Buffer.from(part.trim(), 'base64url')));
+      if (isJsonObject(v)) out.push(v);
+    } catch {
+      // not a receipt: the approval check never sees it (the inbox still counts)
+    }
+  }
+  return out;
+}
+
+function readBounded(req: IncomingMessage, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        req.removeAllListeners('data');
+        req.resume();
+        return reject(new TooLarge());
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+async function readResponseBounded(r: Response, max: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const c of r.body as unknown as AsyncIterable<Uint8Array>) {
+    size += c.length;
+    if (size > max) throw new TooLarge();
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks);
+}
+
+function sendJson(res: ServerResponse, status: number, body: JsonObject, headers: Record<string, string> = {}): void {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(bytes.length) });
+  res.end(bytes);
+}

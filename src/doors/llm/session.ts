@@ -1,0 +1,144 @@
+// One gate session as the LLM door sees it. The model proposes a call; the agent runs it
+// in-process and sends its result back in a later request. So the gate's forward() is the
+// release of the call to the agent, and the reply it waits for is that result, matched by the
+// call's id (ADR 037): the session label rises by the tool's `returns` when the result comes
+// back, and the result entry records its digest, exactly as for an MCP call. A call whose
+// result never comes back ends `unknown` at --call-timeout; a call allowed but never written
+// to the agent (refused response, agent gone) ends `not_forwarded`.
+import type { JsonObject, JsonValue } from '../../core/json.js';
+import { fingerprintOf } from '../../core/call.js';
+import type { RefusalCode } from '../../core/refusal.js';
+import type { RefusalData, UpstreamReply } from '../../core/outcome.js';
+import { NotForwarded, type Forward } from '../../gate/gate.js';
+import type { RelayGate } from '../relay.js';
+import { META_APPROVAL } from '../../gate/checks/approval.js';
+
+/** A call the model proposed, its arguments read strictly. */
+export interface ProposedCall {
+  id: string;
+  tool: string;
+  arguments: JsonObject;
+}
+
+/** A tool's result the agent sends back (OpenAI `tool` message, Anthropic `tool_result`). */
+export interface ToolResult {
+  id: string;
+  content: JsonValue;
+  isError: boolean;
+}
+
+export type Verdict = { release: true; withdraw: () => void } | { release: false; refusal: RefusalData };
+
+interface Waiting {
+  resolve: (reply: UpstreamReply) => void;
+  reject: (e: Error) => void;
+}
+
+/** Released calls waiting for their results, at most this many (the oldest ends unknown). */
+const MAX_WAITING = 4096;
+/** Result ids already seen, so a history re-sent with every request is not read again. */
+const MAX_SEEN = 8192;
+
+export class LlmSession {
+  private readonly waiting = new Map<string, Waiting>();
+  private readonly seen = new Set<string>();
+  /** The gate's handling of every call not settled yet (shutdown waits for their entries). */
+  private readonly handling = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly gate: RelayGate,
+    /** The task id calls are fingerprinted under (to match a receipt sent with the request). */
+    private readonly taskId: () => string | null,
+  ) {}
+
+  /**
+   * Decide one proposed call. Resolves `release` as soon as the gate forwards it (allowed, or
+   * refused in shadow mode), `release: false` with the refusal otherwise; never rejects.
+   * `receipts` are the approval receipts the request carried: the one bound to this call's
+   * fingerprint is judged, as params._meta["cloakpipe/approval"] would be.
+   */
+  decide(call: ProposedCall, receipts: JsonObject[]): Promise<Verdict> {
+    const fingerprint = receipts.length > 0 ? fingerprintOf(call.tool, call.arguments, this.taskId()) : null;
+    const receipt = receipts.find((r) => r.fingerprint === fingerprint);
+    const meta: JsonObject = receipt ? { [META_APPROVAL]: receipt } : {};
+    return new Promise<Verdict>((resolve) => {
+      let released = false;
+      const forward: Forward = () =>
+        new Promise<UpstreamReply>((ok, fail) => {
+          released = true;
+          const w = { resolve: ok, reject: fail };
+          this.wait(call.id, w);
+          const withdraw = () => {
+            if (this.waiting.get(call.id) !== w) return;
+            this.waiting.delete(call.id);
+            fail(new NotForwarded('the call never reached the agent'));
+          };
+          resolve({ release: true, withdraw });
+        });
+      const failClosed = () => resolve({ release: false, refusal: this.gate.failClosedRefusal('the gate could not decide or record this call') });
+      const handling = this.gate.handleCall({ tool: call.tool, arguments: call.arguments, meta }, forward);
+      this.handling.add(handling);
+      void handling.finally(() => this.handling.delete(handling)).catch(() => undefined);
+      handling.then(
+        (outcome) => {
+          if (released) return; // its result (or its timeout) settled it later
+          if (outcome.kind === 'refused') resolve({ release: false, refusal: outcome.data });
+          else failClosed(); // replayed or otherwise: nothing this door can hand the agent
+        },
+        () => void (released || failClosed()),
+      );
+    });
+  }
+
+  /** A call that could not be read (its arguments do not parse): refused and recorded by digest. */
+  refuseUnreadable(code: RefusalCode, detail: string, bytes: Uint8Array): Promise<RefusalData> {
+    return this.gate.refuseWire(code, detail, bytes).catch(() => this.gate.failClosedRefusal('the gate could not record this refusal'));
+  }
+
+  /**
+   * The results a request carries: a released call's result settles it (label, result entry);
+   * one the gate never released (sent before it started, or made up) raises the label by
+   * classification, as server output outside a gated call does.
+   */
+  results(results: ToolResult[]): void {
+    for (const r of results) {
+      const w = this.waiting.get(r.id);
+      if (w) {
+        this.waiting.delete(r.id);
+        w.resolve(r.isError ? { error: r.content } : { result: r.content });
+      } else if (!this.seen.has(r.id)) {
+        this.gate.observeServerOutput(r.content);
+      }
+      this.see(r.id);
+    }
+  }
+
+  /**
+   * The gate is stopping: a released call whose result has not come back ends `unknown` (the
+   * agent may have run it); resolves once every call's entries are recorded.
+   */
+  async end(): Promise<void> {
+    for (const w of this.waiting.values()) w.reject(new Error('the gate stopped before the result came back'));
+    this.waiting.clear();
+    await Promise.allSettled([...this.handling]);
+  }
+
+  private wait(id: string, w: Waiting): void {
+    // A model that reuses an id: the earlier call can no longer be told apart.
+    this.waiting.get(id)?.reject(new Error('call id reused'));
+    this.waiting.delete(id);
+    this.waiting.set(id, w);
+    this.seen.delete(id);
+    if (this.waiting.size > MAX_WAITING) {
+      const [oldest, ow] = this.waiting.entries().next().value as [string, Waiting];
+      this.waiting.delete(oldest);
+      ow.reject(new Error('too many calls waiting for their results'));
+    }
+  }
+
+  private see(id: string): void {
+    this.seen.delete(id);
+    this.seen.add(id);
+    if (this.seen.size > MAX_SEEN) this.seen.delete(this.seen.values().next().value as string);
+  }
+}

@@ -1,0 +1,68 @@
+// A range of entries checked where it was read (a worker thread reading its own rows, ADR 032...
+// see docs/performance.md): each entry's own checks (check-entry.ts) and the links between
+// entries of the range (entryFault), so that what comes back to the main thread is small: the
+// leaves packed in one buffer, the first entry's links, the last entry's hash and time, the
+// epoch entries, and the first fault. ChainChecker.pushRange takes it in and reports exactly
+// what checking the same entries one by one would.
+import type { KeyObject } from 'node:crypto';
+import type { Entry } from '../entry.js';
+import { checkEntryLine } from './check-entry.js';
+import { entryFault, type Fault } from './chain.js';
+
+export interface RangeEpoch {
+  j: number;
+  seq: number;
+  ts: string;
+  /** ts of the entry before it in the range (undefined for the range's first entry). */
+  prevTs?: string;
+  first: unknown;
+  last: unknown;
+  size: unknown;
+  root: unknown;
+}
+
+export interface RangeChecked {
+  /** Index of the range's first entry in the ledger. */
+  start: number;
+  /** Entries read (the fault's entry included). */
+  n: number;
+  /** 32 bytes per entry before the fault: RFC 6962 leaf hashes, in order. */
+  leaves: Uint8Array;
+  /** The first entry's links, checked against the entry before the range by the reader. */
+  first: { seq: number; prev: string; ts: string } | null;
+  last: { hash: string; ts: string } | null;
+  epochs: RangeEpoch[];
+  /** The first fault: entry j of the range (at j = 0 only its own checks, never its links). */
+  fault: { j: number; fault: Fault } | null;
+  /** The parsed entries before the fault, when asked for. */
+  entries?: Entry[];
+}
+
+export function checkRange(lines: Iterable<string>, start: number, key: KeyObject, withEntries: boolean): RangeChecked {
+  const leaves: Uint8Array[] = [];
+  const epochs: RangeEpoch[] = [];
+  const entries: Entry[] | undefined = withEntries ? [] : undefined;
+  let first: RangeChecked['first'] = null;
+  let before: { hash: string; ts: string } | null = null;
+  let fault: RangeChecked['fault'] = null;
+  let j = 0;
+  for (const line of lines) {
+    const c = checkEntryLine(line, key, withEntries);
+    const f = entryFault(c, start + j, before);
+    if (f) {
+      fault = { j, fault: f };
+      j++;
+      break;
+    }
+    const ok = c as Extract<typeof c, { ok: true }>;
+    if (j === 0) first = { seq: ok.seq, prev: ok.prev, ts: ok.ts };
+    if (ok.kind === 'epoch') epochs.push({ j, seq: ok.seq, ts: ok.ts, prevTs: before?.ts, ...ok.epoch! });
+    leaves.push(ok.leaf);
+    entries?.push(ok.entry!);
+    before = { hash: ok.hash, ts: ok.ts };
+    j++;
+  }
+  const packed = new Uint8Array(32 * leaves.length);
+  leaves.forEach((l, i) => packed.set(l, 32 * i));
+  return { start, n: j, leaves: packed, first, last: before, epochs, fault, ...(entries ? { entries } : {}) };
+}

@@ -1,0 +1,203 @@
+// cloakpipe llm-proxy end to end: the real binary between the official OpenAI and Anthropic
+// SDKs and a fake model API that answers in both wire formats, streamed and not. Allowed
+// calls reach the agent exactly as the model sent them (the same bytes as the same request
+// sent straight to the API); every refusal code a proposed call can meet rewrites the response
+// into one the SDK reads without error, with the call gone, a text part naming the refusal and
+// the finish reason adjusted; an unreadable response is refused fail_closed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startFakeModel, type FakeModel, type Script, type ScriptCall } from '../helpers/fake-model.js';
+import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
+import { anthropicTurn, openaiTurn, rawTurn, type Format, type Turn } from '../helpers/llm-agent.js';
+import { decisions } from '../helpers/support-desk.js';
+import { callFile, keygen } from '../helpers/recording-gate.js';
+import { cloakpipe } from '../helpers/cli.js';
+
+let fake: FakeModel;
+let s: LlmSetup;
+let gate: LlmGate;
+let approver: string;
+let stranger: string;
+
+before(async () => {
+  fake = await startFakeModel();
+  s = llmSetup();
+  keygen(join(s.dir, 'approver'));
+  keygen(join(s.dir, 'stranger'));
+  approver = join(s.dir, 'approver');
+  stranger = join(s.dir, 'stranger');
+  gate = await startLlmGate(s, fake.url, ['--approver-key', `${approver}.pub`]);
+});
+
+after(async () => {
+  await gate?.stop();
+  await fake?.close();
+});
+
+const COMBOS: { format: Format; stream: boolean }[] = [
+  { format: 'openai', stream: false },
+  { format: 'openai', stream: true },
+  { format: 'anthropic', stream: false },
+  { format: 'anthropic', stream: true },
+];
+
+function turn(base: string, format: Format, script: Script, stream: boolean, headers: Record<string, string> = {}): Promise<Turn> {
+  return format === 'openai' ? openaiTurn(openaiAgent(base, headers), script, stream) : anthropicTurn(anthropicAgent(base, headers), script, stream);
+}
+
+const WEATHER = { name: 'get_weather', arguments: { city: 'Paris' } };
+const TOOL_FINISH = { openai: 'tool_calls', anthropic: 'tool_use' };
+const TEXT_FINISH = { openai: 'stop', anthropic: 'end_turn' };
+
+const ALLOWED: Record<string, Script> = {
+  'one call after text': { text: 'Let me check the weather in Paris.', calls: [WEATHER] },
+  'one call, no text': { calls: [{ name: 'read_file', arguments: { path: '/srv/notes/today.md' } }] },
+  'parallel calls': { text: 'Checking both.', calls: [WEATHER, { name: 'get_weather', arguments: { city: 'Zürich' } }, { name: 'read_file', arguments: { path: '/tmp/a b.txt' } }] },
+  'a call split across many deltas': { calls: [{ name: 'send_email', arguments: { to: 'alice@example.com', body: 'Quarterly numbers attached.\nRegards,\n— Bob "the builder" ✓' } }], split: 60 },
+  'plain text': { text: 'Nothing to call today.' },
+};
+
+for (const { format, stream } of COMBOS) {
+  for (const [name, script] of Object.entries(ALLOWED)) {
+    test(`${format} ${stream ? 'streamed' : 'body'}: allowed, ${name}: the same bytes as straight from the API`, async () => {
+      const direct = await rawTurn(fake.url, format, script, stream);
+      const gated = await rawTurn(gate.url, format, script, stream);
+      assert.equal(gated.status, 200);
+      assert.equal(gated.type, direct.type);
+      assert.equal(gated.bytes.toString('utf8'), direct.bytes.toString('utf8'));
+      assert.ok(gated.bytes.equals(direct.bytes));
+      // And the SDK reads it like the direct answer.
+      assert.deepEqual(await turn(gate.url, format, script, stream), await turn(fake.url, format, script, stream));
+    });
+  }
+
+  test(`${format} ${stream ? 'streamed' : 'body'}: text after a held call reaches the SDK whole and the call unchanged`, async () => {
+    const script: Script = { text: 'First this. ', calls: [WEATHER, { name: 'read_file', arguments: { path: '/etc/motd' } }], after: 'And that is all.' };
+    const gated = await turn(gate.url, format, script, stream);
+    const direct = await turn(fake.url, format, script, stream);
+    assert.deepEqual(gated.calls, direct.calls);
+    assert.equal(gated.finish, direct.finish);
+    assert.equal(gated.text, direct.text);
+  });
+}
+
+/** A refused call next to an allowed one, and the code it must be refused with. */
+const REFUSALS: { code: string; call: ScriptCall; bodyless?: boolean; headers?: () => Record<string, string> }[] = [
+  { code: 'undeclared_tool', call: { name: 'shell_exec', arguments: { cmd: 'id' } } },
+  { code: 'undeclared_argument', call: { name: 'get_weather', arguments: { city: 'Rome', units: 'kelvin' } } },
+  { code: 'argument_invalid', call: { name: 'get_weather', arguments: { city: 'R'.repeat(65) } } },
+  { code: 'scope_mismatch', call: { name: 'send_email', arguments: { to: 'mallory@evil.example', body: 'hi' } } },
+  { code: 'policy_denied', call: { name: 'transfer', arguments: { amount: 5000 } } },
+  { code: 'approval_required', call: { name: 'delete_branch', arguments: { branch: 'main' } } },
+  {
+    code: 'approval_invalid',
+    call: { name: 'delete_branch', arguments: { branch: 'release' } },
+    headers: () => ({ 'Cloakpipe-Approval': receiptHeader(stranger, 'delete_branch', { branch: 'release' }) }),
+  },
+  // Arguments the strict parser refuses; a body carries Anthropic input as an object, so these are stream-only there.
+  { code: 'malformed_json', call: { name: 'get_weather', raw: '{"city": "Par' }, bodyless: true },
+  { code: 'duplicate_key', call: { name: 'get_weather', raw: '{"city":"Paris","City":"Rome"}' }, bodyless: true },
+  { code: 'number_out_of_range', call: { name: 'transfer', raw: '{"amount": 1e400}' }, bodyless: true },
+  { code: 'invalid_request', call: { name: 'get_weather', raw: '["Paris"]' }, bodyless: true },
+];
+
+function receiptHeader(key: string, tool: string, args: object): string {
+  const r = cloakpipe(['approve', '--key', `${key}.key`, '--call', callFile(s as never, tool, args as Record<string, unknown>), '--context', s.context, '--yes']);
+  assert.equal(r.status, 0, r.stderr);
+  return Buffer.from(r.stdout.trim()).toString('base64url');
+}
+
+for (const { format, stream } of COMBOS) {
+  for (const r of REFUSALS) {
+    if (r.bodyless && format === 'anthropic' && !stream) continue;
+    test(`${format} ${stream ? 'streamed' : 'body'}: ${r.code} removes the call, names the refusal and keeps the allowed call`, async () => {
+      const before = decisions(s.home).length;
+      const t = await turn(gate.url, format, { text: 'Working on it.', calls: [WEATHER, r.call] }, stream, r.headers?.() ?? {});
+      assert.deepEqual(t.calls.map((c) => [c.name, c.args]), [['get_weather', { city: 'Paris' }]]);
+      assert.equal(t.finish, TOOL_FINISH[format], 'one call remains: the agent runs it');
+      assert.match(t.text, /^Working on it\./);
+      const line = t.text.split('\n').find((l) => l.startsWith('cloakpipe refused '));
+      assert.ok(line, t.text);
+      assert.ok(line.startsWith(`cloakpipe refused ${r.call.name}: ${r.code}: `), line);
+      const entries = decisions(s.home).slice(before);
+      assert.ok(entries.some((e) => e.outcome === 'refuse' && e.reason === r.code), JSON.stringify(entries));
+      assert.ok(entries.some((e) => e.outcome === 'allow' && e.tool === 'get_weather' && e.execution === 'agent'));
+    });
+  }
+
+  test(`${format} ${stream ? 'streamed' : 'body'}: every call refused: no call left, the finish reason says the turn is over`, async () => {
+    const t = await turn(gate.url, format, { calls: [{ name: 'transfer', arguments: { amount: 9000 } }, { name: 'shell_exec', arguments: {} }] }, stream);
+    assert.deepEqual(t.calls, []);
+    assert.equal(t.finish, TEXT_FINISH[format]);
+    const lines = t.text.split('\n');
+    assert.match(lines[0], /^cloakpipe refused transfer: policy_denied: .*no-large-transfer/);
+    assert.match(lines[1], /^cloakpipe refused shell_exec: undeclared_tool: /);
+  });
+}
+
+test('a receipt sent with the request approves exactly its call, once', async () => {
+  const args = { branch: 'feature/old' };
+  const header = { 'Cloakpipe-Approval': receiptHeader(approver, 'delete_branch', args) };
+  const call = { name: 'delete_branch', arguments: args };
+  const first = await turn(gate.url, 'openai', { calls: [call] }, false, header);
+  assert.deepEqual(first.calls.map((c) => c.args), [args]);
+  const again = await turn(gate.url, 'anthropic', { calls: [call] }, true, header);
+  assert.deepEqual(again.calls, []);
+  assert.match(again.text, /^cloakpipe refused delete_branch: approval_invalid: already_used/);
+  const other = await turn(gate.url, 'openai', { calls: [{ name: 'delete_branch', arguments: { branch: 'main' } }] }, true, header);
+  assert.match(other.text, /^cloakpipe refused delete_branch: approval_required: /, 'a receipt for another call is not this call\'s');
+});
+
+for (const { format, stream } of COMBOS) {
+  test(`${format} ${stream ? 'streamed' : 'body'}: a response the gate cannot read is refused fail_closed, never passed on`, async () => {
+    const before = decisions(s.home).length;
+    const broken = stream
+      ? format === 'openai'
+        ? 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"transfer","arguments":"{}"}}]}}]}\n\ndata: {"choices": [nope\n\n'
+        : 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"x","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n\nevent: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"transfer","input":{},"input":{"amount":1}}}\n\n'
+      : format === 'openai'
+        ? '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"transfer","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"choices":[]}'
+        : '{"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"transfer","input":{"amount":1,"amount":99999}}],"stop_reason":"tool_use"}';
+    const raw = await rawTurn(gate.url, format, { rawBody: broken }, stream);
+    const text = raw.bytes.toString('utf8');
+    assert.ok(!text.includes('call_1') && !text.includes('toolu_1') && !text.includes('"transfer"'), text);
+    assert.match(text, /cloakpipe refused the response: fail_closed: /);
+    if (!stream) assert.equal(raw.status, 502);
+    await assert.rejects(turn(gate.url, format, { rawBody: broken }, stream), (e: Error) => /fail_closed/.test(e.message));
+    assert.ok(decisions(s.home).slice(before).some((e) => e.reason === 'fail_closed'));
+  });
+}
+
+test('a stream cut in the middle of a call never releases it', async () => {
+  for (const format of ['openai', 'anthropic'] as const) {
+    const script: Script = { text: 'Sure.', calls: [{ name: 'transfer', arguments: { amount: 10 }, id: 'call_cut_in_half' }], split: 4, cutAfter: format === 'openai' ? 8 : 10 };
+    const raw = await rawTurn(gate.url, format, script, true);
+    const text = raw.bytes.toString('utf8');
+    assert.ok(!text.includes('call_cut_in_half'), text);
+    assert.match(text, /cloakpipe refused transfer: malformed_json: /);
+  }
+});
+
+test('only the headers the model API needs reach it; the API key does', async () => {
+  await turn(gate.url, 'openai', { text: 'hi' }, false, { Cookie: 'session=abc', 'Proxy-Authorization': 'Bearer gate-token-0123456789', 'Cloakpipe-Approval': 'e30' });
+  const h = fake.seen.at(-1)!.headers;
+  assert.equal(h.authorization, 'Bearer sk-test-agent-key-0123456789');
+  for (const gone of ['cookie', 'proxy-authorization', 'cloakpipe-approval']) assert.equal(h[gone], undefined, gone);
+  await turn(gate.url, 'anthropic', { text: 'hi' }, false);
+  const a = fake.seen.at(-1)!.headers;
+  // This SDK sends its key as a bearer token (older ones as x-api-key): whichever it is, it arrives.
+  assert.match(String(a['x-api-key'] ?? a.authorization), /sk-test-agent-key-0123456789$/);
+  assert.match(String(a['anthropic-version']), /^\d{4}-\d{2}-\d{2}$/);
+  assert.equal(a['x-stainless-lang'], undefined);
+});
+
+test('other paths are not served: nothing reaches the model ungated', async () => {
+  const before = fake.seen.length;
+  for (const path of ['/v1/responses', '/v1/completions', '/v1/models', '/v1/messages/batches']) {
+    const r = await fetch(`${gate.url}${path}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    assert.equal(r.status, 404, path);
+  }
+  assert.equal(fake.seen.length, before);
+});
+

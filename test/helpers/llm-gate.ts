@@ -1,0 +1,126 @@
+// The real gate binary as `cloakpipe llm-proxy` in front of the fake model API, with the
+// official OpenAI and Anthropic SDKs as the agent. The manifest covers a refusal of every code
+// a proposed call can meet; the policy denies large transfers.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { after } from 'node:test';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { CLI, helperScript, makeHome, tempDir, writeFiles } from './cli.js';
+
+export const LLM_MANIFEST = `version: 1
+release: llm-e2e@1
+labels: [public, internal, confidential]
+tools:
+  get_weather:
+    effect: read
+    accepts: confidential
+    arguments: { city: { type: string, max_len: 64, required: true } }
+  read_file:
+    effect: read
+    returns: confidential
+    accepts: confidential
+    arguments: { path: { type: string, max_len: 200 } }
+  post_public:
+    effect: write
+    accepts: public
+    arguments: { text: { type: string, max_len: 2000 } }
+  send_email:
+    effect: write
+    accepts: confidential
+    arguments: { to: { type: string, one_of_context: task.recipients }, body: { type: string, max_len: 5000 } }
+  delete_branch:
+    effect: write
+    accepts: confidential
+    approval: required
+    arguments: { branch: { type: string, max_len: 100 } }
+  transfer:
+    effect: write
+    accepts: confidential
+    arguments: { amount: { type: number } }
+`;
+
+export const LLM_POLICY = `permit (principal, action, resource);
+
+@id("no-large-transfer")
+forbid (principal, action == Action::"call_tool", resource == Tool::"transfer")
+when { context.args has amount && context.args.amount.greaterThan(decimal("1000.0")) };
+`;
+
+export const LLM_CONTEXT = { task: { id: 'T-llm', recipients: ['alice@example.com'] } };
+
+export interface LlmSetup {
+  home: string;
+  manifest: string;
+  policy: string;
+  context: string;
+  dir: string;
+  spans: string;
+}
+
+export function llmSetup(): LlmSetup {
+  const files = writeFiles({ 'manifest.yaml': LLM_MANIFEST, 'policy.cedar': LLM_POLICY, 'context.json': LLM_CONTEXT });
+  const dir = tempDir('cloakpipe-llm-');
+  return { home: makeHome(), manifest: files['manifest.yaml'], policy: files['policy.cedar'], context: files['context.json'], dir, spans: join(dir, 'spans.jsonl') };
+}
+
+export interface LlmGate {
+  url: string;
+  child: ChildProcess;
+  stderr(): string;
+  stop(): Promise<number | null>;
+}
+
+const running = new Set<LlmGate>();
+after(async () => {
+  await Promise.allSettled([...running].map((g) => g.stop()));
+});
+
+export async function startLlmGate(s: LlmSetup, upstreamUrl: string, flags: string[] = [], o: { otel?: boolean } = {}): Promise<LlmGate> {
+  const preload = o.otel ? ['--import', pathToFileURL(helperScript('otel-preload.js')).href] : [];
+  const child = spawn(
+    process.execPath,
+    [...preload, CLI, 'llm-proxy', '--home', s.home, '--manifest', s.manifest, '--policy', s.policy, '--context', s.context, '--upstream-url', upstreamUrl, '--listen', '127.0.0.1:0', ...flags],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CLOAKPIPE_TEST_SPANS: s.spans } },
+  );
+  let err = '';
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]);
+    });
+    void exited.then((code) => reject(new Error(`llm-proxy exited ${code}: ${err}`)));
+  });
+  const g: LlmGate = {
+    url,
+    child,
+    stderr: () => err,
+    stop: async () => {
+      running.delete(g);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+  running.add(g);
+  return g;
+}
+
+export const API_KEY = 'sk-test-agent-key-0123456789';
+
+export function openaiAgent(base: string, headers: Record<string, string> = {}): OpenAI {
+  return new OpenAI({ baseURL: `${base}/v1`, apiKey: API_KEY, maxRetries: 0, defaultHeaders: headers });
+}
+
+export function anthropicAgent(base: string, headers: Record<string, string> = {}): Anthropic {
+  return new Anthropic({ baseURL: base, apiKey: API_KEY, maxRetries: 0, defaultHeaders: headers });
+}
+
+export const TOOLS_OPENAI = ['get_weather', 'read_file', 'post_public', 'send_email', 'delete_branch', 'transfer'].map((name) => ({
+  type: 'function' as const,
+  function: { name, parameters: { type: 'object', properties: {} } },
+}));
+
+export const TOOLS_ANTHROPIC = TOOLS_OPENAI.map((t) => ({ name: t.function.name, input_schema: { type: 'object' as const, properties: {} } }));
