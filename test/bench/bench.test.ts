@@ -34,6 +34,12 @@ test('peers: supergateway and mcp-proxy relay the same calls (as stdio→HTTP→
   for (const row of ['| supergateway (stdio→SSE→stdio, 2 procs) ', '| mcp-proxy (stdio→HTTP stream→stdio, 2 procs) ', 'no stdio→stdio mode']) assert.ok(out.includes(row), row);
 });
 
+test('http: the HTTP door beside server-everything direct over HTTP, supergateway and mcp-proxy in their HTTP modes', () => {
+  const out = run('http.js', ['--n', '10', '--warmup', '2']);
+  assert.match(out, /## HTTP: 10 tools\/call round trips/);
+  for (const row of ['| direct (server-everything over HTTP) ', '| gate http-proxy --upstream-url (HTTP → HTTP) ', '| gate http-proxy (HTTP → stdio) ', '| supergateway 4.0.0 (HTTP → stdio) ', '| mcp-proxy 6.7.19 (HTTP → stdio) ']) assert.ok(out.includes(row), row);
+});
+
 test('breakdown: every step of a gated call, floors and the end-to-end difference', () => {
   const out = run('breakdown.js', ['--n', '10', '--warmup', '2', '--scale', '0.01']);
   for (const row of ['parse: decodeLine', 'Cedar: policy.evaluate', 'sign: signEntry', 'gate commit', 'floor: bare SQLite commit', 'in-process gate', 'end to end: gate − direct, p50', 'rate_calls rows']) assert.ok(out.includes(row), row);
