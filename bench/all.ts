@@ -17,6 +17,7 @@ export const SCRIPTS: { name: string; quick: string[] }[] = [
   { name: 'anchor-bounds', quick: ['--certs', '2000', '--lines', '10000', '--runs', '1'] },
   { name: 'offload', quick: ['--n', '256'] },
   { name: 'fleet', quick: ['--n', '100', '--warmup', '10', '--gates', '1,2'] },
+  { name: 'http', quick: ['--n', '60', '--warmup', '6'] },
   { name: 'token-key', quick: ['--n', '60', '--warmup', '6', '--micro', '100'] },
 ];
 

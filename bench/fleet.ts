@@ -182,7 +182,7 @@ export async function main() {
     pgServer.stop();
   }
   if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows }) + '\n');
-  section(`Fleet: ${f.n} calls per configuration over all its gates (warm-up ${f.warmup} per gate), one SQLite gate against 1, 2 and 4 gates on one PostgreSQL`, `${machine()}\nload before the run: ${loadBefore}\n\n${fleetTable(rows)}`);
+  section(`Fleet: ${f.n} calls per configuration over all its gates (warm-up ${f.warmup} per gate), one SQLite gate against ${counts.join(', ')} gates on one PostgreSQL`, `${machine()}\nload before the run: ${loadBefore}\n\n${fleetTable(rows)}`);
 }
 
 if (isMain(import.meta.url)) await main();

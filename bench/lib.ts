@@ -93,6 +93,7 @@ export const TARGET_ORDER = [
   "gate vs supergateway's added p50",
   'verify entries/s vs raw Ed25519, all cores',
   'token key calls/s vs file key, 64 in flight',
+  'HTTP door vs pure HTTP transports, added p50',
 ];
 
 // ---------------------------------------------------------------------------------------------

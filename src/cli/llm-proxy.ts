@@ -8,8 +8,9 @@ import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth
 import { parseDuration } from '../util/duration.js';
 import { anchorTargets } from './ledger-anchor.js';
 
-// Flags of the MCP doors that have no meaning here (no upstream process, no tools/list).
-const { upstream: _u, config: _c, 'max-frame': _f, server: _s, store: _st, 'max-in-flight': _m, 'list-undeclared': _l, 'call-timeout': _t, ...SHARED } = PROXY_OPTIONS;
+// Flags of the MCP doors that have no meaning here (no upstream server, no tools/list); the
+// model API's URL and call timeout mean something else here and are defined below.
+const { upstream: _u, config: _c, 'max-frame': _f, server: _s, 'max-in-flight': _m, 'list-undeclared': _l, 'call-timeout': _t, 'upstream-url': _uu, 'upstream-header': _uh, ...SHARED } = PROXY_OPTIONS;
 
 export const OPTIONS = {
   ...SHARED,
@@ -64,6 +65,8 @@ export async function run(argv: string[]): Promise<number> {
     throw new UsageError('--upstream-url must be a URL');
   }
   if (upstreamUrl.protocol !== 'https:' && upstreamUrl.protocol !== 'http:') throw new UsageError('--upstream-url must be http or https');
+  // The credential is the agent's own, per request: none lives in the gate's command line.
+  if (upstreamUrl.username || upstreamUrl.password) throw new UsageError('--upstream-url must not carry credentials');
   const listen = /^(\[[0-9a-fA-F:]+\]|[^:]+):([0-9]{1,5})$/.exec(values.listen as string);
   if (!listen || Number(listen[2]) > 65535) throw new UsageError('--listen must be HOST:PORT');
   const host = listen[1].replace(/^\[|\]$/g, '');

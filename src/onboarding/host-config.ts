@@ -87,7 +87,7 @@ const VARIABLE = /\$\{[^}]*\}/;
 export function classify(value: unknown): Classified {
   if (!isObj(value)) return { kind: 'skip', why: 'the entry is not an object' };
   if (value.url !== undefined || value.serverUrl !== undefined || value.type === 'http' || value.type === 'sse' || value.type === 'streamable-http')
-    return { kind: 'skip', remote: true, why: 'a remote (url) server: mcp-proxy has no --upstream-url yet; left as is (gate it with http-proxy)' };
+    return { kind: 'skip', remote: true, why: 'a remote (url) server: wrap does not rewrite remote entries yet; left as is (gate it by hand: mcp-proxy --upstream-url URL, or http-proxy --upstream-url)' };
   if (typeof value.command !== 'string' || value.command === '') return { kind: 'skip', why: 'no "command"' };
   const args = value.args ?? [];
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return { kind: 'skip', why: '"args" is not a list of strings' };

@@ -34,6 +34,12 @@ test('peers: supergateway and mcp-proxy relay the same calls (as stdio→HTTP→
   for (const row of ['| supergateway (stdio→SSE→stdio, 2 procs) ', '| mcp-proxy (stdio→HTTP stream→stdio, 2 procs) ', 'no stdio→stdio mode']) assert.ok(out.includes(row), row);
 });
 
+test('http: the HTTP door beside server-everything direct over HTTP, supergateway and mcp-proxy in their HTTP modes', () => {
+  const out = run('http.js', ['--n', '10', '--warmup', '2']);
+  assert.match(out, /## HTTP: 10 tools\/call round trips/);
+  for (const row of ['| direct (server-everything over HTTP) ', '| gate http-proxy --upstream-url (HTTP → HTTP) ', '| gate http-proxy (HTTP → stdio) ', '| supergateway 4.0.0 (HTTP → stdio) ', '| mcp-proxy 6.7.19 (HTTP → stdio) ']) assert.ok(out.includes(row), row);
+});
+
 test('breakdown: every step of a gated call, floors and the end-to-end difference', () => {
   const out = run('breakdown.js', ['--n', '10', '--warmup', '2', '--scale', '0.01']);
   for (const row of ['parse: decodeLine', 'Cedar: policy.evaluate', 'sign: signEntry', 'gate commit', 'floor: bare SQLite commit', 'in-process gate', 'end to end: gate − direct, p50', 'rate_calls rows']) assert.ok(out.includes(row), row);
@@ -70,7 +76,7 @@ test('all: one table with every target of issue 16, its figure, goal, status and
 test('fleet: one SQLite gate against 1, 2 and 4 gates on one PostgreSQL, shared task and a task per gate', pgSkip, () => {
   const out = run('fleet.js', ['--n', '24', '--warmup', '2', '--gates', '1,2', '--in-flight', '2']);
   assert.match(out, /## Fleet: 24 calls/);
-  for (const row of [/\| sqlite +\| +1 \| shared /, /\| postgres +\| +1 \| shared /, /\| postgres +\| +2 \| shared /, /\| postgres +\| +2 \| per gate /]) assert.match(out, row);
+  for (const row of [/\| sqlite +\| +1 \| +shared \|/, /\| postgres +\| +1 \| +shared \|/, /\| postgres +\| +2 \| +shared \|/, /\| postgres +\| +2 \| +per gate \|/]) assert.match(out, row);
   assert.ok(out.includes('PostgreSQL CPU µs/call'));
 });
 

@@ -77,7 +77,9 @@ test('three gates, one database, overlapping operation ids: every side effect ru
   for (const r of sent) perKey.set(String(r.arguments.idempotency_key), (perKey.get(String(r.arguments.idempotency_key)) ?? 0) + 1);
   const tally = new Map<string, number>();
   for (const r of results) tally.set(summary(r).slice(0, 120), (tally.get(summary(r).slice(0, 120)) ?? 0) + 1);
-  assert.equal(sent.length, KEYS, `each key ran once: ${JSON.stringify([...perKey])}; outcomes ${JSON.stringify([...tally])}`);
+  // Why a call failed closed is on the gates' stderr (the store's reason, never a value).
+  const why = [...new Set(gates.flatMap((g) => g.stderr().split('\n').filter((l) => /fail_closed|store/.test(l))))].slice(0, 5).join('\n');
+  assert.equal(sent.length, KEYS, `each key ran once: ${JSON.stringify([...perKey])}; outcomes ${JSON.stringify([...tally])}\n${why}`);
   for (const [k, n] of perKey) assert.equal(n, 1, k);
   for (const r of results) if (!r.ok) assert.match(summary(r), /^reconcile_before_retry:/, summary(r));
   assert.ok(new Set(sent.map((r) => r.pid)).size >= 1);

@@ -221,7 +221,8 @@ test('session entries: each MCP session is opened and closed in the ledger (dele
   const tokens = join(tempDir(), 'tokens');
   const { writeFileSync } = await import('node:fs');
   writeFileSync(tokens, 'tok-a-0123456789abcdef agent-a\ntok-b-0123456789abcdef agent-b\ntok-c-0123456789abcdef agent-c\n');
-  const g = await gate({ flags: ['--auth-token-file', tokens, '--session-idle', '3s'] });
+  // 6 s idle: long enough that a loaded machine opens all three before b's first touch.
+  const g = await gate({ flags: ['--auth-token-file', tokens, '--session-idle', '6s'] });
   const open = async (token: string) => rawSession(g.url, { Authorization: `Bearer ${token}-0123456789abcdef` });
   const a = await open('tok-a');
   const b = await open('tok-b');
@@ -230,7 +231,7 @@ test('session entries: each MCP session is opened and closed in the ledger (dele
   assert.equal(del.status, 200);
   // b stays busy (each request touches it); c is left alone until it is idle.
   for (let i = 0; i < 8; i++) {
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, 1000));
     const r = await post(g.url, call(10 + i, 'read_graph', {}), { Authorization: 'Bearer tok-b-0123456789abcdef', 'Mcp-Session-Id': b });
     assert.equal(r.status, 200);
     await r.text();

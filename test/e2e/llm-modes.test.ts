@@ -134,6 +134,34 @@ test('--on-refusal error: the response becomes an error each SDK raises; the all
   assert.ok(withdrawn.length >= 3, JSON.stringify(weather));
 });
 
+test('bounds: a request or a response over --max-body, a stream over --stream-timeout, refused and never passed on', async () => {
+  const s = llmSetup();
+  const g = await startLlmGate(s, fake.url, ['--max-body', '4096', '--stream-timeout', '1500ms']);
+  try {
+    const big = { name: 'get_weather', arguments: { city: 'Lima' }, pad: 6000, id: 'call_big_one' };
+    // A request over the bound never reaches the model.
+    const before = fake.seen.length;
+    const tooBig = await fetch(`${g.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'y'.repeat(5000) }] }) });
+    assert.equal(tooBig.status, 413);
+    assert.equal(fake.seen.length, before);
+    for (const stream of [false, true]) {
+      const r = await rawTurn(g.url, 'openai', { calls: [big] }, stream);
+      const text = r.bytes.toString('utf8');
+      assert.ok(!text.includes('call_big_one'), text.slice(0, 300));
+      assert.match(text, /fail_closed/);
+      if (!stream) assert.equal(r.status, 502);
+    }
+    // A stream that outlasts --stream-timeout: its call is never released.
+    const slow = await rawTurn(g.url, 'anthropic', { text: 'thinking', calls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, id: 'toolu_slow_one' }], delayMs: 150 }, true);
+    const text = slow.bytes.toString('utf8');
+    assert.ok(text.includes('"text_delta"'), 'text before the timeout went out');
+    assert.ok(!text.includes('toolu_slow_one'));
+    assert.match(text, /event: error\ndata: .*fail_closed/);
+  } finally {
+    await g.stop();
+  }
+});
+
 test('canaries in arguments, results and a tool name reach the model and the agent, never the ledger, a log line or a span; verify passes', async () => {
   const C = { arg: canary('arg'), refusedArg: canary('refused'), malformed: canary('malformed'), result: canary('result'), tool: canary('toolname') };
   const s = llmSetup();

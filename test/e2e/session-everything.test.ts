@@ -3,13 +3,11 @@
 // the server, compared call by call (test/helpers/session-pair.ts).
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
 import { startGate, type RunningGate } from '../helpers/gate.js';
 import { defineSessionTests, runSession, type Outcome } from '../helpers/session-pair.js';
 
-import { MANIFEST, STEPS } from '../helpers/everything-session.js';
+import { directSession, MANIFEST, STEPS } from '../helpers/everything-session.js';
 
 let direct: (Outcome | null)[] = [];
 let gated: (Outcome | null)[] = [];
@@ -17,13 +15,7 @@ let gate: RunningGate | undefined;
 let home: string;
 
 before(async () => {
-  const d = new Client({ name: 'direct', version: '1' });
-  await d.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
-  try {
-    direct = await runSession(d, STEPS, false);
-  } finally {
-    await d.close();
-  }
+  direct = await directSession();
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   home = makeHome();
   gate = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'] });

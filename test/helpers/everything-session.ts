@@ -2,9 +2,11 @@
 // http-everything over Streamable HTTP): the manifest it runs under and its steps, call by call.
 // get-env (the server's environment), gzip-file-as-resource (fetches a URL), the toggles and the
 // task-based research query are left out of the manifest on purpose.
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { onlyDeclared, type Step } from './session-pair.js';
+import { onlyDeclared, runSession, type Outcome, type Step } from './session-pair.js';
+import { EVERYTHING } from './cli.js';
 
 export const DECLARED = ['echo', 'get-annotated-message', 'get-resource-links', 'get-resource-reference', 'get-structured-content', 'get-sum', 'get-tiny-image', 'trigger-long-running-operation'];
 export const MANIFEST = `version: 1
@@ -103,3 +105,14 @@ export const STEPS: Step[] = [
   { label: 'trigger-long-running-operation of an hour', run: call('trigger-long-running-operation', { duration: 3600, steps: 1 }), refusedBy: 'argument_invalid' },
   { label: 'echo after the refusals', run: call('echo', { message: 'still here' }) },
 ];
+
+/** The session straight to a fresh server-everything over stdio: what the gate's answers are compared with. */
+export async function directSession(): Promise<(Outcome | null)[]> {
+  const d = new Client({ name: 'direct', version: '1' });
+  await d.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+  try {
+    return await runSession(d, STEPS, false);
+  } finally {
+    await d.close();
+  }
+}

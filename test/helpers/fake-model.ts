@@ -12,6 +12,8 @@ export interface ScriptCall {
   /** The arguments' text exactly (a malformed fragment, a duplicate key). */
   raw?: string;
   id?: string;
+  /** Adds an argument `pad` of this many characters (a response larger than its request). */
+  pad?: number;
 }
 
 export interface Script {
@@ -64,7 +66,8 @@ function pieces(s: string, n: number): string[] {
   return out;
 }
 
-const argsText = (c: ScriptCall) => c.raw ?? JSON.stringify(c.arguments ?? {});
+const argsOf = (c: ScriptCall) => ({ ...(c.arguments ?? {}), ...(c.pad ? { pad: 'x'.repeat(c.pad) } : {}) });
+const argsText = (c: ScriptCall) => c.raw ?? JSON.stringify(argsOf(c));
 const callId = (c: ScriptCall, i: number, prefix: string) => c.id ?? `${prefix}${String(i + 1).padStart(2, '0')}Xk3qZ9vTbLmN8pR2sW4yU6`;
 
 // ── OpenAI Chat Completions ──────────────────────────────────────────────────────────────────
@@ -119,7 +122,7 @@ function openaiEvents(s: Script, model: string, usage: boolean): string[] {
 function anthropicBlocks(s: Script): any[] {
   const blocks: any[] = [];
   if (s.text !== undefined) blocks.push({ type: 'text', text: s.text });
-  (s.calls ?? []).forEach((c, i) => blocks.push({ type: 'tool_use', id: callId(c, i, 'toolu_01'), name: c.name, input: c.raw !== undefined ? JSON.parse(c.raw) : (c.arguments ?? {}) }));
+  (s.calls ?? []).forEach((c, i) => blocks.push({ type: 'tool_use', id: callId(c, i, 'toolu_01'), name: c.name, input: c.raw !== undefined ? JSON.parse(c.raw) : argsOf(c) }));
   if (s.after !== undefined) blocks.push({ type: 'text', text: s.after });
   return blocks;
 }

@@ -1,8 +1,8 @@
 // The suite's one recording MCP upstream: a stdio server written against the wire (so a test
 // controls every byte it answers), configured by its environment. It is the witness of what
 // reached a tool. (misbehaving-upstream.ts is the other kind: it breaks the protocol on purpose.)
-//   $UPSTREAM_TOOLS    which tools it serves (CATALOGUES below): recorder (default), approvals,
-//                      desk, flow, toggle, suite
+//   $UPSTREAM_TOOLS    which tools it serves (CATALOGUES below; or the first argument): recorder
+//                      (default), approvals, desk, flow, toggle, suite, paged
 //   $RECORD_FILE       one JSON line per tools/call it received, before it acts: {tool, arguments, pid}
 //   $RECORD_LINES      every raw line it received, as received
 //   $RECORDER_MODE     how a recording call behaves, without changing the call (and so its
@@ -30,6 +30,48 @@ interface Tool {
   records?: boolean;
   run(args: Json, id: Json): Answer;
 }
+
+const PAGES: Json[][] = [
+  [
+    {
+      name: 'lookup',
+      annotations: { readOnlyHint: true },
+      inputSchema: {
+        type: 'object',
+        properties: {
+          id: { type: 'string', pattern: '^C[0-9]{6}$' },
+          code: { type: 'string', pattern: 'ab+' },
+          limit: { type: 'integer', minimum: 1, exclusiveMaximum: 100 },
+          score: { type: 'number', exclusiveMinimum: 0 },
+          tags: { type: 'array', items: { type: 'string', maxLength: 10 }, maxItems: 5, minItems: 1 },
+        },
+        required: ['id'],
+        additionalProperties: false,
+      },
+    },
+  ],
+  [
+    {
+      name: 'send',
+      annotations: { readOnlyHint: false, destructiveHint: true },
+      inputSchema: {
+        type: 'object',
+        properties: {
+          to: { type: 'string', format: 'email' },
+          body: { type: 'string', minLength: 1, maxLength: 4000 },
+          idempotency_key: { type: 'string', maxLength: 64 },
+          when: { type: ['string', 'null'], maxLength: 30 },
+          options: { type: 'object', properties: { urgent: { type: 'boolean' } }, required: ['urgent'] },
+          mode: { const: 'plain' },
+          lookahead: { type: 'string', pattern: '^(?!admin).*$' },
+        },
+        required: ['to', 'body'],
+      },
+    },
+    { name: 'unannotated', inputSchema: { type: 'object', properties: { x: { anyOf: [{ type: 'string' }, { type: 'number' }] } } } },
+  ],
+  [{ name: 'has space', inputSchema: { type: 'object', properties: {} } }],
+];
 
 const str = { type: 'string' };
 let done = 0;
@@ -100,6 +142,11 @@ const CATALOGUES: Record<string, Record<string, Tool>> = {
       },
     },
   },
+  // For `manifest draft`: tools/list in three pages (cursor "p2", "p3"), schemas holding what a
+  // v1 manifest cannot say (PAGES); a call answers with its tool name and arguments.
+  paged: Object.fromEntries(
+    PAGES.flat().map((t) => [t.name, { records: false, run: (a: Json) => ({ result: text(JSON.stringify({ tool: t.name, arguments: a })) }) }]),
+  ),
 };
 
 function position(): string {
@@ -107,8 +154,19 @@ function position(): string {
   return f && existsSync(f) ? readFileSync(f, 'utf8') : 'off';
 }
 
-const catalogue = CATALOGUES[env('UPSTREAM_TOOLS') || 'recorder'];
-if (!catalogue) throw new Error(`unknown UPSTREAM_TOOLS ${env('UPSTREAM_TOOLS')}`);
+const catalogueName = process.argv[2] || env('UPSTREAM_TOOLS') || 'recorder';
+const catalogue = CATALOGUES[catalogueName];
+if (!catalogue) throw new Error(`unknown UPSTREAM_TOOLS ${catalogueName}`);
+const SERVER_INFO = catalogueName === 'paged' ? { name: 'paged-tools', version: '3.1.4' } : { name: 'recorder', version: '1' };
+
+/** One page of tools/list: the paged catalogue's pages by cursor, the others' tools at once. */
+function toolList(cursor: unknown): Json {
+  if (catalogueName === 'paged') {
+    const page = cursor === 'p2' ? 1 : cursor === 'p3' ? 2 : 0;
+    return { tools: PAGES[page], ...(page < 2 ? { nextCursor: `p${page + 2}` } : {}) };
+  }
+  return { tools: Object.entries(catalogue).map(([name, t]) => ({ name, description: description(name), inputSchema: t.schema ? { type: 'object', properties: t.schema } : { type: 'object' } })) };
+}
 
 function description(name: string): string {
   const f = env('DESCRIPTIONS_FILE');
@@ -144,13 +202,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   }
   const id = m.id;
   if (m.method === 'initialize')
-    return send({ jsonrpc: '2.0', id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'recorder', version: '1' } } });
-  if (m.method === 'tools/list')
-    return send({
-      jsonrpc: '2.0',
-      id,
-      result: { tools: Object.entries(catalogue).map(([name, t]) => ({ name, description: description(name), inputSchema: t.schema ? { type: 'object', properties: t.schema } : { type: 'object' } })) },
-    });
+    return send({ jsonrpc: '2.0', id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {}, resources: {} }, serverInfo: SERVER_INFO } });
+  if (m.method === 'tools/list') return send({ jsonrpc: '2.0', id, result: toolList(m.params?.cursor) });
   if (m.method === 'tools/call') return void callTool(id, m.params.name, m.params.arguments ?? {});
   if (m.method === 'resources/list') return send({ jsonrpc: '2.0', id, result: { resources: [{ uri: 'note://1', name: 'note' }] } });
   if (m.method === 'resources/read')

@@ -120,7 +120,7 @@ test('server-memory: read tools work in enforce mode unchanged with the draft', 
 });
 
 test('every page is read, and what v1 cannot hold is named, never dropped', async () => {
-  const d = draft([process.execPath, helperScript('paged-tools-server.js')]);
+  const d = draft([process.execPath, helperScript('upstream.js'), 'paged']);
   assert.deepEqual(Object.keys(d.doc.tools), ['lookup', 'send', 'unannotated']);
   assert.equal(d.doc.release, 'paged-tools@3.1.4');
   const lookup = d.doc.tools.lookup.arguments;
@@ -148,7 +148,7 @@ test('every page is read, and what v1 cannot hold is named, never dropped', asyn
     /# NOT DECLARED: "has space": its name is not a valid manifest tool name/,
   ]) assert.match(d.manifest, named);
   // The drafted rules hold in enforce mode: a value outside them is refused, one inside passes.
-  const gated = await startGate({ home: makeHome(), manifest: d.out, policy: d.policyPath, upstream: [process.execPath, helperScript('paged-tools-server.js')] });
+  const gated = await startGate({ home: makeHome(), manifest: d.out, policy: d.policyPath, upstream: [process.execPath, helperScript('upstream.js'), 'paged'] });
   try {
     const ok = (await gated.client.callTool({ name: 'lookup', arguments: { id: 'C123456', code: 'xxabbx', limit: 99 } })) as { content: { text: string }[] };
     assert.equal(JSON.parse(ok.content[0].text).tool, 'lookup');
@@ -169,7 +169,7 @@ test('a server that cannot start is exit 2, named; without a server it is a usag
 });
 
 test('without --out the manifest goes to stdout and still loads, the policy as a comment', () => {
-  const r = cloakpipe(['manifest', 'draft', '--release', 'paged@1', '--upstream', `${process.execPath} ${helperScript('paged-tools-server.js')}`]);
+  const r = cloakpipe(['manifest', 'draft', '--release', 'paged@1', '--upstream', `${process.execPath} ${helperScript('upstream.js')} paged`]);
   assert.equal(r.status, 0, r.stderr);
   const dir = tempDir();
   writeFileSync(join(dir, 'm.yaml'), r.stdout);
