@@ -94,7 +94,7 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
     },
     *keys() {
       if (!entries) return;
-      yield* db.prepare('SELECT seq FROM entries ORDER BY seq').pluck().iterate() as Iterable<number>;
+      yield* db.prepare('SELECT seq FROM entries WHERE seq >= 0 ORDER BY seq').pluck().iterate() as Iterable<number>; // the rows bodies() reads
     },
     *anchors() {
       if (!anchors) return;
