@@ -1,8 +1,8 @@
 // Crash test of a fleet (fleet.md, ADR 016, ADR 030): three gates (the real binary) on one
 // PostgreSQL database of the test's own, streams of write calls whose operation ids overlap
 // across gates, a gate SIGKILLed at a random instant in every round and restarted, and
-// PostgreSQL itself restarted under the running gates in one round. Bounded: a few rounds of
-// under a second of traffic each. The upstream records every side effect before acting. Then:
+// PostgreSQL itself restarted under the running gates in one round. Bounded: four rounds of
+// CALLS_PER_ROUND calls each (thousands in all), each capped at ROUND_CAP_MS. The upstream records every side effect before acting. Then:
 // - no side effect ran twice (the upstream's record);
 // - every answer a host saw for an operation is the one execution's result, and a retry now
 //   replays exactly it, or is refused reconcile_before_retry because the outcome is unknown;
@@ -20,7 +20,10 @@ import { freshDatabase, initGate, PG_SCRIPT, sql } from '../helpers/fleet.js';
 const GATES = 3;
 const ROUNDS = 4;
 const LANES = 3;
-const KEYS = 24;
+const KEYS = 200;
+/** Write calls each round carries before its SIGKILL (fleet.md: thousands over the run), capped in time. */
+const CALLS_PER_ROUND = 600;
+const ROUND_CAP_MS = 25_000;
 
 interface Sent {
   key: string;
@@ -70,8 +73,11 @@ test('fleet crash: gates SIGKILLed at random instants and PostgreSQL restarted m
           c.outcome = o;
         }
       };
+      const before = sent.length;
+      const began = Date.now();
       const streams = Promise.all(gates.flatMap((_, gi) => Array.from({ length: LANES }, () => lane(gi))));
-      await sleep(150 + Math.floor(Math.random() * 350));
+      while (sent.length - before < CALLS_PER_ROUND && Date.now() - began < ROUND_CAP_MS) await sleep(50);
+      await sleep(Math.floor(Math.random() * 300)); // the kill lands at a random instant of the stream
       if (round === 1) {
         // The database goes away under the running gates and comes back; they go on.
         execFileSync('bash', [PG_SCRIPT, 'stop', dir]);

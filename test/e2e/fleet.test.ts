@@ -103,8 +103,10 @@ test('three gates, one database, overlapping operation ids: every side effect ru
   assert.equal(e.filter((x) => x.kind === 'decision').length, KEYS * ROUNDS * gates.length);
 });
 
-test('a Cedar limit of N per minute across three gates: exactly N allowed', pgSkip, async () => {
-  const LIMIT = 10;
+test('a Cedar limit of 100 per minute across four gates, 50 concurrent calls each: exactly 100 allowed', pgSkip, async () => {
+  const LIMIT = 100;
+  const GATES = 4;
+  const PER_GATE = 50;
   const url = await freshDatabase();
   const d = desk({
     policy: `${ALLOW_ALL}
@@ -114,12 +116,12 @@ when { context.calls.minute >= ${LIMIT} };
 `,
     contexts: { t: { task: { id: 'T-limit' } } },
   });
-  const homes = ['a', 'b', 'c'].map((n) => initGate(url, `gate-${n}`));
+  const homes = Array.from({ length: GATES }, (_, i) => initGate(url, `gate-${i}`));
   const gates = await Promise.all(homes.map((home) => openDesk({ ...d, home }, 't', ['--store', url])));
   let results: Outcome[];
   try {
     results = await Promise.all(
-      Array.from({ length: 45 }, (_, i) => callRetrying(gates[i % 3], 'lookup_customer', { customer_id: `C0000${String(i).padStart(2, '0')}` })),
+      Array.from({ length: GATES * PER_GATE }, (_, i) => callRetrying(gates[i % GATES], 'lookup_customer', { customer_id: `C${String(i).padStart(6, '0')}` })),
     );
   } finally {
     await Promise.all(gates.map((g) => g.close()));
