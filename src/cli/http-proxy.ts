@@ -12,9 +12,8 @@ import { isLoopback, readTokenFile } from '../doors/http-auth.js';
 import { JwtVerifier } from '../doors/http-jwt.js';
 import type { Authenticator } from '../doors/http-server.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
-import { anchorTargets } from './ledger-anchor.js';
 import { upstreamUrlFrom } from './upstream-url.js';
-import { authority, duration, parseListen, serveUntilSignal } from './serve.js';
+import { anchoring, authority, duration, parseListen, serveUntilSignal } from './serve.js';
 
 // --server: mcp-proxy only so far; refused here rather than accepted and ignored.
 const { upstream: _u, config: _c, 'max-frame': _f, server: _s, ...SHARED } = PROXY_OPTIONS;
@@ -111,8 +110,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new UsageError('--max-in-flight must be a positive integer');
   const sessionIdleMs = duration(values['session-idle'] as string, '--session-idle');
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
-  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
-  const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
+  const { anchorIntervalMs, anchors } = anchoring(values);
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
   const jwt = values.jwks !== undefined || values.issuer !== undefined || values.audience !== undefined;
   if (jwt && (values.jwks === undefined || values.issuer === undefined || values.audience === undefined)) throw new UsageError('--jwks, --issuer and --audience go together');

@@ -5,8 +5,7 @@ import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { openGate } from '../gate/open.js';
 import { LlmDoor } from '../doors/llm/server.js';
 import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth.js';
-import { anchorTargets } from './ledger-anchor.js';
-import { authority, duration, parseListen, serveUntilSignal } from './serve.js';
+import { anchoring, authority, duration, parseListen, serveUntilSignal } from './serve.js';
 
 // Flags of the MCP doors that have no meaning here (no upstream server, no tools/list); the
 // model API's URL and call timeout mean something else here and are defined below.
@@ -64,8 +63,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
   const streamTimeoutMs = duration(values['stream-timeout'] as string, '--stream-timeout');
-  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
-  const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
+  const { anchorIntervalMs, anchors } = anchoring(values);
   const say = (m: string) => process.stderr.write(`cloakpipe llm-proxy: ${m}\n`);
   let tokens: StaticTokens | undefined;
   try {

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { UsageError } from './args.js';
 import { parseDuration } from '../util/duration.js';
 import type { OpenedGate } from '../gate/open.js';
+import { anchorTargets } from './ledger-anchor.js';
 
 export function duration(text: string, flag: string): number {
   try {
@@ -11,6 +12,13 @@ export function duration(text: string, flag: string): number {
   } catch (e) {
     throw new UsageError(`${flag}: ${(e as Error).message}`);
   }
+}
+
+/** --anchor-interval and the anchor targets (--tsa, --tsa-root, --rekor, --rekor-key). */
+export function anchoring(values: Record<string, unknown>) {
+  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
+  const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
+  return { anchorIntervalMs, anchors };
 }
 
 /** --listen HOST:PORT ([v6]:PORT allowed); the host without brackets. */
