@@ -11,10 +11,9 @@ import { HttpDoor, PROTOCOL_VERSIONS } from '../doors/http-server.js';
 import { isLoopback, readTokenFile } from '../doors/http-auth.js';
 import { JwtVerifier } from '../doors/http-jwt.js';
 import type { Authenticator } from '../doors/http-server.js';
-import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
-import { anchorTargets } from './ledger-anchor.js';
 import { upstreamUrlFrom } from './upstream-url.js';
+import { anchoring, authority, duration, parseListen, serveUntilSignal } from './serve.js';
 
 // --server: mcp-proxy only so far; refused here rather than accepted and ignored.
 const { upstream: _u, config: _c, 'max-frame': _f, server: _s, ...SHARED } = PROXY_OPTIONS;
@@ -50,14 +49,6 @@ options:
 ${optionsHelp(OPTIONS)}
   --help                          this text
 `;
-
-function duration(text: string, flag: string): number {
-  try {
-    return parseDuration(text);
-  } catch (e) {
-    throw new UsageError(`${flag}: ${(e as Error).message}`);
-  }
-}
 
 /**
  * With --context-dir the policy still needs a task shape to be checked against at start-up
@@ -108,10 +99,7 @@ export async function run(argv: string[]): Promise<number> {
   const mode = values.mode as string;
   if (mode !== 'enforce' && mode !== 'shadow') throw new UsageError('--mode must be enforce or shadow');
   if (values.context !== undefined && values['context-dir'] !== undefined) throw new UsageError('--context and --context-dir exclude each other');
-  const listen = /^(\[[0-9a-fA-F:]+\]|[^:]+):([0-9]{1,5})$/.exec(values.listen as string);
-  if (!listen || Number(listen[2]) > 65535) throw new UsageError('--listen must be HOST:PORT');
-  const host = listen[1].replace(/^\[|\]$/g, '');
-  const port = Number(listen[2]);
+  const { host, port } = parseListen(values.listen as string);
   const path = values.path as string;
   if (!path.startsWith('/')) throw new UsageError('--path must start with /');
   const maxSessions = Number(values['max-sessions']);
@@ -122,8 +110,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new UsageError('--max-in-flight must be a positive integer');
   const sessionIdleMs = duration(values['session-idle'] as string, '--session-idle');
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
-  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
-  const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
+  const { anchorIntervalMs, anchors } = anchoring(values);
   if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
   const jwt = values.jwks !== undefined || values.issuer !== undefined || values.audience !== undefined;
   if (jwt && (values.jwks === undefined || values.issuer === undefined || values.audience === undefined)) throw new UsageError('--jwks, --issuer and --audience go together');
@@ -165,24 +152,8 @@ export async function run(argv: string[]): Promise<number> {
     allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],
     ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
     ...(tls ? { tls } : {}),
-    publicBase: (): string => `${scheme}://${host.includes(':') ? `[${host}]` : host}:${(door.server.address() as { port: number }).port}`,
+    publicBase: (): string => `${scheme}://${authority(host, (door.server.address() as { port: number }).port)}`,
     say,
   });
-  try {
-    await door.listen(port, host);
-  } catch (e) {
-    say(`cannot listen on ${values.listen as string}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    await opened.close('ended');
-    return 2;
-  }
-  const addr = door.server.address() as { port: number };
-  // The one line a supervisor or test waits for: where the door is.
-  say(`listening on ${scheme}://${host.includes(':') ? `[${host}]` : host}:${addr.port}${path}`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
-  await door.drain(10_000);
-  await opened.close('ended');
-  return 0;
+  return serveUntilSignal(door, opened, { listen: values.listen as string, host, port }, (p) => `${scheme}://${authority(host, p)}${path}`, say);
 }

@@ -5,8 +5,7 @@ import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { openGate } from '../gate/open.js';
 import { LlmDoor } from '../doors/llm/server.js';
 import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth.js';
-import { parseDuration } from '../util/duration.js';
-import { anchorTargets } from './ledger-anchor.js';
+import { anchoring, authority, duration, parseListen, serveUntilSignal } from './serve.js';
 
 // Flags of the MCP doors that have no meaning here (no upstream server, no tools/list); the
 // model API's URL and call timeout mean something else here and are defined below.
@@ -42,14 +41,6 @@ ${optionsHelp(OPTIONS)}
   --help                          this text
 `;
 
-function duration(text: string, flag: string): number {
-  try {
-    return parseDuration(text);
-  } catch (e) {
-    throw new UsageError(`${flag}: ${(e as Error).message}`);
-  }
-}
-
 export async function run(argv: string[]): Promise<number> {
   const values = parseFlags(argv, OPTIONS).values as Record<string, unknown>;
   if (values.help) return void process.stdout.write(HELP), 0;
@@ -67,15 +58,12 @@ export async function run(argv: string[]): Promise<number> {
   if (upstreamUrl.protocol !== 'https:' && upstreamUrl.protocol !== 'http:') throw new UsageError('--upstream-url must be http or https');
   // The credential is the agent's own, per request: none lives in the gate's command line.
   if (upstreamUrl.username || upstreamUrl.password) throw new UsageError('--upstream-url must not carry credentials');
-  const listen = /^(\[[0-9a-fA-F:]+\]|[^:]+):([0-9]{1,5})$/.exec(values.listen as string);
-  if (!listen || Number(listen[2]) > 65535) throw new UsageError('--listen must be HOST:PORT');
-  const host = listen[1].replace(/^\[|\]$/g, '');
+  const { host, port } = parseListen(values.listen as string);
   const maxBody = Number(values['max-body']);
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
   const streamTimeoutMs = duration(values['stream-timeout'] as string, '--stream-timeout');
-  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
-  const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
+  const { anchorIntervalMs, anchors } = anchoring(values);
   const say = (m: string) => process.stderr.write(`cloakpipe llm-proxy: ${m}\n`);
   let tokens: StaticTokens | undefined;
   try {
@@ -102,21 +90,5 @@ export async function run(argv: string[]): Promise<number> {
     ...(tokens ? { tokens } : {}),
     ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
   });
-  try {
-    await door.listen(Number(listen[2]), host);
-  } catch (e) {
-    say(`cannot listen on ${values.listen as string}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    await opened.close('ended');
-    return 2;
-  }
-  const addr = door.server.address() as { port: number };
-  // The one line a supervisor or test waits for: where the door is.
-  say(`listening on http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
-  });
-  await door.drain(10_000);
-  await opened.close('ended');
-  return 0;
+  return serveUntilSignal(door, opened, { listen: values.listen as string, host, port }, (p) => `http://${authority(host, p)}`, say);
 }

@@ -17,6 +17,7 @@ import { Relay } from './relay.js';
 import type { Transport } from './transport.js';
 import { HttpSessionTransport } from './http.js';
 import { refusalResponse } from './responses.js';
+import { readBodyUpTo } from '../util/request-body.js';
 import { originAllowed, type Principal } from './http-auth.js';
 
 /** Checks a request's `Authorization` header: the agent it names, or null (401). */
@@ -314,22 +315,7 @@ function send(res: ServerResponse, status: number, body: JsonObject | null, head
 function readBody(req: IncomingMessage, max: number): Promise<Uint8Array | null> {
   const declared = Number(header(req, 'content-length'));
   if (Number.isFinite(declared) && declared > max) return Promise.resolve(null);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > max) {
-        req.removeAllListeners('data');
-        req.pause();
-        resolve(null);
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(size > max ? null : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return readBodyUpTo(req, max, 'pause');
 }
 
 function progressToken(params: unknown): string | undefined {

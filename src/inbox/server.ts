@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { parseStrict } from '../wire/strict-parse.js';
 import type { JsonValue } from '../core/json.js';
 import { StoreError, type ApprovalRequest } from '../store/ports.js';
+import { readBodyUpTo } from '../util/request-body.js';
 import { Sessions } from './auth.js';
 import { decideRequest, type DecisionParts } from './decisions.js';
 import { INDEX_HTML, loginHtml } from './page/html.js';
@@ -255,20 +256,8 @@ export class InboxServer {
   }
 }
 
-function readBody(req: IncomingMessage, max: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    req.on('data', (c: Buffer) => {
-      n += c.length;
-      if (n > max) {
-        reject(new HttpError(413, 'body too large'));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+async function readBody(req: IncomingMessage, max: number): Promise<string> {
+  const body = await readBodyUpTo(req, max, 'destroy');
+  if (body === null) throw new HttpError(413, 'body too large');
+  return body.toString('utf8');
 }

@@ -53,23 +53,24 @@ function assertRefused(s: Setup, r: ReturnType<typeof restartWithSameWrite>, rea
 
 const sidecars = (path: string) => [`${path}-wal`, `${path}-shm`].forEach((p) => rmSync(p, { force: true }));
 
-test('an emptied (0-byte) operations.db is refused, never re-created: the succeeded write does not run again', async () => {
-  const s = await homeWithSucceededWrite();
-  const path = join(s.home, 'operations.db');
-  truncateSync(path, 0);
-  sidecars(path);
-  assertRefused(s, restartWithSameWrite(s), /operations database .*operations\.db does not hold the gate's schema/);
-  assert.equal(statSync(path).size, 0, 'the file was left as found');
-});
-
-test('an emptied (0-byte) ledger.db is refused: no new ledger starting at seq 0', async () => {
-  const s = await homeWithSucceededWrite();
-  const path = join(s.home, 'ledger.db');
-  truncateSync(path, 0);
-  sidecars(path);
-  assertRefused(s, restartWithSameWrite(s), /ledger database .*ledger\.db does not hold the gate's schema/);
-  assert.equal(statSync(path).size, 0);
-});
+for (const { file, title, refusal, untouched } of [
+  {
+    file: 'operations.db',
+    title: 'an emptied (0-byte) operations.db is refused, never re-created: the succeeded write does not run again',
+    refusal: /operations database .*operations\.db does not hold the gate's schema/,
+    untouched: 'the file was left as found',
+  },
+  { file: 'ledger.db', title: 'an emptied (0-byte) ledger.db is refused: no new ledger starting at seq 0', refusal: /ledger database .*ledger\.db does not hold the gate's schema/, untouched: undefined },
+]) {
+  test(title, async () => {
+    const s = await homeWithSucceededWrite();
+    const path = join(s.home, file);
+    truncateSync(path, 0);
+    sidecars(path);
+    assertRefused(s, restartWithSameWrite(s), refusal);
+    assert.equal(statSync(path).size, 0, untouched);
+  });
+}
 
 test('two zeroed bytes in the operations index are refused (the lookup would miss the succeeded write)', async () => {
   const s = await homeWithSucceededWrite();

@@ -31,12 +31,20 @@ export interface HttpGate {
   exited: Promise<number | null>;
 }
 
-export async function startHttpGate(o: HttpGateOptions): Promise<HttpGate> {
-  const child = spawn(
-    process.execPath,
-    [CLI, 'http-proxy', '--home', o.home, '--manifest', o.manifest, '--policy', o.policy, '--listen', o.listen ?? '127.0.0.1:0', ...(o.flags ?? []), '--', ...o.upstream],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...(o.env ?? {}) } },
+export function startHttpGate(o: HttpGateOptions): Promise<HttpGate> {
+  return spawnDoor(
+    'http-proxy',
+    ['--home', o.home, '--manifest', o.manifest, '--policy', o.policy, '--listen', o.listen ?? '127.0.0.1:0', ...(o.flags ?? []), '--', ...o.upstream],
+    o.env ?? {},
   );
+}
+
+/**
+ * The gate binary as an HTTP door (`command`: http-proxy, llm-proxy), once it says where it
+ * listens; stopped after the tests if a test has not. `node` goes before the CLI (a preload).
+ */
+export async function spawnDoor(command: string, args: string[], env: Record<string, string>, node: string[] = []): Promise<HttpGate> {
+  const child = spawn(process.execPath, [...node, CLI, command, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let err = '';
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -45,7 +53,7 @@ export async function startHttpGate(o: HttpGateOptions): Promise<HttpGate> {
       const m = /listening on (https?:\/\/\S+)/.exec(err);
       if (m) resolve(m[1]);
     });
-    void exited.then((code) => reject(new Error(`http-proxy exited ${code}: ${err}`)));
+    void exited.then((code) => reject(new Error(`${command} exited ${code}: ${err}`)));
   });
   const g: HttpGate = {
     url,

@@ -1,13 +1,12 @@
 // The real gate binary as `cloakpipe llm-proxy` in front of the fake model API, with the
 // official OpenAI and Anthropic SDKs as the agent. The manifest covers a refusal of every code
 // a proposed call can meet; the policy denies large transfers.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { after } from 'node:test';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { CLI, helperScript, makeHome, tempDir, writeFiles } from './cli.js';
+import { helperScript, makeHome, tempDir, writeFiles } from './cli.js';
+import { spawnDoor, type HttpGate } from './http-gate.js';
 
 export const LLM_MANIFEST = `version: 1
 release: llm-e2e@1
@@ -65,47 +64,16 @@ export function llmSetup(): LlmSetup {
   return { home: makeHome(), manifest: files['manifest.yaml'], policy: files['policy.cedar'], context: files['context.json'], dir, spans: join(dir, 'spans.jsonl') };
 }
 
-export interface LlmGate {
-  url: string;
-  child: ChildProcess;
-  stderr(): string;
-  stop(): Promise<number | null>;
-}
+export type LlmGate = HttpGate;
 
-const running = new Set<LlmGate>();
-after(async () => {
-  await Promise.allSettled([...running].map((g) => g.stop()));
-});
-
-export async function startLlmGate(s: LlmSetup, upstreamUrl: string, flags: string[] = [], o: { otel?: boolean } = {}): Promise<LlmGate> {
+export function startLlmGate(s: LlmSetup, upstreamUrl: string, flags: string[] = [], o: { otel?: boolean } = {}): Promise<LlmGate> {
   const preload = o.otel ? ['--import', pathToFileURL(helperScript('otel-preload.js')).href] : [];
-  const child = spawn(
-    process.execPath,
-    [...preload, CLI, 'llm-proxy', '--home', s.home, '--manifest', s.manifest, '--policy', s.policy, '--context', s.context, '--upstream-url', upstreamUrl, '--listen', '127.0.0.1:0', ...flags],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CLOAKPIPE_TEST_SPANS: s.spans } },
+  return spawnDoor(
+    'llm-proxy',
+    ['--home', s.home, '--manifest', s.manifest, '--policy', s.policy, '--context', s.context, '--upstream-url', upstreamUrl, '--listen', '127.0.0.1:0', ...flags],
+    { CLOAKPIPE_TEST_SPANS: s.spans },
+    preload,
   );
-  let err = '';
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) resolve(m[1]);
-    });
-    void exited.then((code) => reject(new Error(`llm-proxy exited ${code}: ${err}`)));
-  });
-  const g: LlmGate = {
-    url,
-    child,
-    stderr: () => err,
-    stop: async () => {
-      running.delete(g);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return exited;
-    },
-  };
-  running.add(g);
-  return g;
 }
 
 export const API_KEY = 'sk-test-agent-key-0123456789';

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import type { Manifest } from '../../src/contract/manifest-types.js';
 import { loadManifest } from '../../src/contract/manifest.js';
 import type { PolicyRequest } from '../../src/policy/engine.js';
-import type { JsonObject } from '../../src/core/json.js';
+import type { JsonObject, JsonValue } from '../../src/core/json.js';
+import fc from 'fast-check';
 
 // dist/test/policy → repository root
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -54,4 +55,21 @@ export function request(over: Partial<PolicyRequest> = {}): PolicyRequest {
 
 export function tempDir(prefix = 'cloakpipe-policy-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Small JSON values for property tests: `numbers` beside fc.integer and fc.double, object keys from `keys`. */
+export function jsonValues(o: { numbers?: fc.Arbitrary<number>[]; stringMax: number; keys: fc.Arbitrary<string> }): fc.Arbitrary<JsonValue> {
+  return fc.letrec<{ v: JsonValue }>((tie) => ({
+    v: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      ...(o.numbers ?? []),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string({ maxLength: o.stringMax }),
+      fc.array(tie('v'), { maxLength: 3 }),
+      fc.dictionary(o.keys, tie('v'), { maxKeys: 3 }),
+    ),
+  })).v;
 }

@@ -7,7 +7,7 @@ import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { loadPolicy, PolicyEvalError, PolicyLoadError } from '../../src/policy/engine.js';
 import { toCedar, recordToCedar, ValueConversionError, decimalText } from '../../src/policy/values.js';
 import type { JsonObject, JsonValue } from '../../src/core/json.js';
-import { SMALL, request } from './fixtures.js';
+import { SMALL, jsonValues, request } from './fixtures.js';
 import { toolArgTypes } from '../../src/policy/schema.js';
 
 // Policies that would allow if an argument or task value became the entity Agent::"admin".
@@ -130,18 +130,7 @@ const escapeLike = fc.oneof(
   fc.constantFrom('__entity', '__extn', '__expr', '__proto__', 'type', 'id', 'fn', 'arg'),
   fc.string({ maxLength: 6 }),
 );
-const json: fc.Arbitrary<JsonValue> = fc.letrec<{ v: JsonValue }>((tie) => ({
-  v: fc.oneof(
-    { depthSize: 'small' },
-    fc.constant(null),
-    fc.boolean(),
-    fc.integer(),
-    fc.double({ noNaN: true, noDefaultInfinity: true }),
-    fc.string({ maxLength: 8 }),
-    fc.array(tie('v'), { maxLength: 3 }),
-    fc.dictionary(escapeLike, tie('v'), { maxKeys: 3 }),
-  ),
-})).v;
+const json = jsonValues({ stringMax: 8, keys: escapeLike });
 
 test('property: converted values never carry an escape the engine did not write', () => {
   fc.assert(

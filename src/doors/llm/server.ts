@@ -17,6 +17,7 @@ import { decodeUtf8 } from '../../wire/utf8.js';
 import { RawSseReader } from '../../wire/sse-raw.js';
 import { SseError } from '../../wire/sse.js';
 import { log } from '../../telemetry/log.js';
+import { readBodyUpTo } from '../../util/request-body.js';
 import type { StaticTokens } from '../http-auth.js';
 import { decideSlot, HeldCalls, refusalText } from './held.js';
 import { LlmSession } from './session.js';
@@ -305,22 +306,10 @@ function receiptsOf(value: string | undefined): JsonObject[] {
   return out;
 }
 
-function readBounded(req: IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > max) {
-        req.removeAllListeners('data');
-        req.resume();
-        return reject(new TooLarge());
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+async function readBounded(req: IncomingMessage, max: number): Promise<Buffer> {
+  const body = await readBodyUpTo(req, max, 'resume');
+  if (body === null) throw new TooLarge();
+  return body;
 }
 
 async function readResponseBounded(r: Response, max: number): Promise<Uint8Array> {
