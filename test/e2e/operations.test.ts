@@ -205,7 +205,18 @@ test('concurrency: two gates on one home, many concurrent calls with one operati
       if (r.ok) assert.equal(r.text, (ok[0] as { text: string }).text, 'every success is the one result');
       else assert.equal(r.reason, 'reconcile_before_retry', JSON.stringify(r));
     }
-    // After it settled, both gates replay it.
+    // After it settled, both gates replay it. The host's answer may come before the settlement
+    // commits (ADR 017: it rides with the next group); until then the other gate rightly sees
+    // the operation pending. So wait for the store to say it settled.
+    const settled = () => {
+      const db = openDb(join(s.home, 'operations.db'));
+      try {
+        return (db.prepare('SELECT state FROM operations').all() as { state: string }[]).every((r) => r.state === 'succeeded');
+      } finally {
+        db.close();
+      }
+    };
+    await waitFor(settled);
     for (const g of [a, b]) {
       const r = await call(g, 'write_note', args);
       assert.ok(r.ok);
