@@ -120,6 +120,17 @@ export class Gate {
     return { reason: 'fail_closed', detail, ...this.digests(), entry: null };
   }
 
+  /** The services a session's calls are decided with: the gate's, with the session's own agent
+   *  when it has one (built once per session, not per call). */
+  private readonly sessionServices = new WeakMap<GateSession, GateServices>();
+  private servicesOf(session: GateSession): GateServices {
+    const agent = session.scope.agent;
+    if (agent === undefined) return this.parts.services;
+    let services = this.sessionServices.get(session);
+    if (!services) this.sessionServices.set(session, (services = { ...this.parts.services, agent }));
+    return services;
+  }
+
   /** Whether the manifest declares a tool (a door offers the host only these). */
   declares(tool: string): boolean {
     return Object.prototype.hasOwnProperty.call(this.parts.rules.lastLoaded.manifest.manifest.tools, tool);
@@ -210,7 +221,7 @@ export class Gate {
         const now = this.clock();
         const { scope } = session;
         const context = (scope.context ?? parts.context).get();
-        const services = scope.agent !== undefined ? { ...parts.services, agent: scope.agent } : parts.services;
+        const services = this.servicesOf(session);
         const rules = parts.rules.current();
         const taskCall: Call = { ...call, taskId: context.taskId };
         decision = decide(taskCall, { manifest: rules.manifest, policy: rules.policy, context, services, session, now });
