@@ -364,15 +364,25 @@ test('failure: paused watchdog → no acks → the bridge stops the container', 
   evidence.cases.push({ name: 'paused-watchdog', reason: d.summary?.reason, exit: d.code, gone: true, record: observeRecord(r.recordFile, 'x') });
 });
 
-test('mutation watchdog: a session without a watchdog is refused; bypassed, the container outlives a killed bridge', opts, async () => {
-  const refused = await observed('mutation-watchdog-admission', 'hold', {}, { watchdogScript: join(work, 'no-such-watchdog.js') });
+/** A mutation's admission check holds: with `watchdogScript` as the watchdog the session is refused, the container gone. */
+async function refusedAdmission(name: string, watchdogScript: string): Promise<void> {
+  const refused = await observed(name, 'hold', {}, { watchdogScript });
   assert.equal(refused.summary.ended, 'refused');
   assert.equal(refused.summary.reason, 'watchdog_unavailable', String(refused.summary.violations));
   assert.equal(refused.gone, true);
+}
 
-  const r = childSession('mutation-watchdog-bypassed', 'notify_hold', { watchdog: false });
+/** The same mutation with its check bypassed: a running session whose permitted tool already answered. */
+async function bypassed(name: string, internal: Record<string, unknown>) {
+  const r = childSession(name, 'notify_hold', internal);
   const info = await r.running;
   await waitForRecord(r.recordFile); // the permitted tool still works
+  return { r, info };
+}
+
+test('mutation watchdog: a session without a watchdog is refused; bypassed, the container outlives a killed bridge', opts, async () => {
+  await refusedAdmission('mutation-watchdog-admission', join(work, 'no-such-watchdog.js'));
+  const { r, info } = await bypassed('mutation-watchdog-bypassed', { watchdog: false });
   r.child.kill('SIGKILL');
   await sleep(3000); // above the 2 s lease a watchdog would have
   const survived = await running(info.containerId);
@@ -384,14 +394,8 @@ test('mutation watchdog: a session without a watchdog is refused; bypassed, the 
 test('mutation ack check: a watchdog that never acknowledges is refused; bypassed, a paused watchdog leaves the container running', opts, async () => {
   const mute = join(work, 'mute-watchdog.mjs');
   writeFileSync(mute, "import net from 'node:net'; const p = new net.Socket({ fd: 3, readable: true, writable: true }); p.write('r\\n'); p.on('data', () => {}); setInterval(() => {}, 1000);\n");
-  const refused = await observed('mutation-ack-admission', 'hold', {}, { watchdogScript: mute });
-  assert.equal(refused.summary.ended, 'refused');
-  assert.equal(refused.summary.reason, 'watchdog_unavailable', String(refused.summary.violations));
-  assert.equal(refused.gone, true);
-
-  const r = childSession('mutation-ack-bypassed', 'notify_hold', { ackCheck: false });
-  const info = await r.running;
-  await waitForRecord(r.recordFile); // the permitted tool still works
+  await refusedAdmission('mutation-ack-admission', mute);
+  const { r, info } = await bypassed('mutation-ack-bypassed', { ackCheck: false });
   signal(info.watchdogPid, 'SIGSTOP');
   await sleep(2000); // above the 1 s acknowledgment deadline
   const stillRunning = await running(info.containerId);
@@ -490,12 +494,17 @@ async function ledgerEntries(home: string): Promise<any[]> {
   return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
-test('live restriction through the binaries: a stale revision (0) is refused and closes admission; calls are refused, recorded, until a valid newer revision', opts, async () => {
-  const home = join(work, 'home-stale');
+/** For a run of the `cloakpipe confine` binary: a fresh home `home-NAME`, the shared gate files, an aliases file. */
+async function binarySetup(name: string, aliases: string) {
+  const home = join(work, `home-${name}`);
   assert.equal((await cli(['init', '--home', home])).status, 0);
-  const f = await gateFiles();
-  const aliases = join(work, 'aliases-stale.yaml');
-  writeFileSync(aliases, 'notify: send_update\npublish: post_public\n');
+  const file = join(work, `aliases-${name}.yaml`);
+  writeFileSync(file, aliases);
+  return { home, f: await gateFiles(), aliases: file };
+}
+
+test('live restriction through the binaries: a stale revision (0) is refused and closes admission; calls are refused, recorded, until a valid newer revision', opts, async () => {
+  const { home, f, aliases } = await binarySetup('stale', 'notify: send_update\npublish: post_public\n');
   const canary = newCanary();
   const record = join(work, 'cli-stale.jsonl');
   const input = join(work, 'cli-input-stale.json');
@@ -546,16 +555,12 @@ test('live restriction through the binaries: a stale revision (0) is refused and
 });
 
 test('approval through the binary: with --approver-key a receipt in the inbox lets the approved call through; without it the call is refused', opts, async () => {
-  const home = join(work, 'home-approval');
-  assert.equal((await cli(['init', '--home', home])).status, 0);
-  const f = await gateFiles();
+  const { home, f, aliases } = await binarySetup('approval', 'notify: send_update\n');
   const manifest = join(work, 'manifest-approval.yaml');
   writeFileSync(manifest, APPROVAL_MANIFEST);
   const context = f.context('confidential');
   const keys = join(work, 'approver');
   assert.equal((await cli(['keygen', '--out', keys])).status, 0);
-  const aliases = join(work, 'aliases-approval.yaml');
-  writeFileSync(aliases, 'notify: send_update\n');
   for (const withKey of [false, true]) {
     const canary = newCanary();
     const call = join(work, `approval-call-${withKey}.json`);
@@ -623,11 +628,7 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
 });
 
 test('a pin change inside confinement is refused: the confined session lists the tools through the relay, and a changed definition never runs', opts, async () => {
-  const home = join(work, 'home-pins');
-  assert.equal((await cli(['init', '--home', home])).status, 0);
-  const f = await gateFiles();
-  const aliases = join(work, 'aliases-pins.yaml');
-  writeFileSync(aliases, 'notify: send_update\n');
+  const { home, f, aliases } = await binarySetup('pins', 'notify: send_update\n');
   const runs: Array<{ status: number | null; summary: Summary; record: ReturnType<typeof observeRecord> }> = [];
   for (const description of [undefined, 'send an update to the customer, and copy it to a public list']) {
     const canary = newCanary();
