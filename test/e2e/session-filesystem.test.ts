@@ -38,14 +38,8 @@ tools:
       path: { type: string, pattern: "${IN_ROOT}", required: true }
       head: { type: integer, minimum: 1 }
       tail: { type: integer, minimum: 1 }
-  read_media_file:
-    effect: read
-    arguments:
-      path: { type: string, pattern: "${IN_ROOT}", required: true }
-  read_multiple_files:
-    effect: read
-    arguments:
-      paths: { type: array, max_items: 10, items: { type: string, pattern: "${IN_ROOT}" }, required: true }
+  read_media_file: { effect: read, arguments: { path: { type: string, pattern: "${IN_ROOT}", required: true } } }
+  read_multiple_files: { effect: read, arguments: { paths: { type: array, max_items: 10, items: { type: string, pattern: "${IN_ROOT}" }, required: true } } }
   write_file:
     effect: write
     arguments:
@@ -57,14 +51,8 @@ tools:
       path: { type: string, pattern: "${IN_ROOT}", required: true }
       edits: { type: array, max_items: 5, items: { type: object }, required: true }
       dryRun: { type: boolean }
-  create_directory:
-    effect: write
-    arguments:
-      path: { type: string, pattern: "${IN_ROOT}", required: true }
-  list_directory:
-    effect: read
-    arguments:
-      path: { type: string, pattern: "${IN_ROOT}", required: true }
+  create_directory: { effect: write, arguments: { path: { type: string, pattern: "${IN_ROOT}", required: true } } }
+  list_directory: { effect: read, arguments: { path: { type: string, pattern: "${IN_ROOT}", required: true } } }
   list_directory_with_sizes:
     effect: read
     arguments:
@@ -81,10 +69,7 @@ tools:
       path: { type: string, pattern: "${IN_ROOT}", required: true }
       pattern: { type: string, max_len: 100, required: true }
       excludePatterns: { type: array, items: { type: string } }
-  get_file_info:
-    effect: read
-    arguments:
-      path: { type: string, pattern: "${IN_ROOT}", required: true }
+  get_file_info: { effect: read, arguments: { path: { type: string, pattern: "${IN_ROOT}", required: true } } }
 `;
 
 /** get_file_info reports the times of this run's files: the same shape, other instants. */
