@@ -23,6 +23,34 @@ import type { SqliteStore } from '../src/store/sqlite/store.js';
 import { GroupCommit } from '../src/store/sqlite/group-commit.js';
 import { callLine, directPath, flags, gateFiles, gatePath, isMain, loadNow, machine, ms, relayPath, section, table, tempDir, us } from './lib.js';
 import { measureSequential } from './overhead.js';
+import '../src/policy/v8-guard.js';
+import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import { loadPolicyFile, type PolicyEngine, type PolicyRequest } from '../src/policy/engine.js';
+import type { Manifest } from '../src/contract/manifest-types.js';
+import { marshalArgs } from '../src/policy/marshal.js';
+import { argsRecordType, inferRecord, toolAttributes } from '../src/policy/schema.js';
+import { recordToCedar } from '../src/policy/values.js';
+
+/** The Cedar request as the engine built it before ADR 039: every context record with every
+ *  value, every attribute of the resource's entity, the real counts. */
+export function fullCedarRequest(manifest: Manifest, engine: PolicyEngine, task: JsonObject, req: PolicyRequest): cedar.StatefulAuthorizationCall {
+  const decl = manifest.tools[req.tool];
+  const context = {
+    task: recordToCedar(task, 'task', inferRecord(task).attributes),
+    args: marshalArgs(req.args, { reads: 'all', types: argsRecordType(manifest).attributes }).context,
+    session: { label: req.sessionLabel },
+    calls: { ...req.calls },
+    calls_all: { ...req.callsAll },
+  };
+  return {
+    principal: { type: 'Agent', id: req.agent },
+    action: { type: 'Action', id: 'call_tool' },
+    resource: { type: 'Tool', id: req.tool },
+    context: context as unknown as cedar.Context,
+    preparsedPolicySetId: engine.policySetId,
+    entities: [{ uid: { type: 'Tool', id: req.tool }, attrs: toolAttributes(manifest, decl), parents: [] }],
+  };
+}
 
 export interface Micro {
   step: string;
@@ -96,7 +124,16 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
     const session = gate.session;
     const input = { manifest: rules.manifest, policy: rules.policy, context: ctx, services: p.services, session, now };
     const req = { agent: p.services.agent, tool: 'echo', args, task: ctx.task, sessionLabel: session.label, ...counts };
-    add('Cedar: policy.evaluate (wasm, preparsed, 3 policies)', micro(() => rules.policy.evaluate(req), k), 1);
+    // The Cedar step (ADR 039), before and after, on one engine loaded from the gate's files:
+    // the request as it was sent before (every context record, every tool attribute), the
+    // request the engine sends now (what the policies read) asked of Cedar each time, and the
+    // engine's evaluate, which reuses the answer of an identical request (this one: same agent,
+    // tool, argument read, count class).
+    const engine = loadPolicyFile(rules.manifest.manifest, files.policy, { task: ctx.task });
+    const before = fullCedarRequest(rules.manifest.manifest, engine, ctx.task, req);
+    add('Cedar as before: the full request (all records, all tool attributes), statefulIsAuthorized', micro(() => cedar.statefulIsAuthorized(before), k), 0, 'main before ADR 039');
+    add('Cedar: the request the engine sends (what policies read), asked of Cedar each time', micro(() => engine.evaluateFresh(req), k), 0, 'an answer not kept yet');
+    add('Cedar: engine.evaluate, the answer of an identical request reused', micro(() => engine.evaluate(req), k), 1, 'what the gate pays per call here');
     add('decide(): contract → flow → policy (rates + Cedar) → operations → approval', micro(() => decide(call, input), k), 1);
 
     // 3. Recording: canonical body, Ed25519 signature, entry hash, the INSERT inside a transaction.

@@ -36,7 +36,7 @@ export const OPTIONS = {
 } satisfies Options;
 
 const HELP = `usage: cloakpipe http-proxy --manifest FILE --policy FILE [options] -- UPSTREAM_COMMAND [ARGS...]
-       cloakpipe http-proxy --manifest FILE --policy FILE [options] --upstream-url URL [--upstream-header "Name: value"]...
+       cloakpipe http-proxy --manifest FILE --policy FILE [options] --upstream-url URL [--upstream-header "Name: value"]... [--upstream-header-file FILE]
 
 Serves MCP Streamable HTTP (${PROTOCOL_VERSIONS.join(', ')}) at --listen and --path and gates
 every tools/call as mcp-proxy does. Every MCP session (Mcp-Session-Id) is a gate session of its

@@ -9,7 +9,7 @@ import { anchoring, authority, duration, parseListen, serveUntilSignal } from '.
 
 // Flags of the MCP doors that have no meaning here (no upstream server, no tools/list); the
 // model API's URL and call timeout mean something else here and are defined below.
-const { upstream: _u, config: _c, 'max-frame': _f, server: _s, 'max-in-flight': _m, 'list-undeclared': _l, 'call-timeout': _t, 'upstream-url': _uu, 'upstream-header': _uh, ...SHARED } = PROXY_OPTIONS;
+const { upstream: _u, config: _c, 'max-frame': _f, server: _s, 'max-in-flight': _m, 'list-undeclared': _l, 'call-timeout': _t, 'upstream-url': _uu, 'upstream-header': _uh, 'upstream-header-file': _uf, ...SHARED } = PROXY_OPTIONS;
 
 export const OPTIONS = {
   ...SHARED,

@@ -42,11 +42,11 @@ export const OPTIONS = {
 } satisfies Options;
 
 /** Flags whose values are paths: a --config file's are resolved against its own folder. */
-const PATH_FLAGS = new Set(['manifest', 'policy', 'context', 'approver-key', 'home', 'tsa-root', 'rekor-key', 'pin-file']);
+const PATH_FLAGS = new Set(['manifest', 'policy', 'context', 'approver-key', 'home', 'tsa-root', 'rekor-key', 'pin-file', 'upstream-header-file']);
 
 const HELP = `usage: cloakpipe mcp-proxy --manifest FILE --policy FILE [options] -- UPSTREAM_COMMAND [ARGS...]
        cloakpipe mcp-proxy --server NAME [options] -- UPSTREAM_COMMAND [ARGS...]
-       cloakpipe mcp-proxy --manifest FILE --policy FILE [options] --upstream-url URL [--upstream-header "Name: value"]...
+       cloakpipe mcp-proxy --manifest FILE --policy FILE [options] --upstream-url URL [--upstream-header "Name: value"]... [--upstream-header-file FILE]
        cloakpipe mcp-proxy --manifest FILE --policy FILE [options] --upstream "UPSTREAM_COMMAND ARGS"
        cloakpipe mcp-proxy --config FILE [options]
 

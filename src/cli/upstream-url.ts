@@ -1,9 +1,11 @@
-// `--upstream-url URL [--upstream-header "Name: value"]...`, shared by mcp-proxy and http-proxy:
-// the upstream is a remote Streamable HTTP server. Header values are credentials: they are
-// checked without being echoed and reach nothing but the upstream's requests.
+// `--upstream-url URL [--upstream-header "Name: value"]... [--upstream-header-file FILE]`, shared
+// by mcp-proxy and http-proxy: the upstream is a remote Streamable HTTP server. Header values are
+// credentials: they are checked without being echoed and reach nothing but the upstream's
+// requests. The file keeps them off the command line, which `ps` shows to every local user.
 import { UsageError } from './args.js';
 import type { Transport } from '../doors/transport.js';
-import { HttpUpstreamTransport, parseUpstreamHeader, parseUpstreamUrl, UpstreamHeaderError } from '../doors/upstream/http.js';
+import { HttpUpstreamTransport, parseUpstreamUrl } from '../doors/upstream/http.js';
+import { checkUnique, parseUpstreamHeader, readHeaderFile, UpstreamHeaderError } from '../doors/upstream/headers.js';
 
 export const UPSTREAM_URL_OPTIONS = {
   'upstream-url': { type: 'string', arg: 'URL', help: 'the upstream is a remote MCP server at this Streamable HTTP endpoint (http: or https:) instead of a command' },
@@ -14,22 +16,28 @@ export const UPSTREAM_URL_OPTIONS = {
     help: 'a header sent on every request to --upstream-url (credentials; never logged); the host\'s Authorization is never forwarded',
     defaultText: 'none',
   },
+  'upstream-header-file': {
+    type: 'string',
+    arg: 'FILE',
+    help: 'headers for --upstream-url read from FILE, one "Name: value" a line (# comments); mode 0600, owned by you: keeps credentials off the command line',
+    defaultText: 'none',
+  },
 } as const;
 
 /** A new upstream connection per session, or undefined when no --upstream-url was given. */
 export function upstreamUrlFrom(values: Record<string, unknown>, say: (m: string) => void): { url: URL; connect: () => Transport } | undefined {
   const text = values['upstream-url'] as string | undefined;
   const given = (values['upstream-header'] as string[] | undefined) ?? [];
+  const file = values['upstream-header-file'] as string | undefined;
   if (text === undefined) {
     if (given.length > 0) throw new UsageError('--upstream-header needs --upstream-url');
+    if (file !== undefined) throw new UsageError('--upstream-header-file needs --upstream-url');
     return undefined;
   }
   try {
     const url = parseUpstreamUrl(text);
-    const headers = given.map(parseUpstreamHeader);
-    const lower = headers.map(([n]) => n.toLowerCase());
-    const twice = lower.find((n, i) => lower.indexOf(n) !== i);
-    if (twice !== undefined) throw new UpstreamHeaderError(`--upstream-header ${twice} is given twice`);
+    const headers = [...given.map(parseUpstreamHeader), ...(file !== undefined ? readHeaderFile(file) : [])];
+    checkUnique(headers, '--upstream-header and --upstream-header-file');
     return { url, connect: () => new HttpUpstreamTransport({ url, headers, say }) };
   } catch (e) {
     if (e instanceof UpstreamHeaderError) throw new UsageError(e.message);

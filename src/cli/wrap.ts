@@ -35,8 +35,12 @@ policy into the home's servers/NAME/ (an existing manifest is kept), and rewrite
 command and args to run \`cloakpipe mcp-proxy --server NAME\` in front of the original command.
 env, cwd and every other key, their order, comments and indentation stay as they are. The old
 file goes to the home's backups/, the new one replaces it atomically; wrapping twice changes
-nothing. A server that does not start or list its tools in time is named and left as it is;
-remote (url) entries are left as they are. A config that is not valid JSON (JSONC for VS Code and
+nothing. A remote entry ("url", Windsurf's "serverUrl"; Streamable HTTP) becomes
+\`cloakpipe mcp-proxy --server NAME --upstream-url URL\`: its "headers" move to the home's
+servers/NAME/upstream.headers (0600, named by --upstream-header-file), out of the host's config
+and off the command line; "type" becomes "stdio". Entries with \${…} variables and "type": "sse"
+(HTTP+SSE) are left. A server that does not start or list its tools in time is named and left as
+it is. A config that is not valid JSON (JSONC for VS Code and
 Cursor) is named with line and column and not touched. Exit 1 when a server or file was left.
 
 hosts: claude-desktop (claude_desktop_config.json), claude-code (~/.claude.json, its projects[CWD], ./.mcp.json),

@@ -3,6 +3,8 @@
 // indentation stay as the user or the host wrote them.
 import { applyEdits, findNodeAtLocation, getNodeValue, modify, parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
 import type { HostConfig } from './hosts.js';
+import { parseUpstreamUrl } from '../doors/upstream/http.js';
+import { checkUnique, parseHeaderLine, UpstreamHeaderError } from '../doors/upstream/headers.js';
 
 export class ConfigError extends Error {}
 
@@ -75,24 +77,34 @@ export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undef
   return { text, key, at: [...(cfg.under ?? []), key], root, entries };
 }
 
-/** A stdio entry the gate can stand in front of, or why not. */
+/** A stdio or remote entry the gate can stand in front of, or why not. */
 export type Classified =
   | { kind: 'stdio'; command: string; args: string[]; env?: Record<string, string>; cwd?: string }
+  | { kind: 'remote'; url: URL; headers: [string, string][]; keys: RemoteKeys }
   | { kind: 'wrapped'; server: string }
   | { kind: 'skip'; why: string; remote?: boolean };
 
+/** Which keys a remote entry spells its URL and transport with (they differ by host). */
+export interface RemoteKeys {
+  url: 'url' | 'serverUrl';
+  type: boolean;
+}
+
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const VARIABLE = /\$\{[^}]*\}/;
+/** Streamable HTTP as hosts spell it; "sse" is the older HTTP+SSE transport, which the gate does not speak. */
+const STREAMABLE = new Set(['http', 'streamable-http', 'streamableHttp']);
 
 export function classify(value: unknown): Classified {
   if (!isObj(value)) return { kind: 'skip', why: 'the entry is not an object' };
-  if (value.url !== undefined || value.serverUrl !== undefined || value.type === 'http' || value.type === 'sse' || value.type === 'streamable-http')
-    return { kind: 'skip', remote: true, why: 'a remote (url) server: wrap does not rewrite remote entries yet; left as is (gate it by hand: mcp-proxy --upstream-url URL, or http-proxy --upstream-url)' };
+  if (typeof value.command === 'string' && Array.isArray(value.args) && value.args.every((a) => typeof a === 'string')) {
+    const wrapped = gateServerOf(value.command, value.args as string[]);
+    if (wrapped !== undefined) return { kind: 'wrapped', server: wrapped };
+  }
+  if (value.url !== undefined || value.serverUrl !== undefined || value.type === 'http' || value.type === 'sse' || value.type === 'streamable-http') return classifyRemote(value);
   if (typeof value.command !== 'string' || value.command === '') return { kind: 'skip', why: 'no "command"' };
   const args = value.args ?? [];
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return { kind: 'skip', why: '"args" is not a list of strings' };
-  const wrapped = gateServerOf(value.command, args as string[]);
-  if (wrapped !== undefined) return { kind: 'wrapped', server: wrapped };
   if (value.env !== undefined && (!isObj(value.env) || !Object.values(value.env).every((v) => typeof v === 'string'))) return { kind: 'skip', why: '"env" is not an object of strings' };
   if (value.cwd !== undefined && typeof value.cwd !== 'string') return { kind: 'skip', why: '"cwd" is not a string' };
   if (value.envFile !== undefined) return { kind: 'skip', why: '"envFile": the host loads it and wrap cannot start the server as the host does; wrap it by hand' };
@@ -101,13 +113,46 @@ export function classify(value: unknown): Classified {
   return { kind: 'stdio', command: value.command, args: args as string[], env: value.env as Record<string, string> | undefined, cwd: value.cwd as string | undefined };
 }
 
-/** The server folder a gate entry names (`… mcp-proxy --server NAME … -- …`), if it is one. */
+/**
+ * A remote entry (`url`, Windsurf's `serverUrl`; `headers`): wrapped when the gate can speak to it
+ * as the host would. Nothing here echoes the URL or a header value: both may hold credentials.
+ */
+function classifyRemote(value: Record<string, unknown>): Classified {
+  const skip = (why: string): Classified => ({ kind: 'skip', remote: true, why: `a remote (url) server: ${why}` });
+  if (value.type === 'sse') return skip('"type": "sse" is the older HTTP+SSE transport; the gate speaks Streamable HTTP only');
+  if (value.type !== undefined && !(typeof value.type === 'string' && STREAMABLE.has(value.type))) return skip('its "type" is not a Streamable HTTP one');
+  if (value.url !== undefined && value.serverUrl !== undefined) return skip('both "url" and "serverUrl"; hosts differ on which one counts');
+  const key = value.url !== undefined ? 'url' : 'serverUrl';
+  const text = value[key];
+  if (typeof text !== 'string') return skip(`no "${key}" string`);
+  if (value.command !== undefined) return skip(`both "command" and "${key}"`);
+  const headers: [string, string][] = [];
+  if (value.headers !== undefined) {
+    if (!isObj(value.headers) || !Object.values(value.headers).every((v) => typeof v === 'string')) return skip('"headers" is not an object of strings');
+    for (const [n, v] of Object.entries(value.headers as Record<string, string>)) headers.push([n, v]);
+  }
+  if (VARIABLE.test(text) || headers.some(([n, v]) => VARIABLE.test(n) || VARIABLE.test(v)))
+    return skip('uses ${…} variables the host expands (inputs, env); wrap cannot reach it as the host does: gate it by hand with mcp-proxy --upstream-url and --upstream-header-file');
+  let url: URL;
+  try {
+    url = parseUpstreamUrl(text);
+    for (const [n, v] of headers) parseHeaderLine(`${n}: ${v}`, `header ${JSON.stringify(n)}`);
+    checkUnique(headers, '"headers"');
+  } catch (e) {
+    if (!(e instanceof UpstreamHeaderError)) throw e;
+    return skip(e.message.replace(/^--upstream-url/, 'its URL').replace(/pass them with --upstream-header/, 'move them to "headers"'));
+  }
+  return { kind: 'remote', url, headers: headers.map(([n, v]) => [n, v.trim()]), keys: { url: key, type: value.type !== undefined } };
+}
+
+/** The server folder a gate entry names (`… mcp-proxy --server NAME … (-- … | --upstream-url …)`), if it is one. */
 export function gateServerOf(command: string, args: string[]): string | undefined {
   const dash = args.indexOf('--');
   const own = dash >= 0 ? args.slice(0, dash) : args;
   const i = own.indexOf('mcp-proxy');
   const s = own.indexOf('--server');
-  if (i < 0 || s < i || s + 1 >= own.length || dash < 0) return undefined;
+  // The original upstream follows: a command after --, or a remote one's --upstream-url.
+  if (i < 0 || s < i || s + 1 >= own.length || (dash < 0 && !own.includes('--upstream-url'))) return undefined;
   void command;
   return own[s + 1];
 }
@@ -132,6 +177,19 @@ export function setCommand(text: string, at: string[], name: string, command: st
   let out = applyEdits(text, modify(text, [...at, name, 'command'], command, { formattingOptions }));
   out = applyEdits(out, modify(out, [...at, name, 'args'], args, { formattingOptions }));
   return out;
+}
+
+/**
+ * The text with remote server NAME turned into a command entry: its URL and headers removed
+ * (the headers now live in a 0600 file of the home), "type" set to "stdio" where the entry has
+ * one, the command and args set; every other key stays.
+ */
+export function setRemoteCommand(text: string, at: string[], name: string, keys: RemoteKeys, command: string, args: string[]): string {
+  const formattingOptions = formatOf(text);
+  let out = text;
+  for (const k of [keys.url, 'headers']) out = applyEdits(out, modify(out, [...at, name, k], undefined, { formattingOptions }));
+  if (keys.type) out = applyEdits(out, modify(out, [...at, name, 'type'], 'stdio', { formattingOptions }));
+  return setCommand(out, at, name, command, args);
 }
 
 /** The text with server NAME's whole entry replaced by `entryText`, byte for byte. */

@@ -17,7 +17,7 @@ export interface Listed {
 }
 
 /** The server: a command to start (stdio), or the URL of a Streamable HTTP endpoint. */
-export type ServerTarget = { command: string; args: string[]; env?: Record<string, string>; cwd?: string } | { url: URL };
+export type ServerTarget = { command: string; args: string[]; env?: Record<string, string>; cwd?: string } | { url: URL; headers?: [string, string][] };
 
 export async function listServerTools(target: ServerTarget, timeoutMs: number): Promise<Listed> {
   let transport: Transport;
@@ -26,7 +26,7 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
     // Credentials in the URL travel as HTTP Basic (fetch refuses them in a URL); they are never
     // shown: messages name the origin and path only.
     const url = new URL(target.url.href);
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = Object.fromEntries(target.headers ?? []);
     if (url.username || url.password) {
       headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
       url.username = '';

@@ -22,7 +22,11 @@ export interface ServerFiles {
   context: string;
   /** What wrap needs to undo itself: the original entries, by config file. */
   wrapped: string;
+  /** A remote server's headers (credentials, 0600), as mcp-proxy --upstream-header-file reads them. */
+  headers: string;
 }
+
+export const HEADERS_FILE = 'upstream.headers';
 
 /** The files of server NAME (as given to mcp-proxy --server; a folder name, never a path). */
 export function serverFiles(homeDir: string, name: string): ServerFiles {
@@ -34,6 +38,7 @@ export function serverFiles(homeDir: string, name: string): ServerFiles {
     policy: join(dir, 'policy.cedar'),
     context: join(dir, 'context.json'),
     wrapped: join(dir, 'wrapped.json'),
+    headers: join(dir, HEADERS_FILE),
   };
 }
 

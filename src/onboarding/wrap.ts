@@ -3,7 +3,9 @@
 // run the gate in front of the original command (env, cwd and every other key untouched). What
 // unwrap needs to put the entry back byte for byte is kept in servers/NAME/wrapped.json, written
 // before the config is replaced; the config is backed up and replaced atomically.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse as parseYaml } from 'yaml';
@@ -12,9 +14,10 @@ import { unifiedDiff } from '../util/text-diff.js';
 import { buildManifest } from '../contract/manifest.js';
 import { draftFromTools } from './draft.js';
 import { listServerTools, ServerError } from './list-tools.js';
-import { classify, ConfigError, parseConfig, replaceEntry, setCommand } from './host-config.js';
+import { classify, ConfigError, parseConfig, replaceEntry, setCommand, setRemoteCommand } from './host-config.js';
+import { headerFileText } from '../doors/upstream/headers.js';
 import type { HostConfig } from './hosts.js';
-import { serverFiles, serverFolderName } from './server-home.js';
+import { HEADERS_FILE, serverFiles, serverFolderName } from './server-home.js';
 
 export interface WrapOptions {
   homeDir: string;
@@ -37,10 +40,13 @@ export interface FileResult {
   found?: boolean;
 }
 
+/** What a server folder stands for: a command, or a URL with a digest of its headers (never the values). */
+type Upstream = { command: string; args: string[] } | { url: string; headers: string };
+
 interface Record_ {
   version: 1;
   name: string;
-  upstream: { command: string; args: string[] };
+  upstream: Upstream;
   entries: Record<string, { original: string; wrapped: unknown }>;
 }
 
@@ -50,6 +56,24 @@ const sameJson = (a: unknown, b: unknown) => isDeepStrictEqual(JSON.parse(JSON.s
 function readRecord(path: string): Record_ | undefined {
   if (!existsSync(path)) return undefined;
   return JSON.parse(readFileSync(path, 'utf8')) as Record_;
+}
+
+/** A digest of a remote entry's headers: tells two entries apart without keeping a value. */
+function headersDigest(headers: [string, string][]): string {
+  return createHash('sha256').update(JSON.stringify(headers.map(([n, v]) => [n.toLowerCase(), v]).sort())).digest('hex');
+}
+
+/** The header values of an entry's original text (to keep them out of the unwrap diff). */
+function headerValuesOf(entryText: string): string[] {
+  const v = parseJsonc(entryText) as { headers?: unknown } | undefined;
+  return v && typeof v.headers === 'object' && v.headers !== null ? Object.values(v.headers).filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** The diff with every header value replaced (as it appears in JSON text). */
+function redact(diff: string, secrets: string[]): string {
+  let out = diff;
+  for (const s of secrets.filter((x) => x.trim() !== '').sort((a, b) => b.length - a.length)) out = out.split(JSON.stringify(s.trim()).slice(1, -1)).join('<redacted>');
+  return out;
 }
 
 function readText(cfg: HostConfig): string | undefined {
@@ -86,6 +110,9 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
   let failed = 0;
   const records: { path: string; record: Record_ }[] = [];
   const drafts: { dir: string; manifestPath: string; policyPath: string; manifest: string; policy: string }[] = [];
+  const headerFiles: { dir: string; path: string; text: string }[] = [];
+  /** Header values: never printed, not even in the dry run's diff. */
+  const secrets: string[] = [];
   for (const e of parsed.entries) {
     if (o.only && !o.only.has(e.name)) continue;
     const c = classify(e.value);
@@ -102,23 +129,34 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     const folder = serverFolderName(e.name);
     const files = serverFiles(o.homeDir, folder);
     const prior = readRecord(files.wrapped);
-    if (prior && !isDeepStrictEqual(prior.upstream, { command: c.command, args: c.args })) {
-      o.say(`${label}: left as is: servers/${folder} belongs to another server of that name with another command; rename one of them`);
+    const upstream: Upstream = c.kind === 'stdio' ? { command: c.command, args: c.args } : { url: c.url.href, headers: headersDigest(c.headers) };
+    if (prior && !isDeepStrictEqual(prior.upstream, upstream)) {
+      o.say(`${label}: left as is: servers/${folder} belongs to another server of that name with another ${c.kind === 'stdio' ? 'command' : 'URL or headers'}; rename one of them`);
       failed++;
       continue;
     }
-    const wrappedArgs = [...o.gate.args, 'mcp-proxy', '--server', folder, '--mode', o.mode, ...o.gate.flags, '--', c.command, ...c.args];
+    // A remote entry's headers move to a 0600 file of the home: off the host's config and off
+    // the command line (`ps`); the entry names the file.
+    const upstreamArgs = c.kind === 'stdio' ? ['--', c.command, ...c.args] : ['--upstream-url', c.url.href, ...(c.headers.length ? ['--upstream-header-file', files.headers] : [])];
+    const wrappedArgs = [...o.gate.args, 'mcp-proxy', '--server', folder, '--mode', o.mode, ...o.gate.flags, ...upstreamArgs];
+    if (c.kind === 'remote') {
+      if (c.url.search) o.say(`${label}: its URL has a query, which stays on the gate's command line (ps shows it): if it holds a key, move it to a header`);
+      for (const [, v] of c.headers) secrets.push(v);
+      if (c.headers.length) headerFiles.push({ dir: files.dir, path: files.headers, text: headerFileText(c.headers) });
+    }
     if (!o.dryRun && !existsSync(files.manifest)) {
       let listed;
+      const source = c.kind === 'stdio' ? [c.command, ...c.args].join(' ') : c.url.origin + c.url.pathname;
       try {
-        listed = await listServerTools({ command: c.command, args: c.args, env: c.env, cwd: c.cwd }, o.timeoutMs);
+        listed = await listServerTools(c.kind === 'stdio' ? { command: c.command, args: c.args, env: c.env, cwd: c.cwd } : { url: c.url, headers: c.headers }, o.timeoutMs);
       } catch (err) {
         if (!(err instanceof ServerError)) throw err;
         o.say(`${label}: left as is: ${err.message}`);
         failed++;
+        if (c.kind === 'remote' && c.headers.length) headerFiles.pop();
         continue;
       }
-      const draft = draftFromTools(listed.tools, { release: listed.release, source: [c.command, ...c.args].join(' ') });
+      const draft = draftFromTools(listed.tools, { release: listed.release, source });
       buildManifest(parseYaml(draft.manifest, { schema: 'core', uniqueKeys: true })); // a draft that does not load is our fault: stop
       drafts.push({ dir: files.dir, manifestPath: files.manifest, policyPath: files.policy, manifest: draft.manifest, policy: draft.policy });
       o.say(`${label}: drafted ${draft.declared.length} tools → ${files.manifest} (review it, then --mode enforce)`);
@@ -126,9 +164,9 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     } else if (!o.dryRun) {
       o.say(`${label}: keeping ${files.manifest}`);
     }
-    next = setCommand(next, parsed.at, e.name, o.gate.command, wrappedArgs);
+    next = c.kind === 'stdio' ? setCommand(next, parsed.at, e.name, o.gate.command, wrappedArgs) : setRemoteCommand(next, parsed.at, e.name, c.keys, o.gate.command, wrappedArgs);
     const after = parseConfig(cfg, next)!.entries.find((x) => x.name === e.name)!;
-    const record: Record_ = prior ?? { version: 1, name: e.name, upstream: { command: c.command, args: c.args }, entries: {} };
+    const record: Record_ = prior ?? { version: 1, name: e.name, upstream, entries: {} };
     record.entries[configKey] = { original: e.text, wrapped: JSON.parse(JSON.stringify(after.value)) };
     records.push({ path: files.wrapped, record });
     if (o.dryRun) o.say(`${label}: would wrap (servers/${folder}, ${o.mode})`);
@@ -140,7 +178,11 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     const now = check.entries.find((x) => x.name === e.name);
     if (!now) throw new ConfigError(`${cfg.path}: internal error: ${JSON.stringify(e.name)} lost in the rewrite; left as is`);
   }
-  if (o.dryRun) return o.out(unifiedDiff(text, next, cfg.path, `${cfg.path} (wrapped)`)), { failed, changed: true };
+  if (o.dryRun) return o.out(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (wrapped)`), secrets)), { failed, changed: true };
+  for (const h of headerFiles) {
+    mkdirSync(h.dir, { recursive: true, mode: 0o700 });
+    atomicWrite(h.path, h.text, 0o600);
+  }
   for (const d of drafts) {
     mkdirSync(d.dir, { recursive: true, mode: 0o700 });
     atomicWrite(d.manifestPath, d.manifest, 0o600);
@@ -165,6 +207,7 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
   let next = text;
   let failed = 0;
   const done: { path: string; record: Record_ }[] = [];
+  const secrets: string[] = [];
   for (const e of parsed.entries) {
     if (o.only && !o.only.has(e.name)) continue;
     const c = classify(e.value);
@@ -193,17 +236,22 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
       continue;
     }
     next = replaceEntry(next, parsed.at, e.name, entry.original);
+    secrets.push(...headerValuesOf(entry.original));
     delete record!.entries[configKey];
     done.push({ path: files.wrapped, record: record! });
     o.say(`${label}: ${o.dryRun ? 'would restore' : 'restored'} the original entry`);
   }
   if (next === text) return { failed, changed: false };
   parseConfig(cfg, next);
-  if (o.dryRun) return o.out(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`)), { failed, changed: true };
+  if (o.dryRun) return o.out(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`), secrets)), { failed, changed: true };
   const saved = backup(o.homeDir, realTarget(cfg.path), text);
   replaceConfig(cfg, text, next);
   // After the config: a crash in between leaves a record that unwrap no longer needs, never a wrapped entry without one.
-  for (const d of done) atomicWrite(d.path, JSON.stringify(d.record, null, 2) + '\n', 0o600);
+  for (const d of done) {
+    atomicWrite(d.path, JSON.stringify(d.record, null, 2) + '\n', 0o600);
+    // No entry uses the folder's header file any more: its credentials are back in the config only.
+    if (Object.keys(d.record.entries).length === 0) rmSync(join(d.path, '..', HEADERS_FILE), { force: true });
+  }
   o.say(`${cfg.path}: unwrapped ${done.length} server(s); the previous file is ${saved}`);
   return { failed, changed: true };
 }

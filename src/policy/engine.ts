@@ -1,7 +1,8 @@
 // The Cedar policy engine: the policy says what this agent may do now, in this task (product.md
 // section 4). Composes the parts, each in its file: load.ts (parse and check the file),
 // schema.ts (the schema generated from the manifest), reads.ts and marshal.ts (only what the
-// policies read, as Cedar values), evaluate.ts (one Cedar evaluation, errors fail closed).
+// policies read, as Cedar values), evaluate.ts (one Cedar evaluation, errors fail closed),
+// answers.ts (an answer reused for the identical request, ADR 039).
 // The policy set is validated and preparsed once; every evaluation reuses it.
 import './v8-guard.js'; // before Cedar: see the file
 import { readFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { parsePolicySet, problemAt, sortProblems, validatePolicySet, type Parsed
 import { policyReads, type PolicyReads } from './reads.js';
 import { marshalContext, type MarshalPlan, type PolicyRequest, type Windows } from './marshal.js';
 import { authorize, preparse, type CedarEntity } from './evaluate.js';
+import { AnswerCache } from './answers.js';
 import { PolicyEvalError, PolicyLoadError, type PolicyProblem } from './problems.js';
 import type { CedarValue } from './values.js';
 
@@ -63,15 +65,19 @@ export class PolicyEngine {
   private readonly argTypes: Record<string, CedarType>;
   /** The types task values convert to: the start-up task's shape, or a reloaded one adopted. */
   private taskTypes: Record<string, CedarType>;
-  /** Each declared tool's entity, built once. */
-  private readonly tools: Map<string, CedarEntity>;
+  /** The entities a request carries, per tool, built once: each with the attributes policies
+   *  read; none when they read no attribute. */
+  private readonly entities: Map<string, CedarEntity[]>;
+  /** This policy set's answers: a reload is a new engine, so a new cache. */
+  readonly answers = new AnswerCache();
 
   private constructor(
     private readonly manifest: Manifest,
     private readonly set: ParsedPolicySet,
     readonly schema: CedarSchemaJson,
     warnings: PolicyProblem[],
-    private readonly policySetId: string,
+    /** The id Cedar knows the preparsed set by (the benchmark asks Cedar with it directly). */
+    readonly policySetId: string,
   ) {
     this.digest = set.digest;
     this.policies = set.policies;
@@ -80,12 +86,15 @@ export class PolicyEngine {
     this.reads = policyReads(set.byId.values());
     this.argTypes = argsRecordType(manifest).attributes;
     this.taskTypes = taskTypeOf(schema).attributes;
-    this.tools = new Map(
-      Object.entries(manifest.tools).map(([name, decl]) => [
-        name,
-        { uid: { type: 'Tool', id: name }, attrs: toolAttributes(manifest, decl) as Record<string, CedarValue>, parents: [] },
-      ]),
-    );
+    const attrs = (decl: Manifest['tools'][string]) =>
+      Object.fromEntries(Object.entries(toolAttributes(manifest, decl)).filter(([k]) => this.reads.entityAttrs.has(k))) as Record<string, CedarValue>;
+    const tools = new Map<string, CedarEntity>(Object.entries(manifest.tools).map(([name, decl]) => [name, { uid: { type: 'Tool', id: name }, attrs: attrs(decl), parents: [] }]));
+    // Entities cross into wasm as JSON on every call: the resource's only, or every tool's when
+    // a condition names a tool literal whose attributes it might read; none when no policy reads
+    // an attribute (an entity without attributes or parents answers `==`, `in`, `is` as its
+    // absence does).
+    const readsAttrs = [...tools.values()].some((t) => Object.keys(t.attrs).length > 0);
+    this.entities = new Map([...tools].map(([name, tool]) => [name, !readsAttrs ? [] : this.reads.toolLiterals ? [...tools.values()] : [tool]]));
   }
 
   /** Parse, check, validate and preparse. Throws PolicyLoadError: the gate must not start. */
@@ -101,19 +110,35 @@ export class PolicyEngine {
   }
 
   private plan(): MarshalPlan {
-    return { args: { reads: this.reads.args, types: this.argTypes }, task: { reads: this.reads.task, types: this.taskTypes } };
+    const r = this.reads;
+    return {
+      records: r.records,
+      args: { reads: r.args, types: this.argTypes },
+      task: { reads: r.task, types: this.taskTypes },
+      session: r.session,
+      calls: r.calls,
+      callsAll: r.callsAll,
+    };
   }
 
   /** Decide one request; throws PolicyEvalError for anything short of a decision. */
   evaluate(req: PolicyRequest): PolicyDecision {
-    const tool = Object.prototype.hasOwnProperty.call(this.manifest.tools, req.tool) ? this.tools.get(req.tool) : undefined;
-    if (!tool) throw new PolicyEvalError('policy evaluation for a tool the manifest does not declare');
+    return this.decide(req, true);
+  }
+
+  /** evaluate, always asking Cedar (never an answer kept from an identical request). */
+  evaluateFresh(req: PolicyRequest): PolicyDecision {
+    return this.decide(req, false);
+  }
+
+  private decide(req: PolicyRequest, reuse: boolean): PolicyDecision {
+    const entities = Object.prototype.hasOwnProperty.call(this.manifest.tools, req.tool) ? this.entities.get(req.tool) : undefined;
+    if (!entities) throw new PolicyEvalError('policy evaluation for a tool the manifest does not declare');
     const { context, omitted } = marshalContext(req, this.plan());
-    // Entities cross into wasm as JSON on every call: only the resource's, unless a condition
-    // names a tool literal whose attributes it might read. Agent has no attributes.
-    const entities = this.reads.toolLiterals ? [...this.tools.values()] : [tool];
-    const r = authorize(this.policySetId, { agent: req.agent, tool: req.tool, context, entities });
-    return { ...r, omitted };
+    const ask = () => authorize(this.policySetId, { agent: req.agent, tool: req.tool, context, entities });
+    // The key is all Cedar reads besides the policy set and the tool's entities (fixed per tool).
+    const r = reuse ? this.answers.answer(JSON.stringify([req.agent, req.tool, context]), ask) : ask();
+    return { allow: r.allow, policyIds: [...r.policyIds], omitted };
   }
 
   /** evaluate, for an operator: the deciding policies' texts, and Cedar's messages on failure. */

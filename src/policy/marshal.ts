@@ -1,5 +1,8 @@
 // A policy request as Cedar's context record: only what the policy set reads (reads.ts), each
-// value converted to the type the schema gives it (values.ts).
+// value converted to the type the schema gives it (values.ts). A record no policy names is not
+// sent; a rate window read only through comparisons with integer literals is sent as the
+// smallest count that compares alike with each of them (ADR 039), so requests that must get
+// the same answer are the same request.
 // Arguments are the model's, and any JSON value may arrive: an argument Cedar cannot hold (more
 // than four decimals, outside Cedar's range, a null inside an array, a key Cedar's JSON format
 // reserves) is left out of `context.args`, where every attribute is optional, so a policy
@@ -10,7 +13,7 @@
 import type { JsonObject } from '../core/json.js';
 import { WINDOWS, type CedarType } from './schema.js';
 import { recordToCedar, ValueConversionError, type CedarValue } from './values.js';
-import type { ReadSet } from './reads.js';
+import type { ReadSet, Window, WindowRead } from './reads.js';
 import { PolicyEvalError } from './problems.js';
 
 export interface Windows {
@@ -31,8 +34,13 @@ export interface PolicyRequest {
 
 /** What the marshaller needs to know of the policy set and its schema. */
 export interface MarshalPlan {
+  /** The records of `context` sent at all. */
+  records: ReadSet;
   args: { reads: ReadSet; types: Record<string, CedarType> };
   task: { reads: ReadSet; types: Record<string, CedarType> };
+  session: ReadSet;
+  calls: Record<Window, WindowRead>;
+  callsAll: Record<Window, WindowRead>;
 }
 
 export interface CedarContext {
@@ -74,17 +82,40 @@ export function marshalTask(task: JsonObject, plan: MarshalPlan['task']): Record
   return recordToCedar(picked, 'task', plan.types);
 }
 
-function windows(w: Windows, where: string): Record<string, number> {
+/** The smallest non-negative count that compares with every literal as `n` does (literals
+ *  sorted ascending, `n` a non-negative integer): equal to a literal, it; else the first
+ *  integer above the greatest literal below `n`, or 0 when that is negative or there is none. */
+export function countClass(n: number, literals: readonly number[]): number {
+  let below = -1;
+  for (const lit of literals) {
+    if (n === lit) return lit;
+    if (n < lit) break;
+    below = lit;
+  }
+  return Math.max(below + 1, 0);
+}
+
+function windows(w: Windows, where: string, reads: Record<Window, WindowRead>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const k of WINDOWS) {
     const n = w?.[k];
+    // Checked whether read or not: a count the gate could not compute refuses, as before.
     if (!Number.isSafeInteger(n) || n < 0) throw new PolicyEvalError(`policy context: ${where}.${k} must be a non-negative integer`);
-    out[k] = n;
+    const r = reads[k];
+    if (r === null) continue;
+    out[k] = r === 'exact' ? n : countClass(n, r);
   }
   return out;
 }
 
-/** The whole context record; throws PolicyEvalError (→ fail_closed) naming a path, never a value. */
+function pick(obj: Record<string, string>, reads: ReadSet): Record<string, string> {
+  if (reads === 'all') return obj;
+  const out: Record<string, string> = {};
+  for (const k of reads) if (has(obj, k)) out[k] = obj[k];
+  return out;
+}
+
+/** The context record; throws PolicyEvalError (→ fail_closed) naming a path, never a value. */
 export function marshalContext(req: PolicyRequest, plan: MarshalPlan): CedarContext {
   if (typeof req.agent !== 'string' || typeof req.sessionLabel !== 'string') {
     throw new PolicyEvalError('policy request: agent and session label must be strings');
@@ -96,16 +127,15 @@ export function marshalContext(req: PolicyRequest, plan: MarshalPlan): CedarCont
     if (e instanceof ValueConversionError) throw new PolicyEvalError(`policy context: ${e.message}`);
     throw e;
   }
+  const calls = windows(req.calls, 'calls', plan.calls);
+  const callsAll = windows(req.callsAll, 'calls_all', plan.callsAll);
   const args = marshalArgs(req.args ?? {}, plan.args);
-  return {
-    context: {
-      task,
-      args: args.context,
-      session: { label: req.sessionLabel },
-      calls: windows(req.calls, 'calls'),
-      calls_all: windows(req.callsAll, 'calls_all'),
-    },
-    omitted: args.omitted,
-  };
+  const context: Record<string, CedarValue> = {};
+  const sent = (r: string) => read(plan.records, r);
+  if (sent('task')) context.task = task;
+  if (sent('args')) context.args = args.context;
+  if (sent('session')) context.session = pick({ label: req.sessionLabel }, plan.session);
+  if (sent('calls')) context.calls = calls;
+  if (sent('calls_all')) context.calls_all = callsAll;
+  return { context, omitted: args.omitted };
 }
-

@@ -85,7 +85,7 @@ test('wrap every host config; each entry, started as the host would, serves allo
   // VS Code (project): JSONC with tabs, "servers", "type", "inputs", a remote entry.
   const vscode = put(
     join(w.project, '.vscode', 'mcp.json'),
-    `{\n\t"inputs": [\n\t\t{ "type": "promptString", "id": "token", "description": "API token", "password": true }\n\t],\n\t"servers": {\n\t\t// the reference server\n\t\t"everything": {\n\t\t\t"type": "stdio",\n\t\t\t"command": "node",\n\t\t\t"args": [${J(EVERYTHING)}, "stdio"]\n\t\t},\n\t\t"remote": {\n\t\t\t"type": "http",\n\t\t\t"url": "https://mcp.example.com/mcp"\n\t\t}\n\t}\n}\n`,
+    `{\n\t"inputs": [\n\t\t{ "type": "promptString", "id": "token", "description": "API token", "password": true }\n\t],\n\t"servers": {\n\t\t// the reference server\n\t\t"everything": {\n\t\t\t"type": "stdio",\n\t\t\t"command": "node",\n\t\t\t"args": [${J(EVERYTHING)}, "stdio"]\n\t\t},\n\t\t"remote": {\n\t\t\t"type": "http",\n\t\t\t"url": "http://127.0.0.1:9/mcp"\n\t\t}\n\t}\n}\n`,
   );
   // Claude Code (project .mcp.json): one server that cannot start, one that never answers.
   const claudeCode = put(
@@ -104,7 +104,7 @@ test('wrap every host config; each entry, started as the host would, serves allo
   assert.equal(r.status, 1, `a server was left, so exit 1\n${r.stderr}`);
   assert.match(r.stderr, /"broken": left as is: cannot start the server "definitely-not-a-command-xyz": command not found/);
   assert.match(r.stderr, /"silent": left as is: the server did not answer tools\/list within 20000 ms/);
-  assert.match(r.stderr, /"remote": left as is: a remote \(url\) server/);
+  assert.match(r.stderr, /"remote": left as is: cannot reach the server "http:\/\/127\.0\.0\.1:9\/mcp"/);
 
   // The others are wrapped; what was left is byte for byte as it was.
   const cc = readFileSync(claudeCode, 'utf8');
@@ -113,7 +113,7 @@ test('wrap every host config; each entry, started as the host would, serves allo
     const chunk = before.get(claudeCode)!.slice(i, before.get(claudeCode)!.indexOf('}', i) + 1);
     assert.ok(cc.includes(chunk), `${left} kept as it was`);
   }
-  assert.match(readFileSync(vscode, 'utf8'), /\t\t"remote": \{\n\t\t\t"type": "http",\n\t\t\t"url": "https:\/\/mcp.example.com\/mcp"\n\t\t\}/);
+  assert.match(readFileSync(vscode, 'utf8'), /\t\t"remote": \{\n\t\t\t"type": "http",\n\t\t\t"url": "http:\/\/127\.0\.0\.1:9\/mcp"\n\t\t\}/);
   // Other keys, comments, order and indentation stay.
   assert.match(readFileSync(desktop, 'utf8'), /\n  "globalShortcut": "Ctrl\+Space"\n\}\n$/);
   assert.match(readFileSync(vscode, 'utf8'), /^\{\n\t"inputs": \[\n\t\t\{ "type": "promptString"[^\n]*\n\t\],\n\t"servers": \{\n\t\t\/\/ the reference server\n\t\t"everything": \{\n\t\t\t"type": "stdio",\n\t\t\t"command": /);

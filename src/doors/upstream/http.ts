@@ -20,27 +20,12 @@ import { log } from '../../telemetry/log.js';
 import { digestBytes as digestOf } from '../../core/digest.js';
 import type { InboundFrame, RequestLost, Transport, TransportClosed } from '../transport.js';
 import { MAX_SERVER_LINE } from './process.js';
+import { UpstreamHeaderError } from './headers.js';
 
 /** What may go on Mcp-Session-Id (the spec: visible ASCII), bounded. */
 const SESSION_ID = /^[\x21-\x7e]{1,1024}$/;
-/** Headers this transport sets itself; an --upstream-header may not replace them. */
-export const RESERVED_HEADERS = new Set(['accept', 'content-type', 'content-length', 'mcp-session-id', 'mcp-protocol-version', 'host', 'connection', 'transfer-encoding', 'last-event-id', 'te', 'upgrade', 'keep-alive', 'expect']);
 const DELETE_TIMEOUT_MS = 2000;
 const GET_RETRY_MS = [1000, 2000, 5000, 10_000, 30_000];
-
-export class UpstreamHeaderError extends Error {}
-
-/** `--upstream-header "Name: value"`: the name is checked, the value never echoed. */
-export function parseUpstreamHeader(text: string): [string, string] {
-  const colon = text.indexOf(':');
-  const name = colon < 0 ? '' : text.slice(0, colon).trim();
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new UpstreamHeaderError('--upstream-header must be "Name: value" with a header name before the colon');
-  if (RESERVED_HEADERS.has(name.toLowerCase())) throw new UpstreamHeaderError(`--upstream-header ${name}: the gate sets this header itself`);
-  const value = text.slice(colon + 1).trim();
-  // CR, LF or NUL would split or end the header line: refused without showing the value.
-  if (/[\r\n\0]/.test(value) || value === '') throw new UpstreamHeaderError(`--upstream-header ${name}: the value is empty or holds a line break or NUL`);
-  return [name, value];
-}
 
 /** An upstream URL: http or https, no credentials (those go in --upstream-header), no fragment. */
 export function parseUpstreamUrl(text: string): URL {

@@ -1,0 +1,123 @@
+// --upstream-header-file: the remote upstream's credentials come from a 0600 file instead of the
+// command line (which `ps` shows every local user). Canary: the values reach every upstream
+// request (positive control) and nothing else: not the gate's command line, its stderr, any file
+// of the home (ledger, operations, WAL), the spans an OpenTelemetry exporter receives, the
+// host's answers; a bad file is exit 2 naming the line, never the value.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cloakpipe, helperScript, makeHome, PERMIT_ALL, tempDir, writeFiles } from '../helpers/cli.js';
+import { call, startGate } from '../helpers/gate.js';
+import { httpClient, startHttpGate } from '../helpers/http-gate.js';
+import { CANARY, TOOLS, startRawUpstream } from '../helpers/misbehaving-http-upstream.js';
+
+const TOKEN = 'CANARY-header-file-token-1c9e';
+const KEY = 'CANARY-header-file-key-8a02';
+const MANIFEST = `version: 1\nrelease: raw-http@1\ntools:\n${TOOLS.map((t) => `  ${t}: { effect: write, arguments: {} }\n`).join('')}`;
+
+function headerFile(text: string, mode = 0o600): string {
+  const p = join(tempDir(), 'upstream.headers');
+  writeFileSync(p, text, { mode });
+  chmodSync(p, mode);
+  return p;
+}
+
+/** Every byte of every file under dir, as latin1 (the canaries are ASCII). */
+function allBytes(dir: string): string {
+  let out = '';
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    out += statSync(p).isDirectory() ? allBytes(p) : readFileSync(p).toString('latin1');
+  }
+  return out;
+}
+
+test('mcp-proxy --upstream-header-file: the headers reach every upstream request and no command line, log, span, entry or answer', async () => {
+  const raw = await startRawUpstream();
+  const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const home = makeHome();
+  const spans = join(tempDir(), 'spans.jsonl');
+  const file = headerFile(`# the vendor's credentials\nAuthorization: Bearer ${TOKEN}\r\nX-Api-Key: ${KEY}\n`);
+  const gate = await startGate({
+    home,
+    manifest: files['m.yaml'],
+    policy: files['p.cedar'],
+    flags: ['--upstream-url', raw.url, '--upstream-header-file', file, '--upstream-header', 'X-Tenant: acme', '--call-timeout', '60s'],
+    upstream: [],
+    env: { CLOAKPIPE_TEST_SPANS: spans },
+    node: ['--import', pathToFileURL(helperScript('otel-preload.js')).href],
+  });
+  const answers: string[] = [];
+  try {
+    // What `ps` shows: the gate's whole command line holds the file's path, not its values.
+    const cmdline = readFileSync(`/proc/${gate.pid}/cmdline`, 'latin1');
+    assert.ok(cmdline.includes(file));
+    for (const s of [TOKEN, KEY]) assert.ok(!cmdline.includes(s), 'a credential on the command line');
+    for (const tool of ['ok', 'ok_sse', 'wrong_type', 'status_500', 'dup_key']) {
+      const r = await call(gate, tool, {});
+      answers.push(JSON.stringify(r));
+      if (tool.startsWith('ok')) assert.ok(r.ok && r.text === `${tool} ${CANARY}`, JSON.stringify(r));
+      else assert.ok(!r.ok && r.code === -32003, JSON.stringify(r));
+    }
+    answers.push(JSON.stringify(await gate.client.listTools()));
+  } finally {
+    await gate.close();
+    await raw.close();
+  }
+  // Positive control: every request upstream carried both file headers and the flag's one.
+  assert.ok(raw.seen.length >= 7);
+  for (const r of raw.seen) {
+    assert.equal(r.headers.authorization, `Bearer ${TOKEN}`);
+    assert.equal(r.headers['x-api-key'], KEY);
+    assert.equal(r.headers['x-tenant'], 'acme');
+  }
+  const ledger = cloakpipe(['ledger', 'show', '--home', home, '--json']);
+  assert.equal(ledger.status, 0, ledger.stderr);
+  assert.ok(ledger.stdout.includes('"unknown"'), 'the bad answers are entries');
+  assert.ok(existsSync(spans) && readFileSync(spans, 'utf8').length > 0, 'spans were exported');
+  const outputs = { stderr: gate.stderr(), home: allBytes(home), ledger: ledger.stdout, spans: readFileSync(spans, 'utf8'), answers: answers.join('\n') };
+  for (const [where, text] of Object.entries(outputs)) for (const s of [TOKEN, KEY]) assert.ok(!text.includes(s), `${where} holds a credential`);
+});
+
+test('http-proxy --upstream-header-file: the headers go upstream, the host never sees them', async () => {
+  const raw = await startRawUpstream();
+  const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const file = headerFile(`Authorization: Bearer ${TOKEN}\n`);
+  const g = await startHttpGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', raw.url, '--upstream-header-file', file], upstream: [] });
+  try {
+    const c = await httpClient(g.url);
+    const r = await c.callTool({ name: 'ok', arguments: {} });
+    assert.ok(!JSON.stringify(r).includes(TOKEN));
+    await c.close();
+  } finally {
+    assert.equal(await g.stop(), 0);
+    await raw.close();
+  }
+  assert.ok(raw.seen.length >= 3 && raw.seen.every((r) => r.headers.authorization === `Bearer ${TOKEN}`));
+  assert.ok(!g.stderr().includes(TOKEN));
+});
+
+test('--upstream-header-file: a file others can read, a bad line, a reserved name or a header given twice is exit 2, never echoing a value', () => {
+  const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const cases: [string, number, string[], RegExp][] = [
+    [`Authorization: Bearer ${TOKEN}\n`, 0o644, [], /others may read or write it \(mode 0644; it holds credentials: chmod 600 it\)/],
+    [`X-Ok: 1\nX-Key: a\rInjected: ${TOKEN}\n`, 0o600, [], /line 2: holds a CR inside the line/],
+    [`Host: ${TOKEN}\n`, 0o600, [], /line 1: Host: the gate sets this header itself/],
+    [`Mcp-Session-Id: ${TOKEN}\n`, 0o600, [], /the gate sets this header itself/],
+    [`Bearer ${TOKEN}\n`, 0o600, [], /line 1 must be "Name: value"/],
+    [`Authorization: Bearer ${TOKEN}\n`, 0o600, ['--upstream-header', `authorization: ${KEY}`], /authorization is given twice/],
+  ];
+  for (const [text, mode, extra, msg] of cases) {
+    for (const cmd of ['mcp-proxy', 'http-proxy']) {
+      const r = cloakpipe([cmd, '--home', makeHome(), '--manifest', files['m.yaml'], '--policy', files['p.cedar'], '--upstream-url', 'http://127.0.0.1:1/mcp', '--upstream-header-file', headerFile(text, mode), ...extra]);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, msg);
+      for (const s of [TOKEN, KEY]) assert.ok(!r.stderr.includes(s), r.stderr);
+    }
+  }
+  const alone = cloakpipe(['mcp-proxy', '--home', makeHome(), '--manifest', files['m.yaml'], '--policy', files['p.cedar'], '--upstream-header-file', headerFile('X-A: b\n'), '--', 'node']);
+  assert.equal(alone.status, 2);
+  assert.match(alone.stderr, /--upstream-header-file needs --upstream-url/);
+});
