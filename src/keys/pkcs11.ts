@@ -329,6 +329,20 @@ export class Pkcs11Signer implements Signer {
     return this.signWith(message, null);
   }
 
+  /** The token signs on libuv's pool; only C_SignInit runs on this thread. */
+  async signAsync(message: Uint8Array): Promise<Buffer> {
+    if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
+    if (!this.live) this.reconnect();
+    const live = this.live!;
+    try {
+      this.p.C_SignInit(live.session, { mechanism: CKM_EDDSA }, live.key);
+      return await this.p.C_SignAsync(live.session, Buffer.from(message), Buffer.alloc(64));
+    } catch (e) {
+      this.drop(`token signing failed (${ckr(e)})`);
+      throw new SignerUnavailable(`the key ${this.where} cannot sign (${ckr(e)})`);
+    }
+  }
+
   signPrehashed(artifact: Uint8Array): Buffer | null {
     return this.prehash ? this.signWith(artifact, ed25519phParams()) : null;
   }
