@@ -3,6 +3,7 @@
 // streams, 5xx, bodies over the bound, forged and unreadable answers, a forgotten session.
 // It records the headers of every request it receives (to show what the gate sends upstream).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { listenLocal } from './local-http.js';
 
 export const CANARY = 'CANARY-http-upstream-41d7';
 export const SESSION = 'raw-session-0001';
@@ -153,10 +154,9 @@ export async function startRawUpstream(): Promise<RawUpstream> {
         return;
     }
   };
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `${local.url}/mcp`,
     server,
     seen,
     held,
@@ -170,10 +170,6 @@ export async function startRawUpstream(): Promise<RawUpstream> {
         waiters.push(check);
         check();
       }),
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close: local.close,
   };
 }
