@@ -93,6 +93,23 @@ export async function microAsync(fn: () => Promise<unknown>, k: number, batches 
   return { median: per[per.length >> 1], min: per[0] };
 }
 
+/**
+ * What the gate itself puts on a call's path, in this process: Gate.handleCall (decision,
+ * signature, one durable commit) with an upstream that answers at once, µs per call. What a
+ * door adds on top of it is transport; a pure transport has no such floor (ADR 040).
+ */
+export async function inProcessGateFloor(k: number): Promise<{ median: number; min: number }> {
+  setLogSink(() => undefined);
+  const files = gateFiles();
+  const opened = await openGate({ home: files.home, manifestPath: files.manifest, policyPath: files.policy, contextPath: files.context, mode: 'enforce', approverKeys: [], callTimeoutMs: 60_000 });
+  const forward = () => Promise.resolve({ result: { content: [{ type: 'text', text: 'ok' }] } });
+  try {
+    return await microAsync(() => opened.gate.handleCall({ tool: 'echo', arguments: { message: 'hello from the benchmark' }, meta: {} }, forward), k);
+  } finally {
+    await opened.close('bench');
+  }
+}
+
 export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; rateRows: (string | number)[][]; inProcess: (string | number)[][] }> {
   const k = Math.max(5, Math.round(2000 * scale)); // cheap steps
   const kc = Math.max(3, Math.round(100 * scale)); // durable commits

@@ -94,6 +94,8 @@ export const TARGET_ORDER = [
   'verify entries/s vs raw Ed25519, all cores',
   'token key calls/s vs file key, 64 in flight',
   'HTTP door vs pure HTTP transports, added p50',
+  'HTTP door calls/s vs pure HTTP transports, 64 in flight',
+  'HTTP door added p50 beyond the gate floor vs pure transports',
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -353,9 +355,11 @@ export class LineClient {
 
   /** CPU time (user + system, ms) the child has used so far: the process the client talks to,
    *  not its own children. Load-independent where wall-clock figures are not. Linux only. */
-  cpuMs(): number {
+  cpuMs(thread: 'all' | 'main' = 'all'): number {
     try {
-      const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
+      // The main thread's own line: the one thread that parses, decides and writes every call.
+      const path = thread === 'main' ? `/proc/${this.child.pid}/task/${this.child.pid}/stat` : `/proc/${this.child.pid}/stat`;
+      const stat = readFileSync(path, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
     } catch {

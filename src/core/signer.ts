@@ -1,7 +1,9 @@
 // The one way anything is signed with the gate's key (entries, epochs, checkpoints, Rekor
 // anchors) or an approver's (receipts): through a Signer, whether the Ed25519 private key is a
 // file or an object inside a PKCS#11 token that never lets it out. Synchronous, like the ledger
-// append it sits in: a token's C_Sign blocks the way node:crypto's sign does.
+// append it sits in: a token's C_Sign blocks the way node:crypto's sign does. A key may also sign
+// without blocking (a token on libuv's pool) or be handed to a worker thread (a key file): the
+// ledger then seals a group's entries off the main thread (ADR 042).
 import type { KeyObject } from 'node:crypto';
 import { sha256Hex } from './digest.js';
 
@@ -19,6 +21,10 @@ export interface Signer {
    * the key cannot make one (a token without the prehash variant of CKM_EDDSA).
    */
   signPrehashed(artifact: Uint8Array): Buffer | null;
+  /** Like sign, without blocking this thread; absent when the key only signs synchronously. */
+  signAsync?(message: Uint8Array): Promise<Buffer>;
+  /** The private key, when it may be handed to a worker thread of this process (a key file). */
+  workerKey?(): KeyObject;
   /** Whether signPrehashed signs (false: it returns null). */
   readonly prehash: boolean;
   /** Releases the key (a token's session); signing afterwards throws. */

@@ -14,6 +14,7 @@ import { storeTarget } from '../store/target.js';
 import { loadGateKey, loadPublicKey, type GateKey } from '../ledger/keys.js';
 import { openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
 import { Ledger, LedgerError } from '../ledger/ledger.js';
+import { chainSealer } from '../ledger/seal.js';
 
 export class HomeError extends Error {}
 
@@ -105,7 +106,10 @@ export function openHome(opts: { home?: string; clock?: () => number } & KeyOpti
       `${e.message} (${paths.key}): the key was replaced, or the ledger ${paths.ledger} is another home's; restore the key that signed it`,
     );
   }
-  return { paths, key, store, ledger, close: () => (store.close(), key.close()) };
+  // A group's entries are signed as one run, off this thread when the key allows (ADR 042).
+  const sealer = chainSealer(key);
+  store.enlist?.(ledger.participant(sealer));
+  return { paths, key, store, ledger, close: () => (sealer?.close(), store.close(), key.close()) };
 }
 
 /**

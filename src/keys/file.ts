@@ -24,6 +24,11 @@ export class FileSigner implements Signer {
     return sign(null, message, this.privateKey);
   }
 
+  workerKey(): KeyObject {
+    if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
+    return this.privateKey;
+  }
+
   signPrehashed(artifact: Uint8Array): Buffer {
     if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
     return Buffer.from(signEd25519ph(ed25519Seed(this.privateKey), artifact));

@@ -4,10 +4,10 @@
 // contiguous chain. The head is read from the newest entry's signed body (never from the
 // unsigned index columns beside it), and that entry must verify with this gate's key before the
 // chain is continued.
-import { canonicalize } from '../core/canonical.js';
-import type { LedgerPort } from '../store/ports.js';
 import type { GateKey } from './keys.js';
-import { GENESIS_PREV, entryHash, parseStoredEntry, signEntry, storedHash, verifyEntrySignature, type Entry, type EntryBody, type EntryFields, type LedgerEntry } from './entry.js';
+import type { LedgerPort, TxParticipant } from '../store/ports.js';
+import { GENESIS_PREV, parseStoredEntry, storedHash, verifyEntrySignature, type Entry, type EntryBody, type EntryFields, type LedgerEntry } from './entry.js';
+import { sealRun, type ChainSealer, type Sealed } from './seal.js';
 
 export interface ChainHead {
   seq: number;
@@ -22,19 +22,53 @@ export class LedgerError extends Error {
   }
 }
 
+/** A run not sealed by then fails its group (fail closed) rather than holding every call. */
+const SEAL_DEADLINE_MS = 10_000;
+
+function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LedgerError(`the group's entries were not signed within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+interface Held {
+  body: EntryBody;
+  /** The object appendInTx returned: it gets its `prev` and `sig` when the run is sealed. */
+  entry: Entry;
+}
+
 export class Ledger {
   /** The head this process last read or wrote, by its exact bytes (saves re-verifying it). */
   private known: { body: string; head: ChainHead } | null = null;
+  /** Inside a group of the store (ADR 042): entries appended, not yet signed nor inserted. */
+  private held: Held[] | null = null;
+  private sealing = false;
+  /** Held entries were written during the running job: its rollback would take them too. */
+  private wroteInJob = false;
+  private poisoned = false;
 
   constructor(
-    readonly port: LedgerPort,
+    private readonly rows: LedgerPort,
     private readonly key: GateKey,
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /** The store's ledger rows; inside a group, what is held is written first so reads see it. */
+  get port(): LedgerPort {
+    this.writeHeld();
+    return this.rows;
+  }
+
   /** The chain head, from the newest entry's signed body; throws when it is not this key's. */
   head(): ChainHead | null {
-    const row = this.port.head();
+    this.writeHeld();
+    return this.stored();
+  }
+
+  private stored(): ChainHead | null {
+    const row = this.rows.head();
     if (!row) return null;
     if (this.known?.body === row.body) return this.known.head;
     let e: Entry;
@@ -50,20 +84,108 @@ export class Ledger {
     return head;
   }
 
-  /** Append one entry. Call inside `store.transact` to commit it with its effects. */
+  /**
+   * Append one entry. Call inside `store.transact` to commit it with its effects. Inside a group
+   * of a store that enlisted this ledger, the entry is signed and inserted with the group's other
+   * entries just before COMMIT: the returned entry's `seq` and `ts` are final at once, its `prev`
+   * and `sig` once the transaction committed.
+   */
   appendInTx(fields: EntryFields): LedgerEntry {
-    const head = this.head();
+    if (this.sealing) throw new LedgerError('an entry was appended while the group was being sealed');
+    const held = this.held;
+    const tail = held && held.length > 0 ? held[held.length - 1].body : null;
+    const head = tail ? { seq: tail.seq, ts: tail.ts } : this.head();
     // Time never goes backwards in the chain, even if the clock does or another gate is ahead.
     let now = new Date(this.clock()).toISOString();
     if (head && now < head.ts) now = head.ts;
-    const body = { ...fields, v: 1 as const, seq: head ? head.seq + 1 : 0, ts: now, prev: head ? head.hash : GENESIS_PREV };
-    const entry = signEntry(body as unknown as EntryBody, this.key);
-    const stored = canonicalize(entry);
-    const hash = entryHash(entry);
-    this.port.insert({ seq: entry.seq, ts: entry.ts, kind: entry.kind, hash, body: stored });
+    const seq = head ? head.seq + 1 : 0;
+    if (held) {
+      const body = { ...fields, v: 1 as const, seq, ts: now, prev: '' } as unknown as EntryBody;
+      const entry = { ...body } as Entry;
+      held.push({ body, entry });
+      return entry as unknown as LedgerEntry;
+    }
+    const prev = head ? (head as ChainHead).hash : GENESIS_PREV;
+    const body = { ...fields, v: 1 as const, seq, ts: now, prev } as unknown as EntryBody;
+    const [s] = sealRun(prev, [body], (m) => this.key.sign(m));
+    this.insert(body, s);
+    return { ...body, sig: s.sig } as unknown as LedgerEntry;
+  }
+
+  private insert(body: EntryBody, s: Sealed): void {
+    this.rows.insert({ seq: body.seq, ts: body.ts, kind: body.kind, hash: s.hash, body: s.stored });
     // Only after the insert succeeded; a rolled-back transaction re-reads and re-verifies.
-    this.known = { body: stored, head: { seq: entry.seq, ts: entry.ts, hash } };
-    return entry as unknown as LedgerEntry;
+    this.known = { body: s.stored, head: { seq: body.seq, ts: body.ts, hash: s.hash } };
+  }
+
+  /** Seals and inserts what is held, inline (a reader inside the group needs the rows now). */
+  private writeHeld(): void {
+    const held = this.held;
+    if (!held || held.length === 0) return;
+    if (this.sealing) throw new LedgerError('the ledger was read while the group was being sealed');
+    this.held = [];
+    this.wroteInJob = true;
+    const head = this.stored();
+    const sealed = sealRun(head ? head.hash : GENESIS_PREV, held.map((h) => h.body), (m) => this.key.sign(m));
+    this.place(held, sealed);
+  }
+
+  private place(held: Held[], sealed: Sealed[]): void {
+    held.forEach((h, i) => {
+      Object.assign(h.entry, { prev: sealed[i].prev, sig: sealed[i].sig });
+      this.insert(h.body, sealed[i]);
+    });
+  }
+
+  /**
+   * This ledger as a participant in the store's groups (ADR 042): entries appended in a group are
+   * held, then sealed as one run (by `sealer` off this thread when the run is long enough) and
+   * inserted before COMMIT.
+   */
+  participant(sealer: ChainSealer | null, deadlineMs = SEAL_DEADLINE_MS): TxParticipant {
+    return {
+      begin: () => {
+        this.held = [];
+        this.poisoned = false;
+      },
+      mark: () => {
+        this.wroteInJob = false;
+        return this.held?.length ?? 0;
+      },
+      rollback: (mark) => {
+        // Rows written for earlier jobs inside this job's savepoint went with it: the group
+        // cannot commit without them, so it fails whole.
+        if (this.wroteInJob) this.poisoned = true;
+        this.held?.splice(mark);
+      },
+      prepare: () => {
+        if (this.poisoned) throw new LedgerError('a job that read the ledger failed after earlier entries of its group were written');
+        const held = this.held;
+        if (!held || held.length === 0) return;
+        if (!sealer || held.length < sealer.inlineBelow) return this.writeHeld();
+        this.held = [];
+        const head = this.stored();
+        this.sealing = true;
+        return withDeadline(sealer.seal(head ? head.hash : GENESIS_PREV, held.map((h) => h.body)), deadlineMs)
+          .then(
+            (sealed) => {
+              this.sealing = false;
+              if (sealed.length !== held.length) throw new LedgerError('the signing thread returned another number of entries');
+              this.place(held, sealed);
+            },
+            (e) => {
+              this.sealing = false;
+              throw e;
+            },
+          );
+      },
+      finish: (committed) => {
+        this.held = null;
+        this.sealing = false;
+        this.poisoned = false;
+        if (!committed) this.known = null;
+      },
+    };
   }
 }
 

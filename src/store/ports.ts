@@ -240,6 +240,25 @@ export interface LedgerSnapshot {
 /** Runs `fn` in one write transaction; resolves after it committed durably, rejects when it did not. */
 export type Transact = <T>(fn: () => T) => Promise<T>;
 
+/**
+ * Something above the store that holds writes of the open transaction in memory and writes them
+ * just before COMMIT (the ledger's entries, signed as one chain once every job of a group ran:
+ * ADR 042). The store calls it around each group; `prepare` may take its time (a signature
+ * made off the main thread): the transaction stays open, and nothing else joins it meanwhile.
+ */
+export interface TxParticipant {
+  /** A group starts (its transaction is open). */
+  begin(): void;
+  /** A job starts: a mark to roll back to if it throws. */
+  mark(): number;
+  /** The job threw (its savepoint rolled back): forget what it added since `mark`. */
+  rollback(mark: number): void;
+  /** Every job ran: write what is held. Throws (or rejects): the whole group rolls back. */
+  prepare(): void | Promise<void>;
+  /** The group ended, committed or not: hold nothing. */
+  finish(committed: boolean): void;
+}
+
 export interface Store {
   readonly ledger: LedgerPort;
   readonly operations: OperationsPort;
@@ -264,5 +283,10 @@ export interface Store {
    * deleted or replaced under a running gate): nothing may be decided on a store nobody will read.
    */
   assertIntact(): void;
+  /**
+   * Takes part in every later group (ADR 042). A store whose transactions cannot wait for a
+   * participant has no `enlist`: the ledger then signs each entry as it is appended.
+   */
+  enlist?(participant: TxParticipant): void;
   close(): void;
 }

@@ -43,6 +43,12 @@ export class SseParser {
   private atStart = true;
   /** The server's reconnection time (`retry:`), when it sent one. */
   retryMs: number | undefined;
+  /**
+   * The last event id as of the last dispatch (the format's "last event ID string"), also set by
+   * an event without data such as a priming event: what a client resumes the stream from. An id
+   * line of an event the stream cut before its end does not count: that event was never read.
+   */
+  dispatchedId: string | undefined;
 
   /** `maxEventBytes` bounds one event's data and any one line. */
   constructor(private readonly maxEventBytes: number) {}
@@ -135,6 +141,7 @@ export class SseParser {
   }
 
   private dispatch(out: SseEvent[]): void {
+    this.dispatchedId = this.lastEventId;
     // An event whose data is empty is not dispatched (the format's rule: a priming event that
     // only carries an id); its type is forgotten.
     if (this.hasData && this.dataBytes > 0) {

@@ -38,6 +38,10 @@ test('http: the HTTP door beside server-everything direct over HTTP, supergatewa
   const out = run('http.js', ['--n', '10', '--warmup', '2']);
   assert.match(out, /## HTTP: 10 tools\/call round trips/);
   for (const row of ['| direct (server-everything over HTTP) ', '| gate http-proxy --upstream-url (HTTP → HTTP) ', '| gate http-proxy (HTTP → stdio) ', '| supergateway 4.0.0 (HTTP → stdio) ', '| mcp-proxy 6.7.19 (HTTP → stdio) ']) assert.ok(out.includes(row), row);
+  // The goal rows, each with its status (ADR 040: the goal as written and the closest ones).
+  for (const row of ['HTTP door vs pure HTTP transports, added p50', 'HTTP door calls/s vs pure HTTP transports, 64 in flight', 'HTTP door added p50 beyond the gate floor vs pure transports'])
+    assert.match(out, new RegExp(`\\| ${row} +\\| [^|]+\\| [^|]+\\| +(met|MISSED) \\|`), row);
+  assert.match(out, /\| floor: in-process Gate\.handleCall .*\| +floor \|/);
 });
 
 test('breakdown: every step of a gated call, floors and the end-to-end difference', () => {

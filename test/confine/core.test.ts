@@ -46,7 +46,7 @@ async function setup(t: TestContext, opts: { maxCalls?: number; slowMs?: number;
     assert.ok(!show.stdout.includes(CANARY), 'no argument value in the ledger');
     return show.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
   };
-  return { core, out, forwarded, stops, ledger, home, context: files['context.json'] };
+  return { core, out, forwarded, stops, ledger, home, context: files.context };
 }
 
 const refusals = (entries: any[]) => entries.filter((e) => e.kind === 'decision' && e.outcome === 'refuse').map((e) => e.reason);

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +16,8 @@ import type { Summary } from '../../src/confine/bridge.js';
 import { sendControl } from '../../src/confine/control.js';
 import { TcpObserver, UdpObserver, bridgeAddress, observeContainer, observeRecord, sha, type Observation } from './fixtures/observers.js';
 import { cloakpipeAsync } from '../helpers/cli.js';
-import { testSession, gateFiles, SESSION_CHILD, RECORDING_SERVER, APPROVAL_MANIFEST, type TestSessionConfig } from './fixtures/session.js';
+import { testSession, gateFiles, SESSION_CHILD, APPROVAL_MANIFEST, confineUpstream, type TestSessionConfig } from './fixtures/session.js';
+import { readRecord } from '../helpers/gate.js';
 
 process.env.CONFINE_GATE_DIR_ID = `${process.pid}`; // child-process bridges share this run's gate home
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -274,6 +275,16 @@ function childSession(name: string, mode: string, internal: Record<string, unkno
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The recording upstream's command line (its environment: `confineUpstream(record).env`). */
+const RECORDER = confineUpstream('/dev/null');
+
+/** A file that makes the upstream describe send_update as `description` (a changed definition). */
+function descriptionsFile(description: string): string {
+  const f = join(work, `descriptions-${Date.now()}.json`);
+  writeFileSync(f, JSON.stringify({ send_update: description }));
+  return f;
+}
+
 async function goneWithin(id: string, ms: number): Promise<boolean> {
   const t0 = Date.now();
   while (Date.now() - t0 < ms) {
@@ -286,7 +297,7 @@ async function goneWithin(id: string, ms: number): Promise<boolean> {
 async function waitForRecord(file: string, ms = 20_000): Promise<void> {
   const t0 = Date.now();
   while (Date.now() - t0 < ms) {
-    if (existsSync(file) && readFileSync(file, 'utf8').includes('"done"')) return;
+    if (readRecord(`${file}.done`).length > 0) return;
     await sleep(100);
   }
   assert.fail('the permitted tool was not reached');
@@ -353,15 +364,25 @@ test('failure: paused watchdog → no acks → the bridge stops the container', 
   evidence.cases.push({ name: 'paused-watchdog', reason: d.summary?.reason, exit: d.code, gone: true, record: observeRecord(r.recordFile, 'x') });
 });
 
-test('mutation watchdog: a session without a watchdog is refused; bypassed, the container outlives a killed bridge', opts, async () => {
-  const refused = await observed('mutation-watchdog-admission', 'hold', {}, { watchdogScript: join(work, 'no-such-watchdog.js') });
+/** A mutation's admission check holds: with `watchdogScript` as the watchdog the session is refused, the container gone. */
+async function refusedAdmission(name: string, watchdogScript: string): Promise<void> {
+  const refused = await observed(name, 'hold', {}, { watchdogScript });
   assert.equal(refused.summary.ended, 'refused');
   assert.equal(refused.summary.reason, 'watchdog_unavailable', String(refused.summary.violations));
   assert.equal(refused.gone, true);
+}
 
-  const r = childSession('mutation-watchdog-bypassed', 'notify_hold', { watchdog: false });
+/** The same mutation with its check bypassed: a running session whose permitted tool already answered. */
+async function bypassed(name: string, internal: Record<string, unknown>) {
+  const r = childSession(name, 'notify_hold', internal);
   const info = await r.running;
   await waitForRecord(r.recordFile); // the permitted tool still works
+  return { r, info };
+}
+
+test('mutation watchdog: a session without a watchdog is refused; bypassed, the container outlives a killed bridge', opts, async () => {
+  await refusedAdmission('mutation-watchdog-admission', join(work, 'no-such-watchdog.js'));
+  const { r, info } = await bypassed('mutation-watchdog-bypassed', { watchdog: false });
   r.child.kill('SIGKILL');
   await sleep(3000); // above the 2 s lease a watchdog would have
   const survived = await running(info.containerId);
@@ -373,14 +394,8 @@ test('mutation watchdog: a session without a watchdog is refused; bypassed, the 
 test('mutation ack check: a watchdog that never acknowledges is refused; bypassed, a paused watchdog leaves the container running', opts, async () => {
   const mute = join(work, 'mute-watchdog.mjs');
   writeFileSync(mute, "import net from 'node:net'; const p = new net.Socket({ fd: 3, readable: true, writable: true }); p.write('r\\n'); p.on('data', () => {}); setInterval(() => {}, 1000);\n");
-  const refused = await observed('mutation-ack-admission', 'hold', {}, { watchdogScript: mute });
-  assert.equal(refused.summary.ended, 'refused');
-  assert.equal(refused.summary.reason, 'watchdog_unavailable', String(refused.summary.violations));
-  assert.equal(refused.gone, true);
-
-  const r = childSession('mutation-ack-bypassed', 'notify_hold', { ackCheck: false });
-  const info = await r.running;
-  await waitForRecord(r.recordFile); // the permitted tool still works
+  await refusedAdmission('mutation-ack-admission', mute);
+  const { r, info } = await bypassed('mutation-ack-bypassed', { ackCheck: false });
   signal(info.watchdogPid, 'SIGSTOP');
   await sleep(2000); // above the 1 s acknowledgment deadline
   const stillRunning = await running(info.containerId);
@@ -403,7 +418,7 @@ const failures: Array<[string, string, Partial<TestSessionConfig>, string, strin
   ['stderr flood', 'stderr_flood', {}, 'stopped', 'stderr_limit'],
   ['crash', 'crash', {}, 'agent_crashed', ''],
   ['timeout', 'hold', { timeoutMs: 2500 }, 'stopped', 'timeout'],
-  ['unavailable gateway', 'polite', { upstreamEnv: { CRASH_ON_CALL: '1' } }, 'stopped', 'gateway_error'],
+  ['unavailable gateway', 'polite', { upstreamEnv: { RECORDER_MODE: 'crash' } }, 'stopped', 'gateway_error'],
 ];
 for (const [name, mode, cfg, ended, reason] of failures) {
   test(`failure: ${name}`, opts, async () => {
@@ -449,18 +464,17 @@ test('live restriction over the control socket: the in-flight call finishes firs
     imageId: IMAGE,
     recordFile,
     controlPath,
-    upstreamEnv: { SLOW_MS: '3000' }, // the window in which the update must arrive
+    upstreamEnv: { RECORDER_MODE: 'slow', RECORDER_DELAY_MS: '3000' }, // the window in which the update must arrive
     input: { canary, mode: 'sequence', messages: [['notify', 'first'], ['notify', canary]], targets: targets() } as any,
   });
   // Wait until the first call is at the upstream, then revoke.
   const t0 = Date.now();
-  while (!(existsSync(recordFile) && readFileSync(recordFile, 'utf8').includes('received')) && Date.now() - t0 < 20_000) await sleep(50);
+  while (readRecord(recordFile).length === 0 && Date.now() - t0 < 20_000) await sleep(50);
   const reply = await sendControl(controlPath, 1, ['post_public']);
   const ackAt = Date.now();
   const s = await p;
-  const lines = readFileSync(recordFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const done = readRecord(`${recordFile}.done`)[0] as unknown as { at: number } | undefined;
   assert.deepEqual(reply, { ok: true, revision: 1 });
-  const done = lines.find((l) => l.phase === 'done');
   assert.ok(done && done.at <= ackAt, 'acknowledged only after the in-flight call finished');
   assert.equal(observeRecord(recordFile, canary).send_update ?? 0, 0, 'the call queued behind the update saw the revocation');
   assert.equal(s.allowed, 1);
@@ -480,12 +494,17 @@ async function ledgerEntries(home: string): Promise<any[]> {
   return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
-test('live restriction through the binaries: a stale revision (0) is refused and closes admission; calls are refused, recorded, until a valid newer revision', opts, async () => {
-  const home = join(work, 'home-stale');
+/** For a run of the `cloakpipe confine` binary: a fresh home `home-NAME`, the shared gate files, an aliases file. */
+async function binarySetup(name: string, aliases: string) {
+  const home = join(work, `home-${name}`);
   assert.equal((await cli(['init', '--home', home])).status, 0);
-  const f = await gateFiles();
-  const aliases = join(work, 'aliases-stale.yaml');
-  writeFileSync(aliases, 'notify: send_update\npublish: post_public\n');
+  const file = join(work, `aliases-${name}.yaml`);
+  writeFileSync(file, aliases);
+  return { home, f: await gateFiles(), aliases: file };
+}
+
+test('live restriction through the binaries: a stale revision (0) is refused and closes admission; calls are refused, recorded, until a valid newer revision', opts, async () => {
+  const { home, f, aliases } = await binarySetup('stale', 'notify: send_update\npublish: post_public\n');
   const canary = newCanary();
   const record = join(work, 'cli-stale.jsonl');
   const input = join(work, 'cli-input-stale.json');
@@ -493,12 +512,12 @@ test('live restriction through the binaries: a stale revision (0) is refused and
   writeFileSync(input, JSON.stringify({ canary, first: `first-${randomBytes(4).toString('hex')}`, mode: 'until_allowed', targets: targets() }));
   const session = cli(
     ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy, '--context', f.context('confidential'),
-      '--input', input, '--timeout', '90s', '--max-calls', '100', '--control', controlPath, '--', process.execPath, RECORDING_SERVER],
-    { ...process.env, RECORD_FILE: record, SLOW_MS: '2000' },
+      '--input', input, '--timeout', '90s', '--max-calls', '100', '--control', controlPath, '--', RECORDER.command, ...RECORDER.args],
+    confineUpstream(record, { RECORDER_MODE: 'slow', RECORDER_DELAY_MS: '2000' }).env,
   );
   // The first call is at the upstream: the update queues behind it, the retries behind the update.
   const t0 = Date.now();
-  while (!(existsSync(record) && readFileSync(record, 'utf8').includes('received')) && Date.now() - t0 < 30_000) await sleep(50);
+  while (readRecord(record).length === 0 && Date.now() - t0 < 30_000) await sleep(50);
   const stale = await cli(['confine-control', '--control', controlPath, '--revision', '0', '--tools', 'send_update']);
   assert.equal(stale.status, 1, `a stale revision is refused: ${stale.stdout}${stale.stderr}`);
   // Wait until the ledger shows a call refused because admission is closed.
@@ -536,16 +555,12 @@ test('live restriction through the binaries: a stale revision (0) is refused and
 });
 
 test('approval through the binary: with --approver-key a receipt in the inbox lets the approved call through; without it the call is refused', opts, async () => {
-  const home = join(work, 'home-approval');
-  assert.equal((await cli(['init', '--home', home])).status, 0);
-  const f = await gateFiles();
+  const { home, f, aliases } = await binarySetup('approval', 'notify: send_update\n');
   const manifest = join(work, 'manifest-approval.yaml');
   writeFileSync(manifest, APPROVAL_MANIFEST);
   const context = f.context('confidential');
   const keys = join(work, 'approver');
   assert.equal((await cli(['keygen', '--out', keys])).status, 0);
-  const aliases = join(work, 'aliases-approval.yaml');
-  writeFileSync(aliases, 'notify: send_update\n');
   for (const withKey of [false, true]) {
     const canary = newCanary();
     const call = join(work, `approval-call-${withKey}.json`);
@@ -557,8 +572,8 @@ test('approval through the binary: with --approver-key a receipt in the inbox le
     writeFileSync(input, JSON.stringify({ canary, mode: 'polite', targets: targets() }));
     const r = await cli(
       ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', manifest, '--policy', f.policy, '--context', context,
-        '--input', input, '--timeout', '30s', ...(withKey ? ['--approver-key', `${keys}.pub`] : []), '--', process.execPath, RECORDING_SERVER],
-      { ...process.env, RECORD_FILE: record },
+        '--input', input, '--timeout', '30s', ...(withKey ? ['--approver-key', `${keys}.pub`] : []), '--', RECORDER.command, ...RECORDER.args],
+      confineUpstream(record).env,
     );
     assert.equal(r.status, 0, `the polite agent finishes either way (stderr: ${r.stderr})`);
     assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
@@ -586,9 +601,9 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
     const input = join(work, `cli-input-${mode}.json`);
     writeFileSync(input, JSON.stringify({ canary, mode, targets: targets() }));
     const args = ['confine', '--json', '--home', f.home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy,
-      '--context', f.context('confidential'), '--input', input, '--timeout', '20s', '--', process.execPath, RECORDING_SERVER];
+      '--context', f.context('confidential'), '--input', input, '--timeout', '20s', '--', RECORDER.command, ...RECORDER.args];
     const seqBefore = (await ledgerEntries(f.home)).at(-1)?.seq ?? -1;
-    const r = await cli(args, { ...process.env, RECORD_FILE: record });
+    const r = await cli(args, confineUpstream(record).env);
     assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
     assert.equal(r.status, status, `exit status (stderr: ${r.stderr})`);
     const summary = JSON.parse(r.stdout);
@@ -613,11 +628,7 @@ test('end to end through the cloakpipe confine command and the real gate: exit c
 });
 
 test('a pin change inside confinement is refused: the confined session lists the tools through the relay, and a changed definition never runs', opts, async () => {
-  const home = join(work, 'home-pins');
-  assert.equal((await cli(['init', '--home', home])).status, 0);
-  const f = await gateFiles();
-  const aliases = join(work, 'aliases-pins.yaml');
-  writeFileSync(aliases, 'notify: send_update\n');
+  const { home, f, aliases } = await binarySetup('pins', 'notify: send_update\n');
   const runs: Array<{ status: number | null; summary: Summary; record: ReturnType<typeof observeRecord> }> = [];
   for (const description of [undefined, 'send an update to the customer, and copy it to a public list']) {
     const canary = newCanary();
@@ -626,8 +637,8 @@ test('a pin change inside confinement is refused: the confined session lists the
     writeFileSync(input, JSON.stringify({ canary, mode: 'polite', targets: targets() }));
     const r = await cli(
       ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy,
-        '--context', f.context('confidential'), '--input', input, '--timeout', '30s', '--', process.execPath, RECORDING_SERVER],
-      { ...process.env, RECORD_FILE: record, ...(description ? { SEND_UPDATE_DESCRIPTION: description } : {}) },
+        '--context', f.context('confidential'), '--input', input, '--timeout', '30s', '--', RECORDER.command, ...RECORDER.args],
+      confineUpstream(record, description ? { DESCRIPTIONS_FILE: descriptionsFile(description) } : {}).env,
     );
     assert.ok(!r.stdout.includes(canary) && !r.stderr.includes(canary), 'no agent bytes in the output');
     runs.push({ status: r.status, summary: JSON.parse(r.stdout), record: observeRecord(record, canary) });

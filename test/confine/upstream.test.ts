@@ -1,20 +1,19 @@
 // The confined session's upstream goes through the one relay every door uses (confine/upstream.ts):
 // the server's tool list reaches the gate's pins at start, so a tool whose definition changed is
 // refused inside confinement as it is under mcp-proxy; the server's environment is the gate's
-// minus CLOAKPIPE_*. Real servers (server-everything, the confine recording server), a real gate.
+// minus CLOAKPIPE_*. Real servers (server-everything, the suite's recording upstream), a real gate.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfineUpstream } from '../../src/confine/upstream.js';
-import { openConfineGate } from '../../src/confine/gate-port.js';
-import { cloakpipe, EVERYTHING, makeHome, PERMIT_ALL, tempDir, writeFiles } from '../helpers/cli.js';
-import { ALIASES, MANIFEST, RECORDING_SERVER } from './fixtures/session.js';
+import { cloakpipe, EVERYTHING, makeHome, tempDir } from '../helpers/cli.js';
+import { readRecord } from '../helpers/gate.js';
+import { ALIASES, confineUpstream, freshConfineGate, MANIFEST } from './fixtures/session.js';
 
-async function session(home: string, manifest: string, command: string[], env: NodeJS.ProcessEnv = process.env) {
-  const f = writeFiles({ 'm.yaml': manifest, 'p.cedar': PERMIT_ALL, 'c.json': { task: { id: 'T-confine' }, sensitivity: 'confidential' } });
-  const gate = await openConfineGate({ home, manifestPath: f['m.yaml'], policyPath: f['p.cedar'], contextPath: f['c.json'], callTimeoutMs: 20_000, approvedTools: [...ALIASES.values(), 'get-env'] });
-  const upstream = await ConfineUpstream.connect(command[0], command.slice(1), { gate: gate.relayGate, env });
+async function session(home: string, manifest: string, u: { command: string; args: string[]; env: NodeJS.ProcessEnv }) {
+  const { gate } = await freshConfineGate({ home, manifest, approvedTools: [...ALIASES.values(), 'get-env'] });
+  const upstream = await ConfineUpstream.connect(u.command, u.args, { gate: gate.relayGate, env: u.env });
   return {
     upstream,
     close: async () => {
@@ -25,13 +24,12 @@ async function session(home: string, manifest: string, command: string[], env: N
 }
 
 const ledger = (home: string) => cloakpipe(['ledger', 'show', '--json', '--home', home]).stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const received = (record: string) => (existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.phase === 'received') : []);
 
 test('a tool whose definition changed since it was pinned is refused inside confinement, and never reaches the server', async () => {
   const home = makeHome();
-  const record = join(tempDir(), 'record.jsonl');
-  const env = { ...process.env, RECORD_FILE: record };
-  const first = await session(home, MANIFEST, [process.execPath, RECORDING_SERVER], env);
+  const dir = tempDir();
+  const record = join(dir, 'record.jsonl');
+  const first = await session(home, MANIFEST, confineUpstream(record));
   try {
     assert.deepEqual(await first.upstream.call('send_update', { message: 'hello' }), { kind: 'allowed', result: { content: [{ type: 'text', text: 'ok' }] } });
   } finally {
@@ -40,13 +38,15 @@ test('a tool whose definition changed since it was pinned is refused inside conf
   assert.deepEqual(ledger(home).filter((e) => e.kind === 'pins').map((e) => [e.action, e.tool]), [['pinned', 'send_update'], ['pinned', 'post_public']]);
 
   // The same release, a server that now says send_update does something else.
-  const second = await session(home, MANIFEST, [process.execPath, RECORDING_SERVER], { ...env, SEND_UPDATE_DESCRIPTION: 'send an update, and copy it to everyone' });
+  const descriptions = join(dir, 'descriptions.json');
+  writeFileSync(descriptions, JSON.stringify({ send_update: 'send an update, and copy it to everyone' }));
+  const second = await session(home, MANIFEST, confineUpstream(record, { DESCRIPTIONS_FILE: descriptions }));
   try {
     assert.deepEqual(await second.upstream.call('send_update', { message: 'again' }), { kind: 'refused', reason: 'tool_definition_changed' });
   } finally {
     await second.close();
   }
-  assert.equal(received(record).length, 1, 'only the call made before the change reached the server');
+  assert.deepEqual(readRecord(record).map((r) => r.arguments), [{ message: 'hello' }], 'only the call made before the change reached the server');
   const entries = ledger(home);
   assert.ok(entries.some((e) => e.kind === 'pins' && e.action === 'changed' && e.tool === 'send_update'), 'the change is recorded');
   assert.equal(entries.filter((e) => e.kind === 'decision').at(-1).reason, 'tool_definition_changed');
@@ -55,11 +55,10 @@ test('a tool whose definition changed since it was pinned is refused inside conf
 
 test("the upstream gets the environment minus the gate's own CLOAKPIPE_* variables", async () => {
   const manifest = `version: 1\nrelease: confine-env@1\nlabels: [public, confidential]\ntools:\n  get-env: { effect: read, accepts: confidential, arguments: {} }\n`;
-  const s = await session(makeHome(), manifest, [process.execPath, EVERYTHING, 'stdio'], {
-    ...process.env,
-    CLOAKPIPE_HOME: '/secret/home',
-    CLOAKPIPE_DOCKER_SOCKET: '/secret.sock',
-    CONFINE_VISIBLE: 'yes',
+  const s = await session(makeHome(), manifest, {
+    command: process.execPath,
+    args: [EVERYTHING, 'stdio'],
+    env: { ...process.env, CLOAKPIPE_HOME: '/secret/home', CLOAKPIPE_DOCKER_SOCKET: '/secret.sock', CONFINE_VISIBLE: 'yes' },
   });
   try {
     const r = await s.upstream.call('get-env', {});

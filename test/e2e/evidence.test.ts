@@ -30,18 +30,11 @@ async function cloakpipeAsync(args: string[]): Promise<{ status: number; stdout:
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a gate anchoring every second leaves a ledger that verifies with --require-anchors', async () => {
-  const home = makeHome();
-  const g = gate(home, anchorFlags(ev.tsa.url, '1s'));
-  await g.initialize();
-  for (let i = 0; i < 3; i++) await echo(g, `first ${i}`);
-  await sleep(2500); // let a few intervals pass (nothing asserts on how many)
-  for (let i = 0; i < 3; i++) await echo(g, `second ${i}`);
-  assert.equal(await g.end(), 0, g.stderr);
-  const entries = ledger(home);
+  const { home, stderr, entries } = await ev.anchoredSession(3);
   const kinds = entries.map((e) => e.kind);
   assert.equal(kinds.at(-1), 'epoch', 'the shutdown epoch is the last entry');
   assert.equal(kinds.at(-2), 'shutdown', 'and it covers the shutdown entry');
-  assert.equal(kinds.filter((k) => k === 'anchor_failure').length, 0, g.stderr);
+  assert.equal(kinds.filter((k) => k === 'anchor_failure').length, 0, stderr);
   const v = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey, '--require-anchors');
   assert.equal(v.status, 0, v.stdout + v.stderr);
   const epochs = kinds.filter((k) => k === 'epoch').length;

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe, tempDir } from '../helpers/cli.js';
-import { arrived, call, desk, DESK_MANIFEST, DESK_SERVER, openDesk, type Desk } from '../helpers/support-desk.js';
+import { arrived, call, desk, DESK_MANIFEST, openDesk, type Desk } from '../helpers/support-desk.js';
+import { recordingUpstream } from '../helpers/gate.js';
 import { pgSkip } from '../store/postgres/pg.js';
 import { freshDatabase, initGate, sql } from '../helpers/fleet.js';
 import { httpClient, startHttpGate } from '../helpers/http-gate.js';
@@ -235,7 +236,7 @@ test('the HTTP door on the shared store: two http-proxy gates, one operation id,
   const homes = [initGate(url, 'http-a'), initGate(url, 'http-b')];
   const gates = await Promise.all(
     homes.map((home) =>
-      startHttpGate({ home, manifest: d.manifest, policy: d.policy, flags: ['--store', url, '--context', d.contexts.t], upstream: [process.execPath, DESK_SERVER], env: { UPSTREAM_TOOLS: 'desk', RECORD_FILE: d.record } }),
+      startHttpGate({ home, manifest: d.manifest, policy: d.policy, flags: ['--store', url, '--context', d.contexts.t], ...recordingUpstream('desk', d.record) }),
     ),
   );
   try {

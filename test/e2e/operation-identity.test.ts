@@ -64,14 +64,8 @@ test('server-memory: create, delete, create the same entity leaves the entity', 
     `version: 1
 release: identity-memory@1
 tools:
-  create_entities:
-    effect: write
-    arguments:
-      entities: { type: array, max_items: 5, items: { type: object }, required: true }
-  delete_entities:
-    effect: write
-    arguments:
-      entityNames: { type: array, max_items: 5, items: { type: string, max_len: 40 }, required: true }
+  create_entities: { effect: write, arguments: { entities: { type: array, max_items: 5, items: { type: object }, required: true } } }
+  delete_entities: { effect: write, arguments: { entityNames: { type: array, max_items: 5, items: { type: string, max_len: 40 }, required: true } } }
   read_graph: { effect: read, arguments: {} }
 `,
     [process.execPath, MEMORY],

@@ -57,7 +57,7 @@ test('a task context rewritten mid-session: unevaluable values and shape drift f
     assert.match(gone.detail, /"refunds-premium"/);
     assert.ok(!/refund-cap|"reads"/.test(gone.detail), 'only the policies that no longer validate are named');
     assert.match(g.stderr(), /no longer validate against its shape/);
-    assert.match(g.stderr(), /p\.cedar:7:\d+: .*task\.tier/, 'the operator log has Cedar\'s message and location');
+    assert.match(g.stderr(), /policy\.cedar:7:\d+: .*task\.tier/, 'the operator log has Cedar\'s message and location');
 
     // Drift: an attribute changes type (the cap as an integer is a Long, not a decimal).
     rewriteContext(d, 'c', { task: { id: 'T-5', tier: 'premium', refund_cap: 100 } });

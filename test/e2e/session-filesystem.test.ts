@@ -1,16 +1,11 @@
 // A coding agent's session with @modelcontextprotocol/server-filesystem, through the real gate
 // and straight to the server, compared call by call (test/helpers/session-pair.ts). Both runs
 // use the same directory, laid out afresh before each, so paths in answers agree.
-import { before, after } from 'node:test';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { FILESYSTEM, makeHome, writeFiles, tempDir, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
-import { startGate, type RunningGate } from '../helpers/gate.js';
-import { defineSessionTests, onlyDeclared, runSession, type Outcome, type Step } from '../helpers/session-pair.js';
-import { test } from 'node:test';
-import assert from 'node:assert/strict';
+import { FILESYSTEM, tempDir } from '../helpers/cli.js';
+import { onlyDeclared, pairedSession, type Step } from '../helpers/session-pair.js';
 
 const base = tempDir('cloakpipe-fs-');
 const ROOT = join(base, 'project');
@@ -43,14 +38,8 @@ tools:
       path: { type: string, pattern: "${IN_ROOT}", required: true }
       head: { type: integer, minimum: 1 }
       tail: { type: integer, minimum: 1 }
-  read_media_file:
-    effect: read
-    arguments:
-      path: { type: string, pattern: "${IN_ROOT}", required: true }
-  read_multiple_files:
-    effect: read
-    arguments:
-      paths: { type: array, max_items: 10, items: { type: string, pattern: "${IN_ROOT}" }, required: true }
+  read_media_file: { effect: read, arguments: { path: { type: string, pattern: "${IN_ROOT}", required: true } } }
+  read_multiple_files: { effect: read, arguments: { paths: { type: array, max_items: 10, items: { type: string, pattern: "${IN_ROOT}" }, required: true } } }
   write_file:
     effect: write
     arguments:
@@ -62,14 +51,8 @@ tools:
       path: { type: string, pattern: "${IN_ROOT}", required: true }
       edits: { type: array, max_items: 5, items: { type: object }, required: true }
       dryRun: { type: boolean }
-  create_directory:
-    effect: write
-    arguments:
-      path: { type: string, pattern: "${IN_ROOT}", required: true }
-  list_directory:
-    effect: read
-    arguments:
-      path: { type: string, pattern: "${IN_ROOT}", required: true }
+  create_directory: { effect: write, arguments: { path: { type: string, pattern: "${IN_ROOT}", required: true } } }
+  list_directory: { effect: read, arguments: { path: { type: string, pattern: "${IN_ROOT}", required: true } } }
   list_directory_with_sizes:
     effect: read
     arguments:
@@ -86,10 +69,7 @@ tools:
       path: { type: string, pattern: "${IN_ROOT}", required: true }
       pattern: { type: string, max_len: 100, required: true }
       excludePatterns: { type: array, items: { type: string } }
-  get_file_info:
-    effect: read
-    arguments:
-      path: { type: string, pattern: "${IN_ROOT}", required: true }
+  get_file_info: { effect: read, arguments: { path: { type: string, pattern: "${IN_ROOT}", required: true } } }
 `;
 
 /** get_file_info reports the times of this run's files: the same shape, other instants. */
@@ -137,38 +117,4 @@ const STEPS: Step[] = [
   { label: 'read_text_file README.md (never moved)', run: call('read_text_file', { path: p('README.md') }) },
 ];
 
-let direct: (Outcome | null)[] = [];
-let gated: (Outcome | null)[] = [];
-let gate: RunningGate | undefined;
-let home: string;
-
-before(async () => {
-  layOut();
-  const d = new Client({ name: 'direct', version: '1' });
-  await d.connect(new StdioClientTransport({ command: process.execPath, args: [FILESYSTEM, ROOT], stderr: 'ignore' }));
-  try {
-    direct = await runSession(d, STEPS, false);
-  } finally {
-    await d.close();
-  }
-  layOut();
-  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  home = makeHome();
-  gate = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, FILESYSTEM, ROOT] });
-  gated = await runSession(gate.client, STEPS, true);
-});
-
-after(async () => {
-  await gate?.close();
-});
-
-defineSessionTests('filesystem', STEPS, () => ({ direct, gated }));
-
-test('filesystem: the session left a ledger that verifies, with one refusal entry per refused call', () => {
-  const v = cloakpipe(['verify', '--home', home]);
-  assert.equal(v.status, 0, v.stderr);
-  const shown = cloakpipe(['ledger', 'show', '--home', home, '--json']);
-  const entries = shown.stdout.trim().split('\n').map((l) => JSON.parse(l));
-  const refusals = entries.filter((e) => e.kind === 'decision' && e.outcome === 'refuse').map((e) => e.reason);
-  assert.deepEqual(refusals, STEPS.filter((s) => s.refusedBy).map((s) => s.refusedBy));
-});
+pairedSession('filesystem', STEPS, { manifest: MANIFEST, command: [process.execPath, FILESYSTEM, ROOT], reset: layOut });

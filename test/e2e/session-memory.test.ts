@@ -1,56 +1,27 @@
 // A knowledge-graph session with @modelcontextprotocol/server-memory, through the real gate and
 // straight to the server, compared call by call (test/helpers/session-pair.ts). Both runs use
 // the same memory file, removed before each.
-import { before, after, test } from 'node:test';
-import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { MEMORY, makeHome, writeFiles, tempDir, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
-import { startGate, type RunningGate } from '../helpers/gate.js';
-import { defineSessionTests, onlyDeclared, runSession, type Outcome, type Step } from '../helpers/session-pair.js';
+import { MEMORY, tempDir } from '../helpers/cli.js';
+import { onlyDeclared, pairedSession, type Step } from '../helpers/session-pair.js';
 
 const MEMORY_FILE = join(tempDir('cloakpipe-memory-'), 'memory.jsonl');
-const env = { ...(process.env as Record<string, string>), MEMORY_FILE_PATH: MEMORY_FILE };
 
 const DECLARED = ['create_entities', 'create_relations', 'add_observations', 'delete_entities', 'delete_observations', 'delete_relations', 'read_graph', 'search_nodes', 'open_nodes'];
 const MANIFEST = `version: 1
 release: memory-session@1
 tools:
-  create_entities:
-    effect: write
-    arguments:
-      entities: { type: array, max_items: 5, items: { type: object }, required: true }
-  create_relations:
-    effect: write
-    arguments:
-      relations: { type: array, max_items: 5, items: { type: object }, required: true }
-  add_observations:
-    effect: write
-    arguments:
-      observations: { type: array, max_items: 5, items: { type: object }, required: true }
-  delete_entities:
-    effect: write
-    arguments:
-      entityNames: { type: array, max_items: 5, items: { type: string, max_len: 40 }, required: true }
-  delete_observations:
-    effect: write
-    arguments:
-      deletions: { type: array, max_items: 5, items: { type: object }, required: true }
-  delete_relations:
-    effect: write
-    arguments:
-      relations: { type: array, max_items: 5, items: { type: object }, required: true }
+  create_entities: { effect: write, arguments: { entities: { type: array, max_items: 5, items: { type: object }, required: true } } }
+  create_relations: { effect: write, arguments: { relations: { type: array, max_items: 5, items: { type: object }, required: true } } }
+  add_observations: { effect: write, arguments: { observations: { type: array, max_items: 5, items: { type: object }, required: true } } }
+  delete_entities: { effect: write, arguments: { entityNames: { type: array, max_items: 5, items: { type: string, max_len: 40 }, required: true } } }
+  delete_observations: { effect: write, arguments: { deletions: { type: array, max_items: 5, items: { type: object }, required: true } } }
+  delete_relations: { effect: write, arguments: { relations: { type: array, max_items: 5, items: { type: object }, required: true } } }
   read_graph: { effect: read, arguments: {} }
-  search_nodes:
-    effect: read
-    arguments:
-      query: { type: string, pattern: "[A-Za-z ]{1,40}", required: true }
-  open_nodes:
-    effect: read
-    arguments:
-      names: { type: array, max_items: 10, items: { type: string, max_len: 40 }, required: true }
+  search_nodes: { effect: read, arguments: { query: { type: string, pattern: "[A-Za-z ]{1,40}", required: true } } }
+  open_nodes: { effect: read, arguments: { names: { type: array, max_items: 10, items: { type: string, max_len: 40 }, required: true } } }
 `;
 
 const call = (name: string, args: Record<string, unknown>) => (c: Client) => c.callTool({ name, arguments: args });
@@ -86,37 +57,4 @@ const STEPS: Step[] = [
   { label: 'read_graph: the refused calls changed nothing', run: call('read_graph', {}) },
 ];
 
-let direct: (Outcome | null)[] = [];
-let gated: (Outcome | null)[] = [];
-let gate: RunningGate | undefined;
-let home: string;
-
-before(async () => {
-  rmSync(MEMORY_FILE, { force: true });
-  const d = new Client({ name: 'direct', version: '1' });
-  await d.connect(new StdioClientTransport({ command: process.execPath, args: [MEMORY], env, stderr: 'ignore' }));
-  try {
-    direct = await runSession(d, STEPS, false);
-  } finally {
-    await d.close();
-  }
-  rmSync(MEMORY_FILE, { force: true });
-  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  home = makeHome();
-  gate = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: MEMORY_FILE } });
-  gated = await runSession(gate.client, STEPS, true);
-});
-
-after(async () => {
-  await gate?.close();
-});
-
-defineSessionTests('memory', STEPS, () => ({ direct, gated }));
-
-test('memory: the session left a ledger that verifies, with one refusal entry per refused call', () => {
-  const v = cloakpipe(['verify', '--home', home]);
-  assert.equal(v.status, 0, v.stderr);
-  const entries = cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-  const refusals = entries.filter((e) => e.kind === 'decision' && e.outcome === 'refuse').map((e) => e.reason);
-  assert.deepEqual(refusals, STEPS.filter((s) => s.refusedBy).map((s) => s.refusedBy));
-});
+pairedSession('memory', STEPS, { manifest: MANIFEST, command: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: MEMORY_FILE }, reset: () => rmSync(MEMORY_FILE, { force: true }) });

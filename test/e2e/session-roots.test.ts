@@ -27,10 +27,7 @@ const MANIFEST = `version: 1
 release: roots@1
 tools:
   list_allowed_directories: { effect: read, arguments: {} }
-  read_text_file:
-    effect: read
-    arguments:
-      path: { type: string, pattern: "${esc(base)}/[ab]/file\\\\.txt", required: true }
+  read_text_file: { effect: read, arguments: { path: { type: string, pattern: "${esc(base)}/[ab]/file\\\\.txt", required: true } } }
 `;
 
 /** A host that offers MCP roots, which the test can change. */

@@ -37,7 +37,7 @@ test('12.16: a policy changed under a running gate holds from the next call; a b
       assert.equal(r.reason, 'fail_closed');
       assert.match(r.detail, /does not load/);
     }
-    assert.match(g.stderr(), /p\.cedar:1:\d+/, "the operator's log says where the policy is broken");
+    assert.match(g.stderr(), /policy\.cedar:1:\d+/, "the operator's log says where the policy is broken");
 
     replace(d.policy, PERMIT_ALL + '// mended\n');
     assert.equal(summary(await call(g, 'send_email', email())), 'ok');

@@ -3,7 +3,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The repository root (tests run from dist/test/...). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -13,6 +13,8 @@ export const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memo
 export const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 /** A compiled test helper script (dist/test/helpers/NAME.js). */
 export const helperScript = (name: string) => join(ROOT, 'dist/test/helpers', name);
+/** Node options that preload an OpenTelemetry SDK (otel-preload.ts) the way an operator installs one. */
+export const OTEL_PRELOAD = ['--import', pathToFileURL(helperScript('otel-preload.js')).href];
 
 export function cloakpipe(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [CLI, ...args], {
@@ -60,3 +62,30 @@ export function writeFiles(files: Record<string, string | object>): Record<strin
 }
 
 export const PERMIT_ALL = 'permit (principal, action, resource);\n';
+
+export interface FixtureFiles {
+  /** A fresh, initialized gate home. */
+  home: string;
+  /** The fixture's own directory: its files, the upstream's record, whatever a test adds. */
+  dir: string;
+  manifest: string;
+  policy: string;
+  /** The task context file ('' when the fixture has none: the gate runs without --context). */
+  context: string;
+  /** Where the recording upstream keeps its record of calls (test/helpers/upstream.ts). */
+  record: string;
+}
+
+/** What every gate fixture starts from: a home, and a manifest, policy and task context in one directory. */
+export function fixtureFiles(prefix: string, f: { manifest: string; policy?: string; context?: object; home?: string }): FixtureFiles {
+  const dir = tempDir(prefix);
+  const at = (name: string, content: string) => (writeFileSync(join(dir, name), content), join(dir, name));
+  return {
+    home: f.home ?? makeHome(),
+    dir,
+    manifest: at('manifest.yaml', f.manifest),
+    policy: at('policy.cedar', f.policy ?? PERMIT_ALL),
+    context: f.context ? at('context.json', JSON.stringify(f.context)) : '',
+    record: join(dir, 'record.jsonl'),
+  };
+}

@@ -3,9 +3,8 @@
 // get-env (the server's environment), gzip-file-as-resource (fetches a URL), the toggles and the
 // task-based research query are left out of the manifest on purpose.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { onlyDeclared, runSession, type Outcome, type Step } from './session-pair.js';
+import { onlyDeclared, runStraight, type Step } from './session-pair.js';
 import { EVERYTHING } from './cli.js';
 
 export const DECLARED = ['echo', 'get-annotated-message', 'get-resource-links', 'get-resource-reference', 'get-structured-content', 'get-sum', 'get-tiny-image', 'trigger-long-running-operation'];
@@ -107,12 +106,5 @@ export const STEPS: Step[] = [
 ];
 
 /** The session straight to a fresh server-everything over stdio: what the gate's answers are compared with. */
-export async function directSession(): Promise<(Outcome | null)[]> {
-  const d = new Client({ name: 'direct', version: '1' });
-  await d.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
-  try {
-    return await runSession(d, STEPS, false);
-  } finally {
-    await d.close();
-  }
-}
+/** The session straight to server-everything over stdio. */
+export const directSession = () => runStraight([process.execPath, EVERYTHING, 'stdio'], STEPS);

@@ -6,7 +6,8 @@ import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { EVERYTHING, writeFiles, cloakpipe, tempDir, PERMIT_ALL } from './cli.js';
+import { EVERYTHING, writeFiles, cloakpipe, makeHome, tempDir, PERMIT_ALL } from './cli.js';
+import { ledgerOf } from './gate.js';
 import { RawGate } from './raw-gate.js';
 import { startOpensslTsa, type TestTsa } from './openssl-tsa.js';
 import { startFakeRekor, type FakeRekor } from './fake-rekor.js';
@@ -23,6 +24,11 @@ export interface EvidenceSuite {
   /** One echo call; what else the server says meanwhile is skipped. */
   echo(g: RawGate, message: string): Promise<void>;
   verify(home: string, ...extra: string[]): ReturnType<typeof cloakpipe>;
+  /**
+   * A gate anchoring every second on a fresh home: three echoes, a few intervals, `more` echoes,
+   * a clean end (exit 0). Its home, stderr and ledger entries.
+   */
+  anchoredSession(more: number): Promise<{ home: string; stderr: string; entries: Record<string, any>[] }>;
 }
 
 /** Start the TSA and the log before the suite's tests and stop them after. The fields are set in before(). */
@@ -56,5 +62,15 @@ export function evidenceSuite(o: { release: string; tsaName: string; rekor?: Par
     assert.ok(r.result, JSON.stringify(r.error));
   };
   s.verify = (home, ...extra) => cloakpipe(['verify', '--home', home, ...extra], { timeout: 120_000 });
+  s.anchoredSession = async (more) => {
+    const home = makeHome();
+    const g = s.gate(home, s.anchorFlags(s.tsa.url, '1s'));
+    await g.initialize();
+    for (let i = 0; i < 3; i++) await s.echo(g, `first ${i}`);
+    await new Promise((r) => setTimeout(r, 2500)); // let a few intervals pass (nothing asserts on how many)
+    for (let i = 0; i < more; i++) await s.echo(g, `second ${i}`);
+    assert.equal(await g.end(), 0, g.stderr);
+    return { home, stderr: g.stderr, entries: ledgerOf(home) };
+  };
   return s;
 }

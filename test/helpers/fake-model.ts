@@ -5,6 +5,7 @@
 // the calls (arguments as an object, or as raw text to send a malformed fragment), the text
 // after, how many pieces each call's arguments are cut into, and a pause between events.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { listenLocal } from './local-http.js';
 
 export interface ScriptCall {
   name: string;
@@ -202,12 +203,5 @@ export async function startFakeModel(): Promise<FakeModel> {
       next();
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    server,
-    seen,
-    close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
-  };
+  return { ...(await listenLocal(server)), server, seen };
 }

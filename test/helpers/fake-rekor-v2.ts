@@ -15,6 +15,7 @@ import { noteKeyId } from '../../src/ledger/anchors/rekor/log-key.js';
 import { pae } from '../../src/ledger/anchors/rekor/dsse.js';
 import { TiledTree, parseTileIndexPath } from './tlog-tiles.js';
 import type { FakeRekor, RekorMisbehaviour } from './fake-rekor.js';
+import { listenLocal } from './local-http.js';
 
 export type FakeRekorV2 = FakeRekor & { origin: string; tree: TiledTree };
 
@@ -150,10 +151,9 @@ export async function startFakeRekorV2(opts: { origin?: string; prefill?: number
       json(404, { code: 5, message: 'Not Found' });
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const addr = server.address();
+  const { url, close } = await listenLocal(server);
   const fake: FakeRekorV2 = {
-    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`,
+    url,
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }) as string,
     logID: keyId.toString('hex'),
     misbehave: 'none' as RekorMisbehaviour,
@@ -162,11 +162,7 @@ export async function startFakeRekorV2(opts: { origin?: string; prefill?: number
     get size() {
       return tree.size;
     },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections?.();
-        server.close(() => r());
-      }),
+    close,
   };
   return fake;
 }

@@ -13,6 +13,7 @@ import { ed25519PublicRaw, verifyEd25519phDigest } from '../../src/ledger/anchor
 import { logIdOf } from '../../src/ledger/anchors/rekor/log-key.js';
 import { pae } from '../../src/ledger/anchors/rekor/dsse.js';
 import { startFakeRekorV2 } from './fake-rekor-v2.js';
+import { listenLocal } from './local-http.js';
 
 // omit-proof: the POST answer lacks the inclusion proof (the client must fetch the entry).
 export type RekorMisbehaviour = 'none' | 'bad-set' | 'truncated-proof' | 'wrong-checkpoint-key' | 'omit-proof' | 'http-500';
@@ -170,21 +171,16 @@ export async function startFakeRekor(
       json(404, { code: 404, message: 'not found' });
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const addr = server.address();
+  const { url, close } = await listenLocal(server);
   const fake: FakeRekor = {
-    url: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`,
+    url,
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }) as string,
     logID: logID.toString('hex'),
     misbehave: 'none',
     get size() {
       return leaves.length;
     },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections?.();
-        server.close(() => r());
-      }),
+    close,
   };
   return fake;
 }

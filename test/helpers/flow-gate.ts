@@ -3,43 +3,21 @@
 // flow tools (upstream.ts, UPSTREAM_TOOLS=flow), driven
 // by the SDK's Client. Optionally with an OpenTelemetry SDK preloaded (otel-preload.ts), the way
 // an operator installs one, so the test can read the spans an exporter received.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { helperScript, makeHome, PERMIT_ALL, tempDir } from './cli.js';
-import { readRecord, replaceContext, startGate, type RunningGate } from './gate.js';
+import { fixtureFiles, OTEL_PRELOAD, type FixtureFiles } from './cli.js';
+import { readRecord, recordingUpstream, replaceContext, startGate, type RunningGate } from './gate.js';
 
 export const FLOW_MANIFEST = `version: 1
 release: flow-e2e@1
 labels: [public, internal, confidential, restricted]
 tools:
-  read_record:
-    effect: read
-    returns: confidential
-    accepts: restricted
-    arguments: { id: { type: string, max_len: 200 } }
-  echo:
-    effect: read
-    accepts: restricted
-    arguments: { text: { type: string, max_len: 2000 } }
-  post_public:
-    effect: write
-    accepts: public
-    arguments: { text: { type: string, max_len: 2000 } }
-  post_internal:
-    effect: write
-    accepts: internal
-    arguments: { text: { type: string, max_len: 2000 } }
-  post_confidential:
-    effect: write
-    accepts: confidential
-    arguments: { text: { type: string, max_len: 2000 } }
-  fetch_report:
-    effect: write
-    returns: confidential
-    accepts: restricted
-    operation_id: key
-    arguments: { key: { type: string, max_len: 64 } }
+  read_record: { effect: read, returns: confidential, accepts: restricted, arguments: { id: { type: string, max_len: 200 } } }
+  echo: { effect: read, accepts: restricted, arguments: { text: { type: string, max_len: 2000 } } }
+  post_public: { effect: write, accepts: public, arguments: { text: { type: string, max_len: 2000 } } }
+  post_internal: { effect: write, accepts: internal, arguments: { text: { type: string, max_len: 2000 } } }
+  post_confidential: { effect: write, accepts: confidential, arguments: { text: { type: string, max_len: 2000 } } }
+  fetch_report: { effect: write, returns: confidential, accepts: restricted, operation_id: key, arguments: { key: { type: string, max_len: 64 } } }
   fail_rpc: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
   fail_tool: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
   malformed: { effect: read, accepts: restricted, arguments: { text: { type: string } } }
@@ -49,31 +27,14 @@ classify:
   - { label: internal, pattern: "(?i)internal use only" }
 `;
 
-export interface FlowSetup {
-  home: string;
-  dir: string;
-  manifest: string;
-  policy: string;
-  context: string;
-  record: string;
+export interface FlowSetup extends FixtureFiles {
+  /** Where the preloaded OpenTelemetry SDK writes the spans it exported. */
   spans: string;
 }
 
 export function flowSetup(o: { context?: object; policy?: string; manifest?: string } = {}): FlowSetup {
-  const dir = tempDir('cloakpipe-flow-');
-  const s: FlowSetup = {
-    home: makeHome(),
-    dir,
-    manifest: join(dir, 'manifest.yaml'),
-    policy: join(dir, 'policy.cedar'),
-    context: join(dir, 'context.json'),
-    record: join(dir, 'record.jsonl'),
-    spans: join(dir, 'spans.jsonl'),
-  };
-  writeFileSync(s.manifest, o.manifest ?? FLOW_MANIFEST);
-  writeFileSync(s.policy, o.policy ?? PERMIT_ALL);
-  writeFileSync(s.context, JSON.stringify(o.context ?? { task: { id: 'T-flow' } }));
-  return s;
+  const f = fixtureFiles('cloakpipe-flow-', { manifest: o.manifest ?? FLOW_MANIFEST, policy: o.policy, context: o.context ?? { task: { id: 'T-flow' } } });
+  return { ...f, spans: join(f.dir, 'spans.jsonl') };
 }
 
 /** Replace the task context as an orchestrator should: write aside, then rename. */
@@ -86,14 +47,10 @@ export type FlowGate = RunningGate;
 /** The gate in front of the flow tools, optionally with an OpenTelemetry SDK preloaded. */
 export function startFlowGate(s: FlowSetup, o: { flags?: string[]; env?: Record<string, string>; otel?: boolean } = {}): Promise<FlowGate> {
   return startGate({
-    home: s.home,
-    manifest: s.manifest,
-    policy: s.policy,
-    context: s.context,
+    ...s,
     flags: o.flags,
-    upstream: [process.execPath, helperScript('upstream.js')],
-    env: { UPSTREAM_TOOLS: 'flow', RECORD_FILE: s.record, CLOAKPIPE_TEST_SPANS: s.spans, ...(o.env ?? {}) },
-    node: o.otel ? ['--import', pathToFileURL(helperScript('otel-preload.js')).href] : [],
+    ...recordingUpstream('flow', s.record, { CLOAKPIPE_TEST_SPANS: s.spans, ...(o.env ?? {}) }),
+    node: o.otel ? OTEL_PRELOAD : [],
   });
 }
 

@@ -8,7 +8,7 @@ import { after } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, cloakpipe } from './cli.js';
+import { CLI, cloakpipe, helperScript } from './cli.js';
 
 export interface GateOptions {
   home: string;
@@ -34,6 +34,11 @@ export function gateArgs(o: GateOptions): string[] {
     ...(o.flags ?? []),
     '--', ...o.upstream,
   ];
+}
+
+/** The suite's recording upstream (upstream.ts) serving catalogue `tools`, its record of calls in `record`. */
+export function recordingUpstream(tools: string, record: string, env: Record<string, string> = {}): Pick<GateOptions, 'upstream' | 'env'> {
+  return { upstream: [process.execPath, helperScript('upstream.js')], env: { UPSTREAM_TOOLS: tools, RECORD_FILE: record, ...env } };
 }
 
 export interface RunningGate {

@@ -2,42 +2,24 @@
 // official OpenAI and Anthropic SDKs as the agent. The manifest covers a refusal of every code
 // a proposed call can meet; the policy denies large transfers.
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { helperScript, makeHome, tempDir, writeFiles } from './cli.js';
+import { fixtureFiles, OTEL_PRELOAD, type FixtureFiles } from './cli.js';
 import { spawnDoor, type HttpGate } from './http-gate.js';
 
 export const LLM_MANIFEST = `version: 1
 release: llm-e2e@1
 labels: [public, internal, confidential]
 tools:
-  get_weather:
-    effect: read
-    accepts: confidential
-    arguments: { city: { type: string, max_len: 64, required: true } }
-  read_file:
-    effect: read
-    returns: confidential
-    accepts: confidential
-    arguments: { path: { type: string, max_len: 200 } }
-  post_public:
-    effect: write
-    accepts: public
-    arguments: { text: { type: string, max_len: 2000 } }
+  get_weather: { effect: read, accepts: confidential, arguments: { city: { type: string, max_len: 64, required: true } } }
+  read_file: { effect: read, returns: confidential, accepts: confidential, arguments: { path: { type: string, max_len: 200 } } }
+  post_public: { effect: write, accepts: public, arguments: { text: { type: string, max_len: 2000 } } }
   send_email:
     effect: write
     accepts: confidential
     arguments: { to: { type: string, one_of_context: task.recipients }, body: { type: string, max_len: 5000 } }
-  delete_branch:
-    effect: write
-    accepts: confidential
-    approval: required
-    arguments: { branch: { type: string, max_len: 100 } }
-  transfer:
-    effect: write
-    accepts: confidential
-    arguments: { amount: { type: number } }
+  delete_branch: { effect: write, accepts: confidential, approval: required, arguments: { branch: { type: string, max_len: 100 } } }
+  transfer: { effect: write, accepts: confidential, arguments: { amount: { type: number } } }
 `;
 
 export const LLM_POLICY = `permit (principal, action, resource);
@@ -49,30 +31,24 @@ when { context.args has amount && context.args.amount.greaterThan(decimal("1000.
 
 export const LLM_CONTEXT = { task: { id: 'T-llm', recipients: ['alice@example.com'] } };
 
-export interface LlmSetup {
-  home: string;
-  manifest: string;
-  policy: string;
-  context: string;
-  dir: string;
+export interface LlmSetup extends FixtureFiles {
+  /** Where the preloaded OpenTelemetry SDK writes the spans it exported. */
   spans: string;
 }
 
 export function llmSetup(): LlmSetup {
-  const files = writeFiles({ 'manifest.yaml': LLM_MANIFEST, 'policy.cedar': LLM_POLICY, 'context.json': LLM_CONTEXT });
-  const dir = tempDir('cloakpipe-llm-');
-  return { home: makeHome(), manifest: files['manifest.yaml'], policy: files['policy.cedar'], context: files['context.json'], dir, spans: join(dir, 'spans.jsonl') };
+  const f = fixtureFiles('cloakpipe-llm-', { manifest: LLM_MANIFEST, policy: LLM_POLICY, context: LLM_CONTEXT });
+  return { ...f, spans: join(f.dir, 'spans.jsonl') };
 }
 
 export type LlmGate = HttpGate;
 
 export function startLlmGate(s: LlmSetup, upstreamUrl: string, flags: string[] = [], o: { otel?: boolean } = {}): Promise<LlmGate> {
-  const preload = o.otel ? ['--import', pathToFileURL(helperScript('otel-preload.js')).href] : [];
   return spawnDoor(
     'llm-proxy',
     ['--home', s.home, '--manifest', s.manifest, '--policy', s.policy, '--context', s.context, '--upstream-url', upstreamUrl, '--listen', '127.0.0.1:0', ...flags],
     { CLOAKPIPE_TEST_SPANS: s.spans },
-    preload,
+    o.otel ? OTEL_PRELOAD : [],
   );
 }
 

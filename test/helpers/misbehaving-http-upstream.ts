@@ -3,12 +3,17 @@
 // streams, 5xx, bodies over the bound, forged and unreadable answers, a forgotten session.
 // It records the headers of every request it receives (to show what the gate sends upstream).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { listenLocal } from './local-http.js';
 
 export const CANARY = 'CANARY-http-upstream-41d7';
 export const SESSION = 'raw-session-0001';
 export const TOOLS = [
   'ok', 'ok_sse', 'wrong_type', 'sse_bad_field', 'sse_cut', 'sse_other_event', 'status_500', 'huge_declared', 'huge_chunked', 'huge_event',
   'forged_id', 'dup_key', 'no_body', 'forget_session', 'hang', 'held',
+  // An event stream with ids that the server cuts before the reply; then, on the GET that resumes
+  // it: the reply after a replayed reply to another id (resume_ok), 405 (resume_refused), an empty
+  // stream every time (resume_loop), a malformed stream (resume_bad).
+  'resume_ok', 'resume_refused', 'resume_loop', 'resume_bad',
 ];
 const BIG = 64 * 1024 * 1024 + 1024;
 
@@ -31,8 +36,12 @@ export async function startRawUpstream(): Promise<RawUpstream> {
   const held: (() => void)[] = [];
   let waiters: (() => void)[] = [];
   let forgotten = false;
+  /** What a GET with Last-Event-ID gets, by that id. */
+  const resumes = new Map<string, (res: ServerResponse) => void>();
   const server = createServer((req, res) => {
     seen.push({ method: req.method ?? '', headers: req.headers });
+    const last = req.headers['last-event-id'];
+    if (req.method === 'GET' && typeof last === 'string' && resumes.has(last)) return resumes.get(last)!(res);
     if (req.method === 'GET') return void res.writeHead(405).end();
     if (req.method === 'DELETE') return void res.writeHead(200).end();
     const chunks: Buffer[] = [];
@@ -113,6 +122,27 @@ export async function startRawUpstream(): Promise<RawUpstream> {
       case 'forget_session':
         forgotten = true;
         return void res.writeHead(404).end();
+      case 'resume_ok':
+      case 'resume_refused':
+      case 'resume_loop':
+      case 'resume_bad': {
+        const name = m.params.name as string;
+        const eid = `${name}-${String(id)}`;
+        sse();
+        // A priming event (an id, no data), a progress-like notification, then the cut.
+        res.write(`id: ${eid}-0\ndata:\n\nid: ${eid}-1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}\n\nid: ${eid}-2\ndata: {"jsonrpc":"2.0",`);
+        setTimeout(() => res.socket?.destroy(), 50);
+        resumes.set(`${eid}-1`, (g) => {
+          if (name === 'resume_refused') return void g.writeHead(405).end();
+          g.writeHead(200, { 'Content-Type': 'text/event-stream' });
+          if (name === 'resume_loop') return void g.end(': nothing new\n\n');
+          if (name === 'resume_bad') return void g.end(`dat: ${result(id, text)}\n\n`);
+          // A replayed answer to another id (the call before this one, which may still wait), then this call's.
+          const other = typeof id === 'number' ? id - 1 : `${String(id)}x`;
+          g.end(`retry: 10\nid: ${eid}-3\ndata: ${result(other, `stale ${CANARY}`)}\n\nid: ${eid}-4\ndata: ${result(id, text)}\n\n`);
+        });
+        return;
+      }
       case 'hang':
         return; // never answers
       case 'held':
@@ -124,10 +154,9 @@ export async function startRawUpstream(): Promise<RawUpstream> {
         return;
     }
   };
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
+  const local = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `${local.url}/mcp`,
     server,
     seen,
     held,
@@ -141,10 +170,6 @@ export async function startRawUpstream(): Promise<RawUpstream> {
         waiters.push(check);
         check();
       }),
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close: local.close,
   };
 }

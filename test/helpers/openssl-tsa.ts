@@ -13,6 +13,7 @@ import { oid, parseDer, T } from '../../src/ledger/anchors/der.js';
 import { buildTimeStampReq } from '../../src/ledger/anchors/tsa/client.js';
 import { HASH_BY_OID } from '../../src/ledger/anchors/tsa/oids.js';
 import { timeStampResp } from './der.js';
+import { listenLocal } from './local-http.js';
 
 const run = promisify(execFile);
 
@@ -112,10 +113,7 @@ export async function startOpensslTsa(name = 'Test TSA', opts: { emptySubject?: 
     mode: 'ok',
     requests: 0,
     close: async () => {
-      await new Promise<void>((res) => {
-        server.closeAllConnections?.();
-        server.close(() => res());
-      });
+      await local.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -145,8 +143,7 @@ export async function startOpensslTsa(name = 'Test TSA', opts: { emptySubject?: 
       job.then(send, () => res.writeHead(500).end());
     });
   });
-  await new Promise<void>((res) => server.listen(0, '127.0.0.1', () => res()));
-  const addr = server.address();
-  tsa.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/tsr`;
+  const local = await listenLocal(server);
+  tsa.url = `${local.url}/tsr`;
   return tsa;
 }

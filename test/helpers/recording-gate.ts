@@ -2,8 +2,8 @@
 // tools, and the real gate (gate.ts) in front of the recording upstream (upstream.ts) with the
 // approvals tools.
 import { join } from 'node:path';
-import { cloakpipe, helperScript, makeHome, PERMIT_ALL, tempDir, writeFiles } from './cli.js';
-import { call, ledgerOf, readRecord, startGate as start, waitFor, type Outcome, type RunningGate } from './gate.js';
+import { cloakpipe, fixtureFiles, writeFiles, type FixtureFiles } from './cli.js';
+import { call, ledgerOf, readRecord, recordingUpstream, startGate as start, waitFor, type Outcome, type RunningGate } from './gate.js';
 
 export { call, waitFor, type Outcome, type RunningGate };
 
@@ -32,15 +32,9 @@ tools:
 
 export const CONTEXT = { task: { id: 'T-77' } };
 
-export interface Setup {
-  home: string;
-  manifest: string;
-  policy: string;
-  context: string;
-  record: string;
+export interface Setup extends FixtureFiles {
   approverKey: string;
   approverPub: string;
-  dir: string;
 }
 
 export function keygen(prefix: string): void {
@@ -49,20 +43,9 @@ export function keygen(prefix: string): void {
 }
 
 export function setup(): Setup {
-  const home = makeHome();
-  const files = writeFiles({ 'manifest.yaml': MANIFEST, 'policy.cedar': PERMIT_ALL, 'context.json': CONTEXT });
-  const dir = tempDir('cloakpipe-approvals-');
-  keygen(join(dir, 'approver'));
-  return {
-    home,
-    manifest: files['manifest.yaml'],
-    policy: files['policy.cedar'],
-    context: files['context.json'],
-    record: join(dir, 'record.jsonl'),
-    approverKey: join(dir, 'approver.key'),
-    approverPub: join(dir, 'approver.pub'),
-    dir,
-  };
+  const f = fixtureFiles('cloakpipe-approvals-', { manifest: MANIFEST, context: CONTEXT });
+  keygen(join(f.dir, 'approver'));
+  return { ...f, approverKey: join(f.dir, 'approver.key'), approverPub: join(f.dir, 'approver.pub') };
 }
 
 /** The gate in front of the recording upstream; `mode` says how its calls behave (upstream.ts). */
@@ -72,13 +55,9 @@ export function startGate(
 ): Promise<RunningGate> {
   const approvers = o.approvers ?? [s.approverPub];
   return start({
-    home: s.home,
-    manifest: s.manifest,
-    policy: s.policy,
-    context: s.context,
+    ...s,
     flags: [...approvers.flatMap((p) => ['--approver-key', p]), ...(o.flags ?? [])],
-    upstream: [process.execPath, helperScript('upstream.js')],
-    env: { UPSTREAM_TOOLS: 'approvals', RECORD_FILE: s.record, RECORDER_MODE: o.mode ?? 'ok', RECORDER_DELAY_MS: String(o.delayMs ?? 300) },
+    ...recordingUpstream('approvals', s.record, { RECORDER_MODE: o.mode ?? 'ok', RECORDER_DELAY_MS: String(o.delayMs ?? 300) }),
   });
 }
 

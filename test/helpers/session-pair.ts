@@ -2,10 +2,13 @@
 // through the real gate to a fresh instance of the same server, compared call by call. A step
 // the manifest means to refuse is sent only through the gate (the server would run it: that is
 // the point), and what follows shows it never arrived.
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { cloakpipe, makeHome, PERMIT_ALL, writeFiles } from './cli.js';
+import { startGate, type RunningGate } from './gate.js';
 
 export type Outcome = { ok: true; value: unknown; progress: number } | { ok: false; code: number; message: string; data: any };
 
@@ -95,4 +98,53 @@ export function onlyDeclared(declared: string[]): (direct: unknown) => unknown {
     const list = d as { tools: { name: string }[] };
     return { ...list, tools: list.tools.filter((t) => declared.includes(t.name)) };
   };
+}
+
+/** The session straight to a server over stdio (a fresh instance), closed after. */
+export async function runStraight(command: string[], steps: Step[], env: Record<string, string> = {}): Promise<(Outcome | null)[]> {
+  const d = new Client({ name: 'direct', version: '1' });
+  await d.connect(new StdioClientTransport({ command: command[0], args: command.slice(1), env: { ...(process.env as Record<string, string>), ...env }, stderr: 'ignore' }));
+  try {
+    return await runSession(d, steps, false);
+  } finally {
+    await d.close();
+  }
+}
+
+export interface PairedRun {
+  direct: (Outcome | null)[];
+  gated: (Outcome | null)[];
+  home: string;
+}
+
+/**
+ * The whole comparison for one server: the session straight to it, then through `mcp-proxy` (a
+ * fresh home, `manifest`, permit-all) to a fresh instance; `reset` runs before each (the state
+ * both runs must start from). Registers one test per step and one for the ledger: it verifies,
+ * with one refusal entry per refused step and no other. Returns the runs, for further tests.
+ */
+export function pairedSession(server: string, steps: Step[], o: { manifest: string; command: string[]; env?: Record<string, string>; reset?: () => void }): () => PairedRun {
+  const run: PairedRun = { direct: [], gated: [], home: '' };
+  let gate: RunningGate | undefined;
+  before(async () => {
+    o.reset?.();
+    run.direct = await runStraight(o.command, steps, o.env);
+    o.reset?.();
+    const f = writeFiles({ 'm.yaml': o.manifest, 'p.cedar': PERMIT_ALL });
+    run.home = makeHome();
+    gate = await startGate({ home: run.home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: o.command, env: o.env });
+    run.gated = await runSession(gate.client, steps, true);
+  });
+  after(async () => {
+    await gate?.close();
+  });
+  defineSessionTests(server, steps, () => run);
+  test(`${server}: the session left a ledger that verifies, with one refusal entry per refused call and no other`, () => {
+    const v = cloakpipe(['verify', '--home', run.home]);
+    assert.equal(v.status, 0, v.stderr);
+    const entries = cloakpipe(['ledger', 'show', '--home', run.home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const refusals = entries.filter((e) => e.kind === 'decision' && e.outcome === 'refuse').map((e) => e.reason);
+    assert.deepEqual(refusals, steps.filter((s) => s.refusedBy).map((s) => s.refusedBy));
+  });
+  return () => run;
 }

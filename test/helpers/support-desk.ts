@@ -3,12 +3,10 @@
 // the witness of what reached a tool.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { helperScript, makeHome, tempDir, writeFiles } from './cli.js';
-import { call, decisions, ledgerOf, readRecord, replaceContext, startGate, summary, type Outcome, type RunningGate } from './gate.js';
+import { fixtureFiles, type FixtureFiles } from './cli.js';
+import { call, decisions, ledgerOf, readRecord, recordingUpstream, replaceContext, startGate, summary, type Outcome, type RunningGate } from './gate.js';
 
 export { call, decisions, ledgerOf, summary, type Outcome, type RunningGate };
-
-export const DESK_SERVER = helperScript('upstream.js');
 
 /** The support desk's contract, without approvals (they are not under test here). */
 export const DESK_MANIFEST = `version: 1
@@ -41,38 +39,24 @@ tools:
       idempotency_key: { type: string, max_len: 64 }
 `;
 
-export interface Desk {
-  home: string;
-  dir: string;
-  manifest: string;
-  policy: string;
-  record: string;
+export interface Desk extends FixtureFiles {
   /** Task context files by name. */
   contexts: Record<string, string>;
 }
 
 export function desk(o: { policy: string; contexts?: Record<string, object>; manifest?: string; home?: string }): Desk {
-  const files = writeFiles({ 'manifest.yaml': o.manifest ?? DESK_MANIFEST, 'p.cedar': o.policy });
-  const dir = tempDir('cloakpipe-desk-');
+  const f = fixtureFiles('cloakpipe-desk-', { manifest: o.manifest ?? DESK_MANIFEST, policy: o.policy, home: o.home });
   const contexts: Record<string, string> = {};
   for (const [name, doc] of Object.entries(o.contexts ?? {})) {
-    contexts[name] = join(dir, `${name}.json`);
+    contexts[name] = join(f.dir, `${name}.json`);
     writeFileSync(contexts[name], JSON.stringify(doc));
   }
-  return { home: o.home ?? makeHome(), dir, manifest: files['manifest.yaml'], policy: files['p.cedar'], record: join(dir, 'record.jsonl'), contexts };
+  return { ...f, contexts };
 }
 
 /** Start a gate on the desk's home with one of its task contexts. */
 export function openDesk(d: Desk, context?: string, flags: string[] = []): Promise<RunningGate> {
-  return startGate({
-    home: d.home,
-    manifest: d.manifest,
-    policy: d.policy,
-    context: context === undefined ? undefined : d.contexts[context],
-    flags,
-    upstream: [process.execPath, DESK_SERVER],
-    env: { UPSTREAM_TOOLS: 'desk', RECORD_FILE: d.record },
-  });
+  return startGate({ ...d, context: context === undefined ? undefined : d.contexts[context], flags, ...recordingUpstream('desk', d.record) });
 }
 
 /** Replace a task context file the way an orchestrator should: write aside, then rename. */

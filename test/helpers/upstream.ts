@@ -2,12 +2,14 @@
 // controls every byte it answers), configured by its environment. It is the witness of what
 // reached a tool. (misbehaving-upstream.ts is the other kind: it breaks the protocol on purpose.)
 //   $UPSTREAM_TOOLS    which tools it serves (CATALOGUES below; or the first argument): recorder
-//                      (default), approvals, desk, flow, toggle, suite, paged
+//                      (default), approvals, desk, flow, toggle, suite, paged, confine
 //   $RECORD_FILE       one JSON line per tools/call it received, before it acts: {tool, arguments, pid}
+//   $DONE_FILE         one JSON line per recorded call once its answer is ready, before it is sent: {tool, at}
 //   $RECORD_LINES      every raw line it received, as received
 //   $RECORDER_MODE     how a recording call behaves, without changing the call (and so its
 //                      fingerprint): ok (default), slow ($RECORDER_DELAY_MS, default 300), hang
-//                      (never answers), die (exits mid-call), fail (a result with isError)
+//                      (never answers), die (exits mid-call), crash (exits on the call before it
+//                      records or does anything), fail (a result with isError)
 //   $DESCRIPTIONS_FILE JSON {tool: description}, re-read at every tools/list (a definition changed mid-session)
 //   $TOGGLE_FILE       where the toggle catalogue keeps its switch
 // It writes "upstream: started" to stderr (proof the gate passes the upstream's stderr on). A
@@ -142,6 +144,11 @@ const CATALOGUES: Record<string, Record<string, Tool>> = {
       },
     },
   },
+  // The confined agent's two sinks (test/confine: aliases notify and publish).
+  confine: {
+    send_update: { schema: { message: str }, run: () => ({ result: text('ok') }) },
+    post_public: { schema: { message: str }, run: () => ({ result: text('ok') }) },
+  },
   // For `manifest draft`: tools/list in three pages (cursor "p2", "p3"), schemas holding what a
   // v1 manifest cannot say (PAGES); a call answers with its tool name and arguments.
   paged: Object.fromEntries(
@@ -177,6 +184,7 @@ async function callTool(id: Json, name: string, args: Json): Promise<void> {
   const tool = Object.prototype.hasOwnProperty.call(catalogue, name) ? catalogue[name] : undefined;
   if (!tool) return void send({ jsonrpc: '2.0', id, error: { code: -32602, message: 'unknown tool' } });
   if (tool.records !== false) {
+    if (env('RECORDER_MODE') === 'crash') process.exit(7);
     done += 1;
     if (env('RECORD_FILE')) appendFileSync(env('RECORD_FILE'), JSON.stringify({ tool: name, arguments: args, pid: process.pid }) + '\n');
     const mode = env('RECORDER_MODE') || 'ok';
@@ -186,6 +194,7 @@ async function callTool(id: Json, name: string, args: Json): Promise<void> {
     if (mode === 'fail') return void send({ jsonrpc: '2.0', id, result: { ...text(`failed: ${name} done #${done} by ${process.pid}`), isError: true } });
   }
   const answer = await tool.run(args, id);
+  if (tool.records !== false && env('DONE_FILE')) appendFileSync(env('DONE_FILE'), JSON.stringify({ tool: name, at: Date.now() }) + '\n');
   if (answer === 'none') return;
   if ('raw' in answer) return void out(answer.raw);
   send({ jsonrpc: '2.0', id, ...answer });

@@ -9,40 +9,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI, makeHome, tempDir } from '../helpers/cli.js';
+import { CLI } from '../helpers/cli.js';
 import { startRecordingServer } from '../helpers/recording-http-server.js';
 import { startEverythingHttp } from '../helpers/everything-http.js';
+import { put, world, type World } from './host-world.js';
 
 const SECRET = 'CANARY-remote-token-6d1f';
 const TEAM = 'CANARY-team-header-0b7e';
-
-interface World {
-  home: string;
-  project: string;
-  gate: string;
-  env: NodeJS.ProcessEnv;
-}
-
-function world(): World {
-  const dir = tempDir('cloakpipe-wrap-remote-');
-  const home = join(dir, 'user');
-  const project = join(dir, 'project');
-  mkdirSync(home);
-  mkdirSync(project);
-  const gate = makeHome();
-  return { home, project, gate, env: { ...process.env, HOME: home, CLOAKPIPE_HOME: gate } };
-}
-
-function put(path: string, text: string): string {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, text);
-  return path;
-}
 
 /** The CLI run without blocking this process: the recording server answers from here. */
 function run(w: World, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -76,7 +54,7 @@ const text = (r: unknown) => ((r as { content: { type: string; text?: string }[]
 test('wrap remote entries: headers to a 0600 file, the entry runs mcp-proxy --upstream-url; the header reaches the server, never the host; unwrap restores every byte', async () => {
   const server = await startRecordingServer({ authorization: `Bearer ${SECRET}` });
   const everything = await startEverythingHttp();
-  const w = world();
+  const w = world('cloakpipe-wrap-remote-');
   const J = JSON.stringify;
   try {
     const auth = { Authorization: `Bearer ${SECRET}`, 'X-Team': TEAM };
@@ -184,7 +162,7 @@ test('wrap remote entries: headers to a 0600 file, the entry runs mcp-proxy --up
 });
 
 test('remote entries wrap cannot speak for are named and left: a server that refuses the headers, a reserved header, credentials in the URL, url and command at once', async () => {
-  const w = world();
+  const w = world('cloakpipe-wrap-remote-');
   const J = JSON.stringify;
   const path = put(
     join(w.project, '.mcp.json'),

@@ -8,35 +8,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, EVERYTHING, FILESYSTEM, MEMORY, makeHome, tempDir } from '../helpers/cli.js';
-
-interface World {
-  home: string; // the user's home (HOME)
-  project: string; // the folder the host opened (cwd)
-  gate: string; // CLOAKPIPE_HOME
-  env: NodeJS.ProcessEnv;
-}
-
-function world(): World {
-  const dir = tempDir('cloakpipe-wrap-');
-  const home = join(dir, 'user');
-  const project = join(dir, 'project');
-  mkdirSync(home);
-  mkdirSync(project);
-  const gate = makeHome();
-  return { home, project, gate, env: { ...process.env, HOME: home, CLOAKPIPE_HOME: gate } };
-}
-
-function put(path: string, text: string): string {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, text);
-  return path;
-}
+import { CLI, EVERYTHING, FILESYSTEM, MEMORY } from '../helpers/cli.js';
+import { put, world, type World } from './host-world.js';
 
 function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
   return spawnSync(process.execPath, [CLI, cmd, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });

@@ -31,16 +31,19 @@ function acceptable(v: unknown): boolean {
   return true;
 }
 
-function withoutNegativeZero(v: JsonValue): JsonValue {
-  if (typeof v === 'number') return Object.is(v, -0) ? 0 : v;
-  if (Array.isArray(v)) return v.map(withoutNegativeZero);
+/** `v` with every number replaced by `f(number)`; keys kept as own data properties (`__proto__` too). */
+function mapNumbers(v: JsonValue, f: (n: number) => number): JsonValue {
+  if (typeof v === 'number') return f(v);
+  if (Array.isArray(v)) return v.map((x) => mapNumbers(x, f));
   if (v !== null && typeof v === 'object') {
     const out: { [k: string]: JsonValue } = {};
-    for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: withoutNegativeZero(x), enumerable: true, writable: true, configurable: true });
+    for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: mapNumbers(x, f), enumerable: true, writable: true, configurable: true });
     return out;
   }
   return v;
 }
+
+const withoutNegativeZero = (v: JsonValue) => mapNumbers(v, (n) => (Object.is(n, -0) ? 0 : n));
 
 function isWellFormed(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
@@ -55,16 +58,7 @@ function isWellFormed(s: string): boolean {
 }
 
 /** Brings integers beyond ±(2^53−1) back into range (fc.jsonValue draws many of them). */
-function safeNumbers(v: JsonValue): JsonValue {
-  if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) > Number.MAX_SAFE_INTEGER ? v % 2 ** 52 : v;
-  if (Array.isArray(v)) return v.map(safeNumbers);
-  if (v !== null && typeof v === 'object') {
-    const out: { [k: string]: JsonValue } = {};
-    for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: safeNumbers(x), enumerable: true, writable: true, configurable: true });
-    return out;
-  }
-  return v;
-}
+const safeNumbers = (v: JsonValue) => mapNumbers(v, (n) => (Number.isInteger(n) && Math.abs(n) > Number.MAX_SAFE_INTEGER ? n % 2 ** 52 : n));
 
 // Keys an attacker would pick, mixed with arbitrary ones.
 const trickyKey = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 6 }), fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'to', 'é', 'ß', '1', '-0'));

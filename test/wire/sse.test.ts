@@ -112,3 +112,12 @@ test('sse: a stream cut inside an event reports it (end() is true) and dispatche
   q.push(utf8.encode('data: x\n\n'));
   assert.equal(q.end(), false);
 });
+
+test('dispatchedId: a priming event (an id, no data) sets it; the id of an event the stream cut before its end does not', () => {
+  const p = new SseParser(1024);
+  assert.deepEqual(p.push(Buffer.from('id: a-0\ndata:\n\n')), []);
+  assert.equal(p.dispatchedId, 'a-0');
+  assert.equal(p.push(Buffer.from('id: a-1\ndata: {}\n\nid: a-2\ndata: {"x"')).length, 1);
+  assert.equal(p.dispatchedId, 'a-1', 'a-2 was never read whole: resuming from it would skip it');
+  assert.equal(p.end(), true);
+});

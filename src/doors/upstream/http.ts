@@ -51,7 +51,26 @@ export interface HttpUpstreamOptions {
   say?: (message: string) => void;
 }
 
-type Exchange = { req: ClientRequest; id: RpcId | undefined };
+/** One request's traffic: its POST, then any GET that resumes its event stream. */
+type Exchange = { req: ClientRequest; id: RpcId | undefined; done: boolean; timer?: NodeJS.Timeout };
+
+/** Where a request's event stream stands across resumptions (Streamable HTTP, "Resumability and Redelivery"). */
+interface Resumption {
+  /** The last event id the server gave on this stream (priming events count). */
+  lastId?: string;
+  /** The server's `retry:` (ms), bounded by RESUME_MAX_WAIT_MS. */
+  retryMs?: number;
+  /** Resumptions so far, and those in a row that brought no new event id. */
+  count: number;
+  idle: number;
+  /** The stream read now is a resumed one (GET with Last-Event-ID). */
+  resumed: boolean;
+}
+/** Bounds on resuming one request's stream: never an endless loop against a server that cuts. */
+const MAX_RESUMES = 20;
+const MAX_IDLE_RESUMES = 3;
+const RESUME_DEFAULT_MS = 500;
+const RESUME_MAX_WAIT_MS = 5000;
 
 export class HttpUpstreamTransport implements Transport {
   onframe?: (frame: InboundFrame) => void;
@@ -118,13 +137,14 @@ export class HttpUpstreamTransport implements Transport {
       headers: this.headers({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(body) }),
     });
     req.setNoDelay(true);
-    const ex: Exchange = { req, id };
+    const ex: Exchange = { req, id, done: false };
     this.exchanges.add(ex);
     if (id !== undefined) this.current.set(JSON.stringify(id), ex);
     let answered = false;
     const finish = (lost: RequestLost | null) => {
       if (answered) return;
       answered = true;
+      ex.done = true;
       this.exchanges.delete(ex);
       if (id === undefined || this.closed) return;
       const key = JSON.stringify(id);
@@ -135,13 +155,14 @@ export class HttpUpstreamTransport implements Transport {
     };
     req.on('error', () => finish({ cause: 'upstream_unreachable', gone: true }));
     req.on('response', (res) => {
-      this.answer(res, id, initialize, initialized, finish);
+      this.answer(res, ex, initialize, initialized, finish);
     });
     req.end(body);
   }
 
   /** One POST's answer: its status, headers and body or event stream. */
-  private answer(res: IncomingMessage, id: RpcId | undefined, initialize: boolean, initialized: boolean, finish: (lost: RequestLost | null) => void): void {
+  private answer(res: IncomingMessage, ex: Exchange, initialize: boolean, initialized: boolean, finish: (lost: RequestLost | null) => void): void {
+    const id = ex.id;
     const status = res.statusCode ?? 0;
     if (status === 404 && this.sessionId !== undefined) {
       res.resume();
@@ -168,7 +189,7 @@ export class HttpUpstreamTransport implements Transport {
     }
     const type = mediaType(res);
     if (type === 'application/json') return this.readJson(res, initialize, finish);
-    if (type === 'text/event-stream') return this.readEvents(res, initialize ? id : undefined, finish);
+    if (type === 'text/event-stream') return this.readReplyEvents(res, ex, initialize, finish, { count: 0, idle: 0, resumed: false });
     res.destroy();
     finish({ cause: 'upstream_content_type', gone: false });
   }
@@ -205,8 +226,100 @@ export class HttpUpstreamTransport implements Transport {
     });
   }
 
-  /** An SSE answer: each `message` event is one frame; the stream ends after the answer. */
-  private readEvents(res: IncomingMessage, initializeId: RpcId | undefined, finish: (lost: RequestLost | null) => void, onEnd?: () => void, onId?: (id: string) => void): void {
+  /**
+   * A request's event stream: each `message` event is one frame, the stream ends after the
+   * reply. A stream that ends or breaks before the reply is resumed (GET with Last-Event-ID)
+   * when the server gave it event ids, within bounds; the resumed stream is read just as
+   * strictly, and on it only this request's reply is taken (a replayed reply to another id is
+   * dropped: that id may be a new request's by now). No ids, or resumption failing: the request
+   * ends as a broken stream does (a write's outcome is unknown), nothing replayed.
+   */
+  private readReplyEvents(res: IncomingMessage, ex: Exchange, initialize: boolean, finish: (lost: RequestLost | null) => void, at: Resumption): void {
+    const parser = new SseParser(this.max);
+    let broken = false;
+    let replied = false;
+    let over = false;
+    res.on('data', (c: Buffer) => {
+      if (broken) return;
+      let events;
+      try {
+        events = parser.push(c);
+      } catch (e) {
+        if (!(e instanceof SseError)) throw e;
+        broken = true;
+        res.destroy();
+        return finish({ cause: e.cause, gone: false });
+      }
+      if (parser.dispatchedId !== undefined && parser.dispatchedId !== at.lastId) {
+        at.lastId = parser.dispatchedId;
+        at.idle = 0;
+      }
+      if (parser.retryMs !== undefined) at.retryMs = parser.retryMs;
+      for (const ev of events) {
+        if (ev.type !== undefined && ev.type !== 'message') {
+          dropped('sse_event_type', ev.data);
+          continue;
+        }
+        const reply = replyTo(ev.data, ex.id, this.max);
+        if (at.resumed && reply === 'another') {
+          dropped('sse_resumed_other_reply', ev.data);
+          continue;
+        }
+        if (initialize) this.noteVersion(ev.data);
+        this.deliver(ev.data);
+        if (reply === 'this') replied = true;
+      }
+    });
+    const end = (cut: boolean) => {
+      if (broken || over) return;
+      over = true;
+      if (parser.end()) dropped('sse_event_cut', null); // the format discards a cut-off event
+      if (!replied && ex.id !== undefined && at.lastId !== undefined && !ex.done && !this.closed) return this.resumeStream(ex, initialize, finish, at);
+      finish(cut ? { cause: 'upstream_stream_cut', gone: false } : null);
+    };
+    res.on('end', () => end(false));
+    res.on('error', () => undefined);
+    res.on('close', () => {
+      if (!res.complete) end(true);
+    });
+  }
+
+  /** GET the request's stream again from its last event id, after the server's retry delay. */
+  private resumeStream(ex: Exchange, initialize: boolean, finish: (lost: RequestLost | null) => void, at: Resumption): void {
+    at.count++;
+    at.idle++;
+    if (at.count > MAX_RESUMES || at.idle > MAX_IDLE_RESUMES) return finish({ cause: 'upstream_resume_failed', gone: false });
+    const wait = Math.min(at.retryMs ?? RESUME_DEFAULT_MS, RESUME_MAX_WAIT_MS);
+    ex.timer = setTimeout(() => {
+      if (this.closed || ex.done) return;
+      const req = this.request(this.url, {
+        method: 'GET',
+        agent: this.agent,
+        headers: this.headers({ accept: 'text/event-stream', 'last-event-id': at.lastId! }),
+      });
+      ex.req = req;
+      req.on('error', () => this.resumeStream(ex, initialize, finish, at));
+      req.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        if (status === 404 && this.sessionId !== undefined) {
+          res.resume();
+          finish({ cause: 'upstream_session_lost', gone: true });
+          return this.lose('the server no longer knows the session (404)');
+        }
+        if (status !== 200 || mediaType(res) !== 'text/event-stream') {
+          // The server will not resume (405: no GET streams; 400: the id is unknown to it).
+          res.resume();
+          return finish({ cause: 'upstream_resume_refused', gone: false });
+        }
+        at.resumed = true;
+        this.readReplyEvents(res, ex, initialize, finish, at);
+      });
+      req.end();
+    }, wait);
+  }
+
+  /** The server's own stream (GET): each `message` event is one frame. */
+  private readEvents(res: IncomingMessage, finish: (lost: RequestLost | null) => void, onEnd: () => void, onId: (id: string) => void): void {
     const parser = new SseParser(this.max);
     let broken = false;
     res.on('data', (c: Buffer) => {
@@ -220,13 +333,12 @@ export class HttpUpstreamTransport implements Transport {
         res.destroy();
         return finish({ cause: e.cause, gone: false });
       }
+      if (parser.dispatchedId !== undefined) onId(parser.dispatchedId);
       for (const ev of events) {
-        if (ev.lastEventId !== undefined) onId?.(ev.lastEventId);
         if (ev.type !== undefined && ev.type !== 'message') {
           dropped('sse_event_type', ev.data);
           continue;
         }
-        if (initializeId !== undefined) this.noteVersion(ev.data);
         this.deliver(ev.data);
       }
     });
@@ -234,13 +346,13 @@ export class HttpUpstreamTransport implements Transport {
       if (broken) return;
       if (parser.end()) dropped('sse_event_cut', null); // the format discards a cut-off event
       finish(null);
-      onEnd?.();
+      onEnd();
     });
     res.on('error', () => undefined);
     res.on('close', () => {
       if (!broken && !res.complete) {
         finish({ cause: 'upstream_stream_cut', gone: false });
-        onEnd?.();
+        onEnd();
       }
     });
   }
@@ -297,7 +409,7 @@ export class HttpUpstreamTransport implements Transport {
       }
       this.streamRetries = 0;
       // Only this stream's own event ids resume it (a POST stream's ids name another stream).
-      this.readEvents(res, undefined, (lost) => lost && dropped(lost.cause, null), again, (id) => (this.lastEventId = id));
+      this.readEvents(res, (lost) => lost && dropped(lost.cause, null), again, (id) => (this.lastEventId = id));
     });
     req.end();
   }
@@ -319,7 +431,10 @@ export class HttpUpstreamTransport implements Transport {
     this.closed = true;
     clearTimeout(this.streamTimer);
     this.stream?.destroy();
-    for (const ex of this.exchanges) ex.req.destroy();
+    for (const ex of this.exchanges) {
+      clearTimeout(ex.timer);
+      ex.req.destroy();
+    }
     this.exchanges.clear();
     this.current.clear();
     // Tell the server the session is over (best effort, bounded): DELETE with its id.
@@ -355,6 +470,19 @@ function mediaType(res: IncomingMessage): string {
 function hasBody(res: IncomingMessage): boolean {
   const len = header(res, 'content-length');
   return !(len === '0' || (len === undefined && header(res, 'transfer-encoding') === undefined));
+}
+
+/** Whether an event is the reply to `id`, a reply to another id, or something else (a request, a notification, unreadable: the relay judges those). */
+function replyTo(bytes: Uint8Array, id: RpcId | undefined, max: number): 'this' | 'another' | 'other' {
+  let m;
+  try {
+    m = decodeLine(bytes, { maxLineBytes: max });
+  } catch (e) {
+    if (!(e instanceof WireError)) throw e;
+    return 'other';
+  }
+  if (m.kind !== 'response') return 'other';
+  return id !== undefined && m.id === id ? 'this' : 'another';
 }
 
 function dropped(cause: string, bytes: Uint8Array | null): void {

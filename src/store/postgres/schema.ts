@@ -3,6 +3,7 @@
 // lock on the migrations table (a lock on a table, not an advisory lock, so PostgreSQL-compatible
 // databases that lack advisory locks serve too) and re-reads the applied versions under it.
 import type pg from 'pg';
+import { APPROVAL_REQUESTS, OFFERED_RECEIPTS, OPERATIONS, PINS, USED_RECEIPTS, type Table } from '../tables.js';
 
 /** `schema` is an SQL identifier we choose (default `cloakpipe`), never user data. */
 export function ident(schema: string): string {
@@ -10,7 +11,16 @@ export function ident(schema: string): string {
   return schema;
 }
 
-/** Migration n (1-based) is MIGRATIONS[n - 1]; never edit one that shipped, add the next. */
+/** A table both stores keep (../tables.ts) as PostgreSQL has it. */
+function create(t: Table, s: string): string {
+  const indexes = Object.entries(t.indexes ?? {}).map(([name, columns]) => `CREATE INDEX ${name} ON ${s}.${t.name} (${columns});`);
+  return [`CREATE TABLE ${s}.${t.name} (${t.columns.replaceAll('INT64', 'BIGINT')}\n);`, ...indexes].join('\n');
+}
+
+/**
+ * Migration n (1-based) is MIGRATIONS[n - 1]; never edit one that shipped (nor the shared tables
+ * it renders), add the next.
+ */
 const MIGRATIONS: ((s: string) => string)[] = [
   (s) => `
     CREATE TABLE ${s}.gates (
@@ -35,36 +45,10 @@ const MIGRATIONS: ((s: string) => string)[] = [
       data TEXT NOT NULL,
       PRIMARY KEY (gate_id, epoch_seq, kind)
     );
-    CREATE TABLE ${s}.operations (
-      id TEXT PRIMARY KEY,
-      fingerprint TEXT NOT NULL,
-      tool TEXT NOT NULL,
-      state TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed', 'unknown')),
-      attempts INTEGER NOT NULL CHECK (attempts >= 1),
-      result TEXT,
-      error TEXT,
-      note TEXT NOT NULL,
-      owner TEXT,
-      created_at TEXT NOT NULL,
-      updated_at TEXT NOT NULL
-    );
+    ${create(OPERATIONS, s)}
     CREATE INDEX operations_state ON ${s}.operations (state, updated_at, id);
-    CREATE TABLE ${s}.used_receipts (
-      receipt_id TEXT PRIMARY KEY,
-      nonce TEXT NOT NULL,
-      approver TEXT NOT NULL,
-      fingerprint TEXT NOT NULL,
-      receipt TEXT NOT NULL,
-      used_at TEXT NOT NULL
-    );
-    CREATE TABLE ${s}.pins (
-      release TEXT NOT NULL,
-      tool TEXT NOT NULL,
-      digest TEXT NOT NULL,
-      observed TEXT,
-      pinned_at BIGINT NOT NULL,
-      PRIMARY KEY (release, tool)
-    );
+    ${create(USED_RECEIPTS, s)}
+    ${create(PINS, s)}
     -- One row per task key: a decision that counts a task's windows locks it (FOR UPDATE), so
     -- two gates cannot both see 99 of 100 and both allow.
     CREATE TABLE ${s}.rate_tasks (task_key TEXT PRIMARY KEY);
@@ -78,27 +62,8 @@ const MIGRATIONS: ((s: string) => string)[] = [
   `,
   // The approval inbox (inbox.md, ADR 033): requests waiting for a person, receipts signed for them.
   (s) => `
-    CREATE TABLE ${s}.approval_requests (
-      id TEXT PRIMARY KEY,
-      fingerprint TEXT NOT NULL UNIQUE,
-      tool TEXT NOT NULL,
-      call_json TEXT NOT NULL,
-      task TEXT,
-      label TEXT NOT NULL,
-      entry BIGINT NOT NULL,
-      gate TEXT,
-      rule_json TEXT NOT NULL,
-      created_at TEXT NOT NULL,
-      expires_at TEXT NOT NULL
-    );
-    CREATE INDEX approval_requests_created ON ${s}.approval_requests (created_at);
-    CREATE TABLE ${s}.offered_receipts (
-      receipt_id TEXT PRIMARY KEY,
-      fingerprint TEXT NOT NULL,
-      receipt TEXT NOT NULL,
-      expires_at TEXT NOT NULL
-    );
-    CREATE INDEX offered_receipts_fingerprint ON ${s}.offered_receipts (fingerprint);
+    ${create(APPROVAL_REQUESTS, s)}
+    ${create(OFFERED_RECEIPTS, s)}
   `,
 ];
 

@@ -1,9 +1,11 @@
 // Every table of the gate's two SQLite files, in one place, so `init`, the gate and the CLI agree.
 // ledger.db: entries, anchors, rate_calls. operations.db: meta, operations, used_receipts, pins,
-// approval_requests and offered_receipts (the approval inbox, ADR 033).
+// approval_requests and offered_receipts (the approval inbox, ADR 033); those the PostgreSQL store
+// keeps alike are described once, in ../tables.ts.
 // `ensure*` creates what is missing (tables added in later versions appear in older homes);
 // `missing*` names what a database that should be the gate's lacks (start-up refuses it).
 import type { Db } from './db.js';
+import { APPROVAL_REQUESTS, OFFERED_RECEIPTS, OPERATIONS, PINS, USED_RECEIPTS, type Table } from '../tables.js';
 import { migrateRates } from './rates.js';
 
 export function ensureLedgerSchema(db: Db, s = 'main'): void {
@@ -40,58 +42,16 @@ export function ensureLedgerSchema(db: Db, s = 'main'): void {
 export function ensureOperationsSchema(db: Db, s = 'main'): void {
   db.exec(`
     CREATE TABLE IF NOT EXISTS ${s}.meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) STRICT;
-    CREATE TABLE IF NOT EXISTS ${s}.operations (
-      id          TEXT PRIMARY KEY,
-      fingerprint TEXT NOT NULL,
-      tool        TEXT NOT NULL,
-      state       TEXT NOT NULL CHECK (state IN ('pending', 'succeeded', 'failed', 'unknown')),
-      attempts    INTEGER NOT NULL CHECK (attempts >= 1),
-      result      TEXT,
-      error       TEXT,
-      note        TEXT NOT NULL,
-      owner       TEXT,
-      created_at  TEXT NOT NULL,
-      updated_at  TEXT NOT NULL
-    ) STRICT;
+    ${create(OPERATIONS, s)}
     CREATE INDEX IF NOT EXISTS ${s}.operations_state ON operations (state);
-    CREATE TABLE IF NOT EXISTS ${s}.used_receipts (
-      receipt_id  TEXT PRIMARY KEY,
-      nonce       TEXT NOT NULL,
-      approver    TEXT NOT NULL,
-      fingerprint TEXT NOT NULL,
-      receipt     TEXT NOT NULL,
-      used_at     TEXT NOT NULL
-    ) STRICT;
-    CREATE TABLE IF NOT EXISTS ${s}.pins (
-      release TEXT NOT NULL,
-      tool TEXT NOT NULL,
-      digest TEXT NOT NULL,
-      observed TEXT,
-      pinned_at INTEGER NOT NULL,
-      PRIMARY KEY (release, tool)
-    ) STRICT;
-    CREATE TABLE IF NOT EXISTS ${s}.approval_requests (
-      id          TEXT PRIMARY KEY,
-      fingerprint TEXT NOT NULL UNIQUE,
-      tool        TEXT NOT NULL,
-      call_json   TEXT NOT NULL,
-      task        TEXT,
-      label       TEXT NOT NULL,
-      entry       INTEGER NOT NULL,
-      gate        TEXT,
-      rule_json   TEXT NOT NULL,
-      created_at  TEXT NOT NULL,
-      expires_at  TEXT NOT NULL
-    ) STRICT;
-    CREATE INDEX IF NOT EXISTS ${s}.approval_requests_created ON approval_requests (created_at);
-    CREATE TABLE IF NOT EXISTS ${s}.offered_receipts (
-      receipt_id  TEXT PRIMARY KEY,
-      fingerprint TEXT NOT NULL,
-      receipt     TEXT NOT NULL,
-      expires_at  TEXT NOT NULL
-    ) STRICT;
-    CREATE INDEX IF NOT EXISTS ${s}.offered_receipts_fingerprint ON offered_receipts (fingerprint);
+    ${[USED_RECEIPTS, PINS, APPROVAL_REQUESTS, OFFERED_RECEIPTS].map((t) => create(t, s)).join('\n')}
   `);
+}
+
+/** A table both stores keep (../tables.ts) as SQLite has it: STRICT, created where missing. */
+function create(t: Table, s: string): string {
+  const indexes = Object.entries(t.indexes ?? {}).map(([name, columns]) => `CREATE INDEX IF NOT EXISTS ${s}.${name} ON ${t.name} (${columns});`);
+  return [`CREATE TABLE IF NOT EXISTS ${s}.${t.name} (${t.columns.replaceAll('INT64', 'INTEGER')}\n) STRICT;`, ...indexes].join('\n');
 }
 
 /** Tables every home since the first release has: their absence means "not the gate's database". */

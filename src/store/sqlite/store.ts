@@ -111,6 +111,7 @@ export function sqliteStore(db: Db, files: FileId[] = []): SqliteStore {
     transact: (fn) => commit.run(fn),
     transactLater: (fn) => commit.runLater(fn),
     assertIntact,
+    enlist: (p) => commit.enlist(p),
     close: () => db.close(),
   };
 }

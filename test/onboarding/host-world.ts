@@ -1,0 +1,29 @@
+// What the wrap suites share: a host's world on disk (the user's HOME, the folder the host
+// opened, a gate home) and a file put into it.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { makeHome, tempDir } from '../helpers/cli.js';
+
+export interface World {
+  home: string; // the user's home (HOME)
+  project: string; // the folder the host opened (cwd)
+  gate: string; // CLOAKPIPE_HOME
+  env: NodeJS.ProcessEnv;
+}
+
+export function world(prefix = 'cloakpipe-wrap-'): World {
+  const dir = tempDir(prefix);
+  const home = join(dir, 'user');
+  const project = join(dir, 'project');
+  mkdirSync(home);
+  mkdirSync(project);
+  const gate = makeHome();
+  return { home, project, gate, env: { ...process.env, HOME: home, CLOAKPIPE_HOME: gate } };
+}
+
+/** Write `text` at `path`, making its folders. */
+export function put(path: string, text: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
