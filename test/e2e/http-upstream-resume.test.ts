@@ -12,6 +12,8 @@ import { cloakpipe, makeHome, PERMIT_ALL, writeFiles } from '../helpers/cli.js';
 import { call, startGate, type RunningGate } from '../helpers/gate.js';
 import { CANARY, TOOLS, startRawUpstream, type RawUpstream } from '../helpers/misbehaving-http-upstream.js';
 import { startRecordingServer } from '../helpers/recording-http-server.js';
+import { startCuttingProxy } from '../helpers/cutting-proxy.js';
+import { startEverythingHttp } from '../helpers/everything-http.js';
 
 const RAW_MANIFEST = `version: 1\nrelease: raw-http@1\ntools:\n${TOOLS.map((t) => `  ${t}: { effect: write, arguments: {} }\n`).join('')}`;
 const SDK_MANIFEST = 'version: 1\nrelease: recording-http@1\ntools:\n  slow_write: { effect: write, arguments: { note: { type: string } } }\n  echo: { effect: read, arguments: { message: { type: string } } }\n';
@@ -45,6 +47,33 @@ for (const cuts of [1, 3]) {
     assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
   });
 }
+
+test('server-everything (streamableHttp, its own event store): the network cuts the stream just before the reply; the gate resumes and gets it', async () => {
+  const everything = await startEverythingHttp();
+  // Cut the first answer to a get-sum call, at its reply event.
+  let first = true;
+  const proxy = await startCuttingProxy(everything.url, (body) => {
+    const hit = first && body.includes('"get-sum"');
+    if (hit) first = false;
+    return hit;
+  });
+  const files = writeFiles({ 'm.yaml': 'version: 1\nrelease: everything@1\ntools:\n  get-sum: { effect: write, arguments: { a: { type: number }, b: { type: number } } }\n', 'p.cedar': PERMIT_ALL });
+  const home = makeHome();
+  const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', proxy.url, '--call-timeout', '60s'], upstream: [] });
+  try {
+    const r = await call(gate, 'get-sum', { a: 2, b: 40 });
+    assert.ok(r.ok && /42/.test(r.text), `${JSON.stringify(r)}\n${gate.stderr()}\n${JSON.stringify(proxy.seen.map((q) => [q.method, q.headers["last-event-id"]]))}`);
+    assert.equal(proxy.cuts, 1, 'the stream was cut before the reply');
+    assert.ok(proxy.seen.some((q) => q.method === 'GET' && typeof q.headers['last-event-id'] === 'string'), 'resumed with Last-Event-ID');
+    const again = await call(gate, 'get-sum', { a: 1, b: 1 });
+    assert.ok(again.ok && /2/.test(again.text));
+  } finally {
+    await gate.close();
+    await proxy.close();
+    await everything.stop();
+  }
+  assert.deepEqual(results(home).map((e) => e.outcome), ['ok', 'ok']);
+});
 
 let raw: RawUpstream;
 let gate: RunningGate;
