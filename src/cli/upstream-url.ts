@@ -36,9 +36,22 @@ export function upstreamUrlFrom(values: Record<string, unknown>, say: (m: string
   }
   try {
     const url = parseUpstreamUrl(text);
+    const headers = upstreamHeadersFrom(values);
+    return { url, connect: () => new HttpUpstreamTransport({ url, headers, say }) };
+  } catch (e) {
+    if (e instanceof UpstreamHeaderError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/** The --upstream-header and --upstream-header-file headers, checked (a UsageError names the flag or line, never a value). */
+export function upstreamHeadersFrom(values: Record<string, unknown>): [string, string][] {
+  const given = (values['upstream-header'] as string[] | undefined) ?? [];
+  const file = values['upstream-header-file'] as string | undefined;
+  try {
     const headers = [...given.map(parseUpstreamHeader), ...(file !== undefined ? readHeaderFile(file) : [])];
     checkUnique(headers, '--upstream-header and --upstream-header-file');
-    return { url, connect: () => new HttpUpstreamTransport({ url, headers, say }) };
+    return headers;
   } catch (e) {
     if (e instanceof UpstreamHeaderError) throw new UsageError(e.message);
     throw e;
