@@ -5,7 +5,7 @@
 // difference (gate − direct and relay − direct), measured in the same run.
 // Usage: node dist/bench/breakdown.js [--n 2000] [--json]
 import Database from 'better-sqlite3';
-import { closeSync, fsyncSync, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { openGate } from '../src/gate/open.js';
 import { decide } from '../src/gate/decide.js';
@@ -27,28 +27,33 @@ import '../src/policy/v8-guard.js';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import { loadPolicyFile, type PolicyEngine, type PolicyRequest } from '../src/policy/engine.js';
 import type { Manifest } from '../src/contract/manifest-types.js';
-import { marshalArgs } from '../src/policy/marshal.js';
+import { marshalContext } from '../src/policy/marshal.js';
+import { policyReads } from '../src/policy/reads.js';
+import { parsePolicySet } from '../src/policy/load.js';
 import { argsRecordType, inferRecord, toolAttributes } from '../src/policy/schema.js';
-import { recordToCedar } from '../src/policy/values.js';
 
-/** The Cedar request as the engine built it before ADR 039: every context record with every
- *  value, every attribute of the resource's entity, the real counts. */
-export function fullCedarRequest(manifest: Manifest, engine: PolicyEngine, task: JsonObject, req: PolicyRequest): cedar.StatefulAuthorizationCall {
-  const decl = manifest.tools[req.tool];
-  const context = {
-    task: recordToCedar(task, 'task', inferRecord(task).attributes),
-    args: marshalArgs(req.args, { reads: 'all', types: argsRecordType(manifest).attributes }).context,
-    session: { label: req.sessionLabel },
-    calls: { ...req.calls },
-    calls_all: { ...req.callsAll },
-  };
+/** The Cedar request as the engine built it before ADR 039: the arguments and task attributes
+ *  the policies read (as since issue 12.7), and all of the rest: session, every count exact,
+ *  every attribute of the resource's entity (of every tool's if a condition names a tool). */
+export function cedarRequestBefore(manifest: Manifest, engine: PolicyEngine, policyText: string, task: JsonObject, req: PolicyRequest): cedar.StatefulAuthorizationCall {
+  const reads = policyReads(parsePolicySet(manifest, policyText, 'policy').byId.values());
+  const exact = { minute: 'exact', hour: 'exact', day: 'exact' } as const;
+  const { context } = marshalContext(req, {
+    records: 'all',
+    args: { reads: reads.args, send: reads.args, types: argsRecordType(manifest).attributes },
+    task: { reads: reads.task, send: reads.task, types: inferRecord(task).attributes },
+    session: 'all',
+    calls: exact,
+    callsAll: exact,
+  });
+  const entity = (name: string) => ({ uid: { type: 'Tool', id: name }, attrs: toolAttributes(manifest, manifest.tools[name]), parents: [] });
   return {
     principal: { type: 'Agent', id: req.agent },
     action: { type: 'Action', id: 'call_tool' },
     resource: { type: 'Tool', id: req.tool },
     context: context as unknown as cedar.Context,
     preparsedPolicySetId: engine.policySetId,
-    entities: [{ uid: { type: 'Tool', id: req.tool }, attrs: toolAttributes(manifest, decl), parents: [] }],
+    entities: reads.toolLiterals ? Object.keys(manifest.tools).map(entity) : [entity(req.tool)],
   };
 }
 
@@ -147,8 +152,8 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
     // engine's evaluate, which reuses the answer of an identical request (this one: same agent,
     // tool, argument read, count class).
     const engine = loadPolicyFile(rules.manifest.manifest, files.policy, { task: ctx.task });
-    const before = fullCedarRequest(rules.manifest.manifest, engine, ctx.task, req);
-    add('Cedar as before: the full request (all records, all tool attributes), statefulIsAuthorized', micro(() => cedar.statefulIsAuthorized(before), k), 0, 'main before ADR 039');
+    const before = cedarRequestBefore(rules.manifest.manifest, engine, readFileSync(files.policy, 'utf8'), ctx.task, req);
+    add('Cedar as before ADR 039: session, counts, all tool attributes sent, statefulIsAuthorized', micro(() => cedar.statefulIsAuthorized(before), k), 0, 'main before ADR 039');
     add('Cedar: the request the engine sends (what policies read), asked of Cedar each time', micro(() => engine.evaluateFresh(req), k), 0, 'an answer not kept yet');
     add('Cedar: engine.evaluate, the answer of an identical request reused', micro(() => engine.evaluate(req), k), 1, 'what the gate pays per call here');
     add('decide(): contract → flow → policy (rates + Cedar) → operations → approval', micro(() => decide(call, input), k), 1);

@@ -4,6 +4,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { LineFramer, type FrameEvent } from '../wire/frame.js';
 import type { InboundFrame, Transport, TransportClosed } from './transport.js';
+import { writeBatched } from '../util/batched-write.js';
 
 export class StdioHostTransport implements Transport {
   onframe?: (frame: InboundFrame) => void;
@@ -32,7 +33,7 @@ export class StdioHostTransport implements Transport {
   }
 
   send(message: string): void {
-    if (this.output.writable) this.output.write(message + '\n');
+    if (this.output.writable) writeBatched(this.output, message + '\n');
   }
 
   /** Stop reading the host for good; what is already framed is dropped, writes still go out. */

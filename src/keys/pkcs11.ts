@@ -72,6 +72,8 @@ export interface TokenOpenOptions {
 interface Live {
   session: Buffer;
   key: Buffer;
+  /** A second session for signatures made on libuv's pool: its operation state is its own. */
+  pooled: Buffer;
 }
 
 export class Pkcs11Signer implements Signer {
@@ -85,6 +87,10 @@ export class Pkcs11Signer implements Signer {
   log?: (line: string) => void;
   private live: Live | null;
   private closed = false;
+  private pooledQueue: Promise<unknown> = Promise.resolve();
+  private pooledRunning = false;
+  /** Sessions of a dropped connection, closed once no pooled signature runs. */
+  private closing: Buffer[] = [];
 
   private constructor(
     private readonly p: Pkcs11.PKCS11,
@@ -136,7 +142,8 @@ export class Pkcs11Signer implements Signer {
     const { p, pkcs, opts } = this;
     const { uri } = opts;
     try {
-      p.C_Initialize();
+      // Signatures also run on libuv's pool (signAsync): the module must lock for itself.
+      p.C_Initialize({ flags: pkcs.CKF_OS_LOCKING_OK });
     } catch (e) {
       if (ckr(e) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') throw new TokenError(`the PKCS#11 module ${uri.modulePath} does not initialise (${ckr(e)})`);
     }
@@ -178,7 +185,13 @@ export class Pkcs11Signer implements Signer {
       const pubs = this.find(session, pkcs.CKO_PUBLIC_KEY);
       if (pubs.length !== 1) throw new TokenError(`token ${this.tokenName()} holds ${pubs.length} public keys matching ${this.keyName()} (one is needed beside the private key)`);
       const point = p.C_GetAttributeValue(session, pubs[0], [{ type: pkcs.CKA_EC_POINT }])[0].value as Buffer;
-      return { live: { session, key }, raw: rawPoint(point), created };
+      let pooled: Buffer;
+      try {
+        pooled = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION);
+      } catch (e) {
+        throw new TokenError(`cannot open a second session with token ${this.tokenName()} (${ckr(e)})`);
+      }
+      return { live: { session, key, pooled }, raw: rawPoint(point), created };
     } catch (e) {
       try {
         p.C_CloseSession(session);
@@ -290,17 +303,27 @@ export class Pkcs11Signer implements Signer {
 
   private drop(why: string): void {
     if (!this.live) return;
-    try {
-      this.p.C_CloseSession(this.live.session);
-    } catch {
-      /* gone with the token */
-    }
+    this.closing.push(this.live.session, this.live.pooled);
     this.live = null;
+    this.closeDropped();
     this.log?.(`${why}: the gate key cannot sign until the token is back`);
+  }
+
+  // Sessions are closed only when no signature runs on the pool (never under a running C_Sign).
+  private closeDropped(): void {
+    if (this.pooledRunning) return;
+    for (const s of this.closing.splice(0)) {
+      try {
+        this.p.C_CloseSession(s);
+      } catch {
+        /* gone with the token */
+      }
+    }
   }
 
   // The same token and the same key, or nothing: a different key would fork the ledger's signer.
   private reconnect(): void {
+    if (this.pooledRunning) throw new SignerUnavailable(`the key ${this.where} is reconnecting`); // never C_Finalize under a running C_Sign
     try {
       this.p.C_Finalize();
     } catch {
@@ -314,10 +337,12 @@ export class Pkcs11Signer implements Signer {
     }
     const same = keyIdOf(createPublicKey({ key: Buffer.concat([SPKI_PREFIX, got.raw]), format: 'der', type: 'spki' })) === this.keyId;
     if (!same) {
-      try {
-        this.p.C_CloseSession(got.live.session);
-      } catch {
-        /* ignore */
+      for (const s of [got.live.session, got.live.pooled]) {
+        try {
+          this.p.C_CloseSession(s);
+        } catch {
+          /* ignore */
+        }
       }
       throw new SignerUnavailable(`the token at ${this.where} now holds another key than the one opened`);
     }
@@ -329,17 +354,32 @@ export class Pkcs11Signer implements Signer {
     return this.signWith(message, null);
   }
 
-  /** The token signs on libuv's pool; only C_SignInit runs on this thread. */
-  async signAsync(message: Uint8Array): Promise<Buffer> {
+  /**
+   * The token signs on libuv's pool, in its own session; only C_SignInit runs on this thread.
+   * One pooled signature at a time (a session holds one operation).
+   */
+  signAsync(message: Uint8Array): Promise<Buffer> {
+    const next = this.pooledQueue.then(() => this.signPooled(Buffer.from(message)));
+    this.pooledQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async signPooled(message: Buffer): Promise<Buffer> {
     if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
     if (!this.live) this.reconnect();
     const live = this.live!;
+    let failed: unknown = null;
+    this.pooledRunning = true;
     try {
-      this.p.C_SignInit(live.session, { mechanism: CKM_EDDSA }, live.key);
-      return await this.p.C_SignAsync(live.session, Buffer.from(message), Buffer.alloc(64));
+      this.p.C_SignInit(live.pooled, { mechanism: CKM_EDDSA }, live.key);
+      return await this.p.C_SignAsync(live.pooled, message, Buffer.alloc(64));
     } catch (e) {
-      this.drop(`token signing failed (${ckr(e)})`);
+      failed = e;
       throw new SignerUnavailable(`the key ${this.where} cannot sign (${ckr(e)})`);
+    } finally {
+      this.pooledRunning = false;
+      if (failed !== null && this.live === live) this.drop(`token signing failed (${ckr(failed)})`);
+      this.closeDropped();
     }
   }
 
@@ -351,7 +391,7 @@ export class Pkcs11Signer implements Signer {
     if (this.closed) return;
     this.closed = true;
     try {
-      if (this.live) this.p.C_CloseSession(this.live.session);
+      if (this.live) for (const s of [this.live.session, this.live.pooled]) this.p.C_CloseSession(s);
       this.p.C_Finalize();
     } catch {
       /* already gone */

@@ -11,7 +11,7 @@ import type { JsonObject } from '../core/json.js';
 import type { Digest } from '../core/digest.js';
 import { ACTION_ID, argsRecordType, buildSchema, toolAttributes, type CedarSchemaJson, type CedarType } from './schema.js';
 import { parsePolicySet, problemAt, sortProblems, validatePolicySet, type ParsedPolicySet, type PolicyInfo } from './load.js';
-import { policyReads, type PolicyReads } from './reads.js';
+import { policyReads, scopeMayApply, type PolicyReads } from './reads.js';
 import { marshalContext, type MarshalPlan, type PolicyRequest, type Windows } from './marshal.js';
 import { authorize, preparse, type CedarEntity } from './evaluate.js';
 import { AnswerCache } from './answers.js';
@@ -61,7 +61,10 @@ export class PolicyEngine {
   /** Warnings not tied to a policy; they do not refuse start-up (policy warnings do). */
   readonly warnings: readonly PolicyProblem[];
   private readonly info: Map<string, PolicyInfo>;
-  private readonly reads: PolicyReads;
+  /** What the policies of the set read (the arguments and task attributes converted). */
+  private readonly setReads: PolicyReads;
+  /** What the policies that can apply to each tool read of its calls (what is sent). */
+  private readonly reads: Map<string, PolicyReads>;
   private readonly argTypes: Record<string, CedarType>;
   /** The types task values convert to: the start-up task's shape, or a reloaded one adopted. */
   private taskTypes: Record<string, CedarType>;
@@ -83,18 +86,28 @@ export class PolicyEngine {
     this.policies = set.policies;
     this.warnings = warnings;
     this.info = new Map(set.policies.map((p) => [p.id, p]));
-    this.reads = policyReads(set.byId.values());
     this.argTypes = argsRecordType(manifest).attributes;
     this.taskTypes = taskTypeOf(schema).attributes;
-    const attrs = (decl: Manifest['tools'][string]) =>
-      Object.fromEntries(Object.entries(toolAttributes(manifest, decl)).filter(([k]) => this.reads.entityAttrs.has(k))) as Record<string, CedarValue>;
-    const tools = new Map<string, CedarEntity>(Object.entries(manifest.tools).map(([name, decl]) => [name, { uid: { type: 'Tool', id: name }, attrs: attrs(decl), parents: [] }]));
+    // Per tool, only the policies whose scope can hold for it: what their conditions read is
+    // what a call of that tool sends (scopeMayApply).
+    const policies = [...set.byId.values()];
+    this.setReads = policyReads(policies);
+    this.reads = new Map(Object.keys(manifest.tools).map((tool) => [tool, policyReads(policies.filter((p) => scopeMayApply(p.json, tool)))]));
     // Entities cross into wasm as JSON on every call: the resource's only, or every tool's when
-    // a condition names a tool literal whose attributes it might read; none when no policy reads
-    // an attribute (an entity without attributes or parents answers `==`, `in`, `is` as its
-    // absence does).
-    const readsAttrs = [...tools.values()].some((t) => Object.keys(t.attrs).length > 0);
-    this.entities = new Map([...tools].map(([name, tool]) => [name, !readsAttrs ? [] : this.reads.toolLiterals ? [...tools.values()] : [tool]]));
+    // a condition names a tool literal whose attributes it might read; each with the attributes
+    // a condition names; none when no condition names one (an entity without attributes or
+    // parents answers `==`, `in`, `is` as its absence does).
+    this.entities = new Map(
+      [...this.reads].map(([tool, reads]) => {
+        const entity = (name: string): CedarEntity => ({
+          uid: { type: 'Tool', id: name },
+          attrs: Object.fromEntries(Object.entries(toolAttributes(manifest, manifest.tools[name])).filter(([k]) => reads.entityAttrs.has(k))) as Record<string, CedarValue>,
+          parents: [],
+        });
+        const own = entity(tool);
+        return [tool, Object.keys(own.attrs).length === 0 ? [] : reads.toolLiterals ? Object.keys(manifest.tools).map(entity) : [own]];
+      }),
+    );
   }
 
   /** Parse, check, validate and preparse. Throws PolicyLoadError: the gate must not start. */
@@ -109,12 +122,11 @@ export class PolicyEngine {
     return new PolicyEngine(manifest, set, schema, v.warnings, pre.id);
   }
 
-  private plan(): MarshalPlan {
-    const r = this.reads;
+  private plan(r: PolicyReads): MarshalPlan {
     return {
       records: r.records,
-      args: { reads: r.args, types: this.argTypes },
-      task: { reads: r.task, types: this.taskTypes },
+      args: { reads: this.setReads.args, send: r.args, types: this.argTypes },
+      task: { reads: this.setReads.task, send: r.task, types: this.taskTypes },
       session: r.session,
       calls: r.calls,
       callsAll: r.callsAll,
@@ -132,9 +144,11 @@ export class PolicyEngine {
   }
 
   private decide(req: PolicyRequest, reuse: boolean): PolicyDecision {
-    const entities = Object.prototype.hasOwnProperty.call(this.manifest.tools, req.tool) ? this.entities.get(req.tool) : undefined;
-    if (!entities) throw new PolicyEvalError('policy evaluation for a tool the manifest does not declare');
-    const { context, omitted } = marshalContext(req, this.plan());
+    const declared = Object.prototype.hasOwnProperty.call(this.manifest.tools, req.tool);
+    const reads = declared ? this.reads.get(req.tool) : undefined;
+    const entities = declared ? this.entities.get(req.tool) : undefined;
+    if (!reads || !entities) throw new PolicyEvalError('policy evaluation for a tool the manifest does not declare');
+    const { context, omitted } = marshalContext(req, this.plan(reads));
     const ask = () => authorize(this.policySetId, { agent: req.agent, tool: req.tool, context, entities });
     // The key is all Cedar reads besides the policy set and the tool's entities (fixed per tool).
     const r = reuse ? this.answers.answer(JSON.stringify([req.agent, req.tool, context]), ask) : ask();

@@ -36,8 +36,11 @@ export interface PolicyRequest {
 export interface MarshalPlan {
   /** The records of `context` sent at all. */
   records: ReadSet;
-  args: { reads: ReadSet; types: Record<string, CedarType> };
-  task: { reads: ReadSet; types: Record<string, CedarType> };
+  /** `reads`: converted (what any policy of the set reads: decides `omitted`, and whether a task
+   *  value Cedar cannot hold fails the call); `send`: of those, sent (what the policies that can
+   *  apply to this tool read). */
+  args: { reads: ReadSet; send: ReadSet; types: Record<string, CedarType> };
+  task: { reads: ReadSet; send: ReadSet; types: Record<string, CedarType> };
   session: ReadSet;
   calls: Record<Window, WindowRead>;
   callsAll: Record<Window, WindowRead>;
@@ -53,7 +56,7 @@ const has = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k)
 const read = (reads: ReadSet, key: string) => reads === 'all' || reads.has(key);
 
 /** The arguments policies read, each as its schema type; those Cedar cannot hold are omitted. */
-export function marshalArgs(args: JsonObject, plan: MarshalPlan['args']): CedarContext {
+export function marshalArgs(args: JsonObject, plan: Pick<MarshalPlan['args'], 'reads' | 'types'>): CedarContext {
   const context: Record<string, CedarValue> = {};
   const omitted: string[] = [];
   for (const key of Object.keys(args)) {
@@ -75,7 +78,7 @@ export function marshalArgs(args: JsonObject, plan: MarshalPlan['args']): CedarC
 }
 
 /** The task attributes policies read, as typed at load; throws ValueConversionError by path. */
-export function marshalTask(task: JsonObject, plan: MarshalPlan['task']): Record<string, CedarValue> {
+export function marshalTask(task: JsonObject, plan: Pick<MarshalPlan['task'], 'reads' | 'types'>): Record<string, CedarValue> {
   if (plan.reads === 'all') return recordToCedar(task, 'task', plan.types);
   const picked: JsonObject = {};
   for (const key of plan.reads) if (has(task, key)) picked[key] = task[key];
@@ -108,9 +111,9 @@ function windows(w: Windows, where: string, reads: Record<Window, WindowRead>): 
   return out;
 }
 
-function pick(obj: Record<string, string>, reads: ReadSet): Record<string, string> {
+function pick<T>(obj: Record<string, T>, reads: ReadSet): Record<string, T> {
   if (reads === 'all') return obj;
-  const out: Record<string, string> = {};
+  const out: Record<string, T> = {};
   for (const k of reads) if (has(obj, k)) out[k] = obj[k];
   return out;
 }
@@ -132,8 +135,8 @@ export function marshalContext(req: PolicyRequest, plan: MarshalPlan): CedarCont
   const args = marshalArgs(req.args ?? {}, plan.args);
   const context: Record<string, CedarValue> = {};
   const sent = (r: string) => read(plan.records, r);
-  if (sent('task')) context.task = task;
-  if (sent('args')) context.args = args.context;
+  if (sent('task')) context.task = plan.task.send === plan.task.reads ? task : pick(task, plan.task.send);
+  if (sent('args')) context.args = plan.args.send === plan.args.reads ? args.context : pick(args.context, plan.args.send);
   if (sent('session')) context.session = pick({ label: req.sessionLabel }, plan.session);
   if (sent('calls')) context.calls = calls;
   if (sent('calls_all')) context.calls_all = callsAll;

@@ -56,6 +56,19 @@ const RECORDS = ['task', 'args', 'session', 'calls', 'calls_all'] as const;
 type SetRecord = 'args' | 'task' | 'session';
 const COMPARISONS = new Set(['==', '!=', '<', '<=', '>', '>=']);
 
+/** Whether a policy's resource scope can hold for `tool`. Cedar tests the scope before the
+ *  conditions, so a condition of a policy scoped to another tool is never evaluated and reads
+ *  nothing of a call of this one. Tools have no parents: `resource in Tool::"a"` is `==`. Any
+ *  scope not plainly naming another tool counts as possibly applying. */
+export function scopeMayApply(json: { resource?: unknown }, tool: string): boolean {
+  const r = json.resource;
+  if (!isObject(r)) return true;
+  const named = r.op === '==' || r.op === 'in' ? r.entity : r.op === 'is' && isObject(r.in) ? r.in.entity : undefined;
+  if (!isObject(named)) return true;
+  const uid = isObject(named.__entity) ? named.__entity : named;
+  return !(uid.type === 'Tool' && typeof uid.id === 'string' && uid.id !== tool);
+}
+
 export function policyReads(policies: Iterable<{ json: { conditions?: unknown } }>): PolicyReads {
   const c: Collector = { records: new Set(), args: new Set(), task: new Set(), session: new Set(), calls: {}, calls_all: {}, entityAttrs: new Set(), toolLiterals: false };
   for (const p of policies) {

@@ -38,12 +38,18 @@ test('no receipt: approval_required with the fingerprint', () => {
   assert.ok(!v.ok && v.detail.includes(f.fingerprint));
 });
 
-test('a valid receipt in _meta: allowed, consumed on allow, then already_used', () => {
+/** A call carrying a valid receipt in _meta, which the check allows. */
+function approvedCall() {
   const { services, store } = setup();
   const f = factsFor({ services });
   const r = sign(f.fingerprint);
   f.call.meta['cloakpipe/approval'] = r as never;
   assert.ok(checkApproval(f).ok);
+  return { services, store, f, r };
+}
+
+test('a valid receipt in _meta: allowed, consumed on allow, then already_used', () => {
+  const { services, store, f, r } = approvedCall();
   assert.equal(f.notes.fields.approver, keyIdOf(key.publicKey));
   assert.match(String(f.notes.fields.receipt), /^sha256:/);
   assert.equal(f.notes.fields.approval, 'meta');
@@ -109,11 +115,7 @@ test('no approval service: fail_closed', () => {
 });
 
 test('the used receipt is kept whole, so the approval can be re-verified later', () => {
-  const { services, store } = setup();
-  const f = factsFor({ services });
-  const r = sign(f.fingerprint);
-  f.call.meta['cloakpipe/approval'] = r as never;
-  assert.ok(checkApproval(f).ok);
+  const { services, store, f, r } = approvedCall();
   applyAllow(f);
   const used = store.used(String(f.notes.fields.receipt))!;
   assert.deepEqual(JSON.parse(used.receipt), r);

@@ -135,3 +135,28 @@ test('an approver key in a token: keygen --key makes it there, approve --key sig
   assert.equal(wrongPin.status, 2);
   assert.match(wrongPin.stderr, /approver key: token "cloakpipe" refused the PIN/);
 });
+
+test('signatures on libuv pool and on this thread at once (a group being sealed while an anchor is signed): all verify', hsmSkip, async () => {
+  const t = freshToken();
+  process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
+  const s = Pkcs11Signer.open({ uri: parsePkcs11Uri(t.uri()), pin: t.pin, create: true });
+  try {
+    const msgs = Array.from({ length: 40 }, (_, i) => Buffer.from(`entry ${i}`));
+    const pooled = Promise.all(msgs.map((m) => s.signAsync(m)));
+    // While the pool signs, this thread signs too, in the other session.
+    const inline = msgs.map((m) => s.sign(m));
+    const fromPool = await pooled;
+    msgs.forEach((m, i) => {
+      assert.ok(verify(null, m, s.publicKey, fromPool[i]), `pooled signature ${i}`);
+      assert.ok(verify(null, m, s.publicKey, inline[i]), `inline signature ${i}`);
+    });
+    // The token goes away under pooled signatures: they fail (fail closed), and resume after.
+    t.remove();
+    const gone = await Promise.allSettled(msgs.slice(0, 3).map((m) => s.signAsync(m)));
+    assert.ok(gone.every((g) => g.status === 'rejected' && g.reason instanceof SignerUnavailable));
+    t.restore();
+    assert.ok(verify(null, msgs[0], s.publicKey, await s.signAsync(msgs[0])));
+  } finally {
+    s.close();
+  }
+});

@@ -19,7 +19,7 @@ import { loadManifest } from '../../src/contract/manifest.js';
 import { loadPolicy, PolicyEvalError, type PolicyEngine, type PolicyRequest } from '../../src/policy/engine.js';
 import { parsePolicySet } from '../../src/policy/load.js';
 import { countClass, marshalArgs } from '../../src/policy/marshal.js';
-import { policyReads } from '../../src/policy/reads.js';
+import { policyReads, scopeMayApply } from '../../src/policy/reads.js';
 import { argsRecordType, inferRecord, toolAttributes } from '../../src/policy/schema.js';
 import { recordToCedar } from '../../src/policy/values.js';
 import { TaskBoundPolicy } from '../../src/policy/task-guard.js';
@@ -321,4 +321,34 @@ test('policyReads: records, session, each rate window (literals or exact) and en
   assert.deepEqual(reads('permit(principal, action, resource) when { context.calls.minute == context.calls_all.minute };').calls.minute, 'exact');
   const whole = reads('permit(principal, action, resource) when { {a: context}.a.calls.minute == 1 };');
   assert.deepEqual([whole.records, whole.session, whole.calls.minute, whole.callsAll.day], ['all', 'all', 'exact', 'exact']);
+});
+
+test('a call sends what the policies that can apply to its tool read; conversion stays set-wide', () => {
+  const scope = (text: string, tool: string) => {
+    const j = cedar.policyToJson(text);
+    assert.equal(j.type, 'success');
+    return scopeMayApply((j as { json: { resource?: unknown } }).json, tool);
+  };
+  assert.equal(scope('permit(principal, action, resource);', 'send'), true);
+  assert.equal(scope('permit(principal, action, resource == Tool::"send");', 'send'), true);
+  assert.equal(scope('permit(principal, action, resource == Tool::"send");', 'read_doc'), false);
+  assert.equal(scope('permit(principal, action, resource in Tool::"send");', 'read_doc'), false);
+  assert.equal(scope('permit(principal, action, resource is Tool in Tool::"send");', 'read_doc'), false);
+  assert.equal(scope('permit(principal, action, resource is Tool);', 'read_doc'), true);
+  const e = loadPolicy(
+    SMALL,
+    `@id("ratio") permit(principal, action, resource == Tool::"send") when { context.task.ratio.greaterThan(decimal("0.1")) && context.args has price };
+     @id("docs") permit(principal, action, resource == Tool::"read_doc") when { context.calls.hour < 5 };`,
+    { task: SMALL_TASK },
+  );
+  // A task value Cedar cannot hold (5 decimals) that only the send policy reads still fails a
+  // read_doc call closed, as when every policy's reads were sent with every call.
+  assert.equal(outcome(() => e.evaluate(request({ tool: 'read_doc', task: { ...SMALL_TASK, ratio: 0.12345 } }))), 'fail_closed');
+  // read_doc's requests differ only in what read_doc's policies read: one Cedar evaluation.
+  const n = e.answers.counts.evaluated;
+  for (const ratio of [0.5, 0.75, 1.25]) assert.equal(e.evaluate(request({ tool: 'read_doc', task: { ...SMALL_TASK, ratio }, args: { id: `d${ratio}` } })).allow, true);
+  assert.equal(e.answers.counts.evaluated - n, 1);
+  assert.equal(e.evaluate(request({ tool: 'send', task: SMALL_TASK, args: { price: 12.5 } })).allow, true);
+  assert.equal(e.evaluate(request({ tool: 'send', task: { ...SMALL_TASK, ratio: 0.1 }, args: { price: 12.5 } })).allow, false);
+  assert.deepEqual(e.evaluate(request({ tool: 'send', task: SMALL_TASK, args: { price: 1.23456 } })), { allow: false, policyIds: [], omitted: ['price'] });
 });

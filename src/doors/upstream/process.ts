@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { LineFramer, type FrameEvent } from '../../wire/frame.js';
 import type { InboundFrame, Transport, TransportClosed } from '../transport.js';
+import { writeBatched } from '../../util/batched-write.js';
 
 /** Bounds the memory one server line may take; a longer line is dropped, never forwarded. */
 export const MAX_SERVER_LINE = 64 * 1024 * 1024;
@@ -105,7 +106,7 @@ export class ProcessTransport implements Transport {
 
   send(message: string): void {
     if (!this.alive || !this.child!.stdin!.writable) return;
-    this.child!.stdin!.write(message + '\n');
+    writeBatched(this.child!.stdin!, message + '\n');
   }
 
   /**

@@ -61,23 +61,37 @@ function opFromRow(r: OpRow): Operation {
   };
 }
 
-const byChange = (a: Operation, b: Operation) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/**
+ * A port over rows a run may change: what this run wrote is read back before the database, and
+ * a row is fetched (and locked) at most once a run.
+ */
+abstract class RunRows<T> {
+  /** The unit-of-work slot of this run's changed rows. */
+  protected abstract readonly rowsKey: string;
 
-export class PgOperations implements OperationsPort {
   constructor(
-    private readonly slot: UnitSlot,
-    private readonly s: string,
+    protected readonly slot: UnitSlot,
+    protected readonly s: string,
   ) {}
 
-  /** This run's changed rows by id (null: known absent). */
-  private changed(): Map<string, Operation> {
-    return this.slot.get().local('ops', () => new Map<string, Operation>());
+  /** This run's changed rows by key. */
+  protected changed(): Map<string, T> {
+    return this.slot.get().local(this.rowsKey, () => new Map<string, T>());
   }
 
+  /** The row this run changed under `k`, else what `load` fetches, once a run, as fact `fact`. */
+  protected row(k: string, fact: string, load: (c: pg.ClientBase) => Promise<T | null>): T | null {
+    return this.changed().get(k) ?? this.slot.get().fact<T | null>(fact, load);
+  }
+}
+
+const byChange = (a: Operation, b: Operation) => (a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+export class PgOperations extends RunRows<Operation> implements OperationsPort {
+  protected readonly rowsKey = 'ops';
+
   get(id: string): Operation | null {
-    const mine = this.changed().get(id);
-    if (mine) return mine;
-    return this.slot.get().fact<Operation | null>(key('op', id), async (c) => {
+    return this.row(id, key('op', id), async (c) => {
       const r = await c.query<OpRow>(`SELECT * FROM ${this.s}.operations WHERE id = $1 FOR UPDATE`, [enc(id)]);
       return r.rows[0] ? opFromRow(r.rows[0]) : null;
     });
@@ -197,22 +211,13 @@ export class PgOperations implements OperationsPort {
 
 // ── receipts ───────────────────────────────────────────────────────────────────────────────────
 
-export class PgReceipts implements ReceiptsPort {
-  constructor(
-    private readonly slot: UnitSlot,
-    private readonly s: string,
-  ) {}
-
-  private changed(): Map<string, UsedReceipt> {
-    return this.slot.get().local('receipts', () => new Map<string, UsedReceipt>());
-  }
+export class PgReceipts extends RunRows<UsedReceipt> implements ReceiptsPort {
+  protected readonly rowsKey = 'receipts';
 
   used(receiptId: string): UsedReceipt | null {
-    const mine = this.changed().get(receiptId);
-    if (mine) return mine;
     // Absence cannot be locked: two gates consuming at once both write, and the primary key
     // makes the second fail whole (it is retried and then reads the receipt as used).
-    return this.slot.get().fact<UsedReceipt | null>(key('receipt', receiptId), async (c) => {
+    return this.row(receiptId, key('receipt', receiptId), async (c) => {
       const r = await c.query<UsedReceipt>(`SELECT receipt_id, nonce, approver, fingerprint, receipt, used_at FROM ${this.s}.used_receipts WHERE receipt_id = $1`, [enc(receiptId)]);
       const u = r.rows[0];
       return u ? { ...u, receipt_id: dec(u.receipt_id), nonce: dec(u.nonce), approver: dec(u.approver) } : null;
@@ -242,20 +247,11 @@ interface PinDbRow extends Omit<PinRow, 'pinned_at'> {
 }
 const pinFromRow = (r: PinDbRow): PinRow => ({ release: dec(r.release), tool: dec(r.tool), digest: r.digest, observed: r.observed, pinned_at: Number(r.pinned_at) });
 
-export class PgPins implements PinsPort {
-  constructor(
-    private readonly slot: UnitSlot,
-    private readonly s: string,
-  ) {}
-
-  private changed(): Map<string, PinRow> {
-    return this.slot.get().local('pins', () => new Map<string, PinRow>());
-  }
+export class PgPins extends RunRows<PinRow> implements PinsPort {
+  protected readonly rowsKey = 'pins';
 
   get(release: string, tool: string): PinRow | null {
-    const mine = this.changed().get(key(release, tool));
-    if (mine) return mine;
-    return this.slot.get().fact<PinRow | null>(key('pin', release, tool), async (c) => {
+    return this.row(key(release, tool), key('pin', release, tool), async (c) => {
       const r = await c.query<PinDbRow>(`SELECT * FROM ${this.s}.pins WHERE release = $1 AND tool = $2 FOR UPDATE`, [enc(release), enc(tool)]);
       return r.rows[0] ? pinFromRow(r.rows[0]) : null;
     });
