@@ -48,6 +48,9 @@ test('mcp-proxy --upstream-header-file: the headers reach every upstream request
     upstream: [],
     env: { CLOAKPIPE_TEST_SPANS: spans },
     node: ['--import', pathToFileURL(helperScript('otel-preload.js')).href],
+  }).catch(async (e) => {
+    await raw.close(); // a gate that does not start must not leave the server holding the run open
+    throw e;
   });
   const answers: string[] = [];
   try {
@@ -85,7 +88,10 @@ test('http-proxy --upstream-header-file: the headers go upstream, the host never
   const raw = await startRawUpstream();
   const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   const file = headerFile(`Authorization: Bearer ${TOKEN}\n`);
-  const g = await startHttpGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', raw.url, '--upstream-header-file', file], upstream: [] });
+  const g = await startHttpGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', raw.url, '--upstream-header-file', file], upstream: [] }).catch(async (e) => {
+    await raw.close();
+    throw e;
+  });
   try {
     const c = await httpClient(g.url);
     const r = await c.callTool({ name: 'ok', arguments: {} });

@@ -29,7 +29,10 @@ for (const cuts of [1, 3]) {
     const server = await startRecordingServer({ resumable: true, cuts });
     const files = writeFiles({ 'm.yaml': SDK_MANIFEST, 'p.cedar': PERMIT_ALL });
     const home = makeHome();
-    const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', server.url, '--call-timeout', '60s'], upstream: [] });
+    const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', server.url, '--call-timeout', '60s'], upstream: [] }).catch(async (e) => {
+      await server.close(); // nothing may hold the run open when the gate does not start
+      throw e;
+    });
     try {
       const r = await call(gate, 'slow_write', { note: 'n1' });
       assert.deepEqual(r.ok && r.text, 'stored n1', JSON.stringify(r));
@@ -59,7 +62,11 @@ test('server-everything (streamableHttp, its own event store): the network cuts 
   });
   const files = writeFiles({ 'm.yaml': 'version: 1\nrelease: everything@1\ntools:\n  get-sum: { effect: write, arguments: { a: { type: number }, b: { type: number } } }\n', 'p.cedar': PERMIT_ALL });
   const home = makeHome();
-  const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', proxy.url, '--call-timeout', '60s'], upstream: [] });
+  const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', proxy.url, '--call-timeout', '60s'], upstream: [] }).catch(async (e) => {
+    await proxy.close();
+    await everything.stop();
+    throw e;
+  });
   try {
     const r = await call(gate, 'get-sum', { a: 2, b: 40 });
     assert.ok(r.ok && /42/.test(r.text), `${JSON.stringify(r)}\n${gate.stderr()}\n${JSON.stringify(proxy.seen.map((q) => [q.method, q.headers["last-event-id"]]))}`);

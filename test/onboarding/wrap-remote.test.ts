@@ -53,7 +53,10 @@ const text = (r: unknown) => ((r as { content: { type: string; text?: string }[]
 
 test('wrap remote entries: headers to a 0600 file, the entry runs mcp-proxy --upstream-url; the header reaches the server, never the host; unwrap restores every byte', async () => {
   const server = await startRecordingServer({ authorization: `Bearer ${SECRET}` });
-  const everything = await startEverythingHttp();
+  const everything = await startEverythingHttp().catch(async (e) => {
+    await server.close();
+    throw e;
+  });
   const w = world('cloakpipe-wrap-remote-');
   const J = JSON.stringify;
   try {

@@ -298,8 +298,12 @@ export class HttpUpstreamTransport implements Transport {
         headers: this.headers({ accept: 'text/event-stream', 'last-event-id': at.lastId! }),
       });
       ex.req = req;
-      req.on('error', () => this.resumeStream(ex, initialize, finish, at));
+      let answered = false;
+      // No answer at all (refused, reset): another try within the bounds. Once answered, the
+      // stream's own end decides (one resumption at a time).
+      req.on('error', () => answered || this.resumeStream(ex, initialize, finish, at));
       req.on('response', (res) => {
+        answered = true;
         const status = res.statusCode ?? 0;
         if (status === 404 && this.sessionId !== undefined) {
           res.resume();
