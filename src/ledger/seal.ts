@@ -6,7 +6,7 @@
 // more than the signatures it moves.
 import { Worker } from 'node:worker_threads';
 import type { Signer } from '../core/signer.js';
-import { canonicalBytes, canonicalize } from '../core/canonical.js';
+import { canonicalize } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import type { EntryBody } from './entry.js';
 
@@ -18,21 +18,48 @@ export interface Sealed {
   hash: string;
 }
 
-function sealOne(prev: string, body: EntryBody, sig: Buffer | string): Sealed {
-  const s = typeof sig === 'string' ? sig : sig.toString('base64');
-  const stored = canonicalize({ ...body, prev, sig: s });
+/**
+ * The stored entry: `signed` (the canonical body, `prev` included) with `"sig":"…"` in its sorted
+ * place. Only the members that sort after `sig` are written again (a few short ones), not the
+ * whole body: canonical JSON lists members in key order, so removing or inserting one member
+ * leaves the others' text as it is.
+ */
+export function withSig(signed: string, body: Record<string, unknown>, sig: string): string {
+  const after: Record<string, unknown> = {};
+  let n = 0;
+  for (const k of Object.keys(body)) {
+    if (k === 'sig') return canonicalize({ ...body, sig }); // a body that names sig itself: write it whole
+    if (k > 'sig' && body[k] !== undefined) {
+      after[k] = body[k];
+      n++;
+    }
+  }
+  const member = '"sig":' + JSON.stringify(sig);
+  if (n === 0) {
+    const head = signed.slice(0, -1);
+    return head + (head === '{' ? '' : ',') + member + '}';
+  }
+  const inner = canonicalize(after).slice(1, -1);
+  const head = signed.slice(0, signed.length - inner.length - 1); // ends with ',' or is '{'
+  return head + member + ',' + inner + '}';
+}
+
+function sealOne(prev: string, body: EntryBody, signed: string, sig: Buffer): Sealed {
+  const s = sig.toString('base64');
+  const stored = withSig(signed, { ...body, prev }, s);
   return { prev, sig: s, stored, hash: 'sha256:' + sha256Hex(stored) };
 }
 
-function signedBytes(prev: string, body: EntryBody): Buffer {
-  return canonicalBytes({ ...body, prev });
+function signedText(prev: string, body: EntryBody): string {
+  return canonicalize({ ...body, prev });
 }
 
 /** Seals `bodies` in turn after the entry whose hash is `prev`, signing with `sign`. */
 export function sealRun(prev: string, bodies: readonly EntryBody[], sign: (message: Buffer) => Buffer): Sealed[] {
   const out: Sealed[] = [];
   for (const body of bodies) {
-    const s = sealOne(prev, body, sign(signedBytes(prev, body)));
+    const signed = signedText(prev, body);
+    const s = sealOne(prev, body, signed, sign(Buffer.from(signed, 'utf8')));
     out.push(s);
     prev = s.hash;
   }
@@ -54,7 +81,8 @@ class AsyncSealer implements ChainSealer {
   async seal(prev: string, bodies: readonly EntryBody[]): Promise<Sealed[]> {
     const out: Sealed[] = [];
     for (const body of bodies) {
-      const s = sealOne(prev, body, await this.signAsync(signedBytes(prev, body)));
+      const signed = signedText(prev, body);
+      const s = sealOne(prev, body, signed, await this.signAsync(Buffer.from(signed, 'utf8')));
       out.push(s);
       prev = s.hash;
     }

@@ -10,7 +10,7 @@ import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { Ledger, readEntries } from '../../src/ledger/ledger.js';
 import { entryHash, signEntry, verifyEntrySignature, GENESIS_PREV, type EntryBody, type EntryFields } from '../../src/ledger/entry.js';
 import { canonicalize } from '../../src/core/canonical.js';
-import { chainSealer, sealRun, type ChainSealer } from '../../src/ledger/seal.js';
+import { chainSealer, sealRun, withSig, type ChainSealer } from '../../src/ledger/seal.js';
 import { FileSigner } from '../../src/keys/file.js';
 import { Pkcs11Signer } from '../../src/keys/pkcs11.js';
 import { parsePkcs11Uri } from '../../src/keys/uri.js';
@@ -231,5 +231,28 @@ test('a key in a token seals runs with its asynchronous signature: the same chai
     assertChain(port, key, 62);
   } finally {
     key.close();
+  }
+});
+
+test('the stored entry is the canonical form of body, prev and sig, whatever keys sort around sig', () => {
+  // Keys just before and after "sig" in UTF-16 order, keys outside the BMP, nesting, undefined.
+  const keys = ['a', 'sh', 'si', 'sia', 'sif', 'sig0', 'sigz', 'sih', 'sj', 't', 'tool', 'ts', 'v', 'z', 'é', '\u{1F600}', 'ﬀ', 'S', 'sIg', ''];
+  let seed = 7;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const value = (depth: number): unknown => {
+    const r = rnd();
+    if (r < 0.3) return `t${Math.floor(rnd() * 100)}"\\\u2028`;
+    if (r < 0.5) return Math.floor(rnd() * 1e6) - 5e5;
+    if (r < 0.6) return null;
+    if (r < 0.7 || depth > 2) return rnd() < 0.5;
+    if (r < 0.85) return [value(depth + 1), value(depth + 1)];
+    return { sig: 'nested', [keys[Math.floor(rnd() * keys.length)]]: value(depth + 1) };
+  };
+  for (let i = 0; i < 2000; i++) {
+    const body: Record<string, unknown> = { v: 1, seq: i, kind: 'decision', prev: D };
+    for (const k of keys) if (rnd() < 0.4) body[k] = rnd() < 0.05 ? undefined : value(0);
+    const signed = canonicalize(body);
+    const sig = Buffer.from(String(i)).toString('base64');
+    assert.equal(withSig(signed, body, sig), canonicalize({ ...body, sig }), `body ${i}`);
   }
 });
