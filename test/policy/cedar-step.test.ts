@@ -7,6 +7,7 @@
 // Randomized requests over the repository's example policies and over sets written to reach
 // every path: forbids on counters (each comparison operator, literal on either side, arithmetic),
 // `like`, decimals, `has`, tool literals, a whole record compared, rules that error at run time.
+import '../../src/policy/v8-guard.js'; // before Cedar: this file asks Cedar thousands of times
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
