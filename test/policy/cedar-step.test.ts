@@ -17,7 +17,7 @@ import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { Manifest } from '../../src/contract/manifest-types.js';
 import type { JsonObject, JsonValue } from '../../src/core/json.js';
 import { loadManifest } from '../../src/contract/manifest.js';
-import { loadPolicy, PolicyEvalError, type PolicyEngine, type PolicyRequest } from '../../src/policy/engine.js';
+import { loadPolicy, PolicyEvalError, type PolicyRequest } from '../../src/policy/engine.js';
 import { parsePolicySet } from '../../src/policy/load.js';
 import { countClass, marshalArgs } from '../../src/policy/marshal.js';
 import { policyReads, scopeMayApply } from '../../src/policy/reads.js';
