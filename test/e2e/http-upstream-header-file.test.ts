@@ -127,3 +127,16 @@ test('--upstream-header-file: a file others can read, a bad line, a reserved nam
   assert.equal(alone.status, 2);
   assert.match(alone.stderr, /--upstream-header-file needs --upstream-url/);
 });
+
+test('mcp-proxy --config: "upstream-header-file" in the file is a path beside it, checked the same way', async () => {
+  const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const dir = tempDir();
+  writeFileSync(join(dir, 'vendor.headers'), `Authorization: Bearer ${TOKEN}\n`, { mode: 0o644 });
+  chmodSync(join(dir, 'vendor.headers'), 0o644);
+  const cfg = join(dir, 'gate.json');
+  writeFileSync(cfg, JSON.stringify({ flags: { manifest: files['m.yaml'], policy: files['p.cedar'], 'upstream-url': 'http://127.0.0.1:1/mcp', 'upstream-header-file': 'vendor.headers' } }));
+  const r = cloakpipe(['mcp-proxy', '--home', makeHome(), '--config', cfg]);
+  assert.equal(r.status, 2, r.stderr);
+  assert.ok(r.stderr.includes(`--upstream-header-file ${join(dir, 'vendor.headers')}: others may read or write it`), r.stderr);
+  assert.ok(!r.stderr.includes(TOKEN));
+});
