@@ -82,6 +82,32 @@ test('server-everything (streamableHttp, its own event store): the network cuts 
   assert.deepEqual(results(home).map((e) => e.outcome), ['ok', 'ok']);
 });
 
+test('a resumed stream the server holds open without the reply is closed when the call times out: none outlives its call', async () => {
+  const upstream = await startRawUpstream();
+  const files = writeFiles({ 'm.yaml': RAW_MANIFEST, 'p.cedar': PERMIT_ALL });
+  const g = await startGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', upstream.url, '--call-timeout', '2s'], upstream: [] }).catch(async (e) => {
+    await upstream.close();
+    throw e;
+  });
+  try {
+    const r = await call(g, 'resume_idle', {}, undefined, 30_000);
+    assert.ok(!r.ok && r.code === -32003, JSON.stringify(r));
+    assert.equal(resumesOfIn(upstream, 'resume_idle').length, 1);
+    for (let i = 0; upstream.idle.closed === 0; i++) {
+      assert.ok(i < 200, 'the resumed stream is still open long after its call ended');
+      await new Promise((r2) => setTimeout(r2, 50));
+    }
+    // The session goes on.
+    const ok = await call(g, 'ok', {});
+    assert.ok(ok.ok, JSON.stringify(ok));
+  } finally {
+    await g.close();
+    await upstream.close();
+  }
+});
+
+const resumesOfIn = (u: RawUpstream, tool: string) => u.seen.filter((q) => q.method === 'GET' && String(q.headers['last-event-id'] ?? '').startsWith(`${tool}-`));
+
 let raw: RawUpstream;
 let gate: RunningGate;
 let home: string;
@@ -98,7 +124,7 @@ after(async () => {
   await raw?.close();
 });
 
-const resumesOf = (tool: string) => raw.seen.filter((q) => q.method === 'GET' && String(q.headers['last-event-id'] ?? '').startsWith(`${tool}-`));
+const resumesOf = (tool: string) => resumesOfIn(raw, tool);
 
 test('raw server: a cut stream with ids resumes from the last dispatched id; a replayed reply to a call still waiting is dropped, not taken as its answer', async () => {
   const waiting = call(gate, 'held', {});
