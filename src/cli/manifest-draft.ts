@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';
+import { UPSTREAM_URL_OPTIONS, upstreamHeadersFrom } from './upstream-url.js';
 import { draftFromTools } from '../onboarding/draft.js';
 import { listServerTools, ServerError, type ServerTarget } from '../onboarding/list-tools.js';
 import { buildManifest, ManifestError } from '../contract/manifest.js';
@@ -15,10 +16,12 @@ const OPTIONS = {
   release: { type: 'string', arg: 'NAME@VERSION', help: "the manifest's release", defaultText: "the server's name@version from initialize" },
   upstream: { type: 'string', arg: '"CMD ARGS"', help: 'the server command as one string (as mcp-proxy --upstream)' },
   'upstream-url': { type: 'string', arg: 'URL', help: "a remote server's Streamable HTTP endpoint instead of a command" },
+  'upstream-header': UPSTREAM_URL_OPTIONS['upstream-header'],
+  'upstream-header-file': UPSTREAM_URL_OPTIONS['upstream-header-file'],
   timeout: { type: 'string', arg: 'DURATION', default: '30s', help: 'for the server to start and list its tools' },
 } satisfies Options;
 
-const HELP = `usage: cloakpipe manifest draft [options] (-- SERVER_COMMAND [ARGS...] | --upstream "CMD ARGS" | --upstream-url URL)
+const HELP = `usage: cloakpipe manifest draft [options] (-- SERVER_COMMAND [ARGS...] | --upstream "CMD ARGS" | --upstream-url URL [--upstream-header-file FILE])
 
 Starts the server, reads its whole tools/list (every page) and prints a v1 manifest declaring
 every tool and argument with the rules its inputSchema states (type, enum, RE2-compatible
@@ -55,8 +58,9 @@ export async function run(argv: string[]): Promise<number> {
       throw new UsageError('--upstream-url is not a URL');
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--upstream-url must be http: or https:');
-    target = { url };
+    target = { url, headers: upstreamHeadersFrom(values) };
   } else {
+    if (values['upstream-header'] !== undefined || values['upstream-header-file'] !== undefined) throw new UsageError('--upstream-header and --upstream-header-file need --upstream-url');
     if (server.length === 0) throw new UsageError('name the server: -- CMD ARGS, --upstream "CMD ARGS" or --upstream-url URL');
     target = { command: server[0], args: server.slice(1) };
   }

@@ -3,6 +3,7 @@
 // credentials: they are checked without being echoed and reach nothing but the upstream's
 // requests. The file keeps them off the command line, which `ps` shows to every local user.
 import { UsageError } from './args.js';
+import { parseDuration } from '../util/duration.js';
 import type { Transport } from '../doors/transport.js';
 import { HttpUpstreamTransport, parseUpstreamUrl } from '../doors/upstream/http.js';
 import { checkUnique, parseUpstreamHeader, readHeaderFile, UpstreamHeaderError } from '../doors/upstream/headers.js';
@@ -36,9 +37,32 @@ export function upstreamUrlFrom(values: Record<string, unknown>, say: (m: string
   }
   try {
     const url = parseUpstreamUrl(text);
+    const headers = upstreamHeadersFrom(values);
+    // A resumed event stream lives no longer than its call (--call-timeout).
+    const resumeWindowMs = values['call-timeout'] !== undefined ? callTimeout(values['call-timeout'] as string) : undefined;
+    return { url, connect: () => new HttpUpstreamTransport({ url, headers, say, ...(resumeWindowMs !== undefined ? { resumeWindowMs } : {}) }) };
+  } catch (e) {
+    if (e instanceof UpstreamHeaderError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function callTimeout(text: string): number {
+  try {
+    return parseDuration(text);
+  } catch (e) {
+    throw new UsageError(`--call-timeout: ${(e as Error).message}`);
+  }
+}
+
+/** The --upstream-header and --upstream-header-file headers, checked (a UsageError names the flag or line, never a value). */
+export function upstreamHeadersFrom(values: Record<string, unknown>): [string, string][] {
+  const given = (values['upstream-header'] as string[] | undefined) ?? [];
+  const file = values['upstream-header-file'] as string | undefined;
+  try {
     const headers = [...given.map(parseUpstreamHeader), ...(file !== undefined ? readHeaderFile(file) : [])];
     checkUnique(headers, '--upstream-header and --upstream-header-file');
-    return { url, connect: () => new HttpUpstreamTransport({ url, headers, say }) };
+    return headers;
   } catch (e) {
     if (e instanceof UpstreamHeaderError) throw new UsageError(e.message);
     throw e;

@@ -28,6 +28,7 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
     const url = new URL(target.url.href);
     const headers: Record<string, string> = Object.fromEntries(target.headers ?? []);
     if (url.username || url.password) {
+      if (Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) throw new ServerError('credentials in the URL and an Authorization header: give one of them');
       headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
       url.username = '';
       url.password = '';
@@ -55,6 +56,9 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
           const code = (e as NodeJS.ErrnoException).code;
           let reason = code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'not executable (permission denied)' : (e as Error).message.split('\n')[0];
           if ('url' in target) reason = reason.split(target.url.href).join(named).replace(/\?\S*/g, '');
+          // The SDK's HTTP errors carry the status as a number: name it (401/403: the credentials).
+          const status = (e as { code?: unknown }).code;
+          if ('url' in target && typeof status === 'number') reason = `HTTP ${status}${status === 401 || status === 403 ? ' (check its headers or credentials)' : ''}: ${reason}`;
           throw new ServerError(`cannot ${'url' in target ? 'reach' : 'start'} the server ${JSON.stringify(named)}: ${reason}`);
         }
         const tools: ListedTool[] = [];

@@ -48,6 +48,9 @@ test('mcp-proxy --upstream-header-file: the headers reach every upstream request
     upstream: [],
     env: { CLOAKPIPE_TEST_SPANS: spans },
     node: ['--import', pathToFileURL(helperScript('otel-preload.js')).href],
+  }).catch(async (e) => {
+    await raw.close(); // a gate that does not start must not leave the server holding the run open
+    throw e;
   });
   const answers: string[] = [];
   try {
@@ -85,7 +88,10 @@ test('http-proxy --upstream-header-file: the headers go upstream, the host never
   const raw = await startRawUpstream();
   const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   const file = headerFile(`Authorization: Bearer ${TOKEN}\n`);
-  const g = await startHttpGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', raw.url, '--upstream-header-file', file], upstream: [] });
+  const g = await startHttpGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', raw.url, '--upstream-header-file', file], upstream: [] }).catch(async (e) => {
+    await raw.close();
+    throw e;
+  });
   try {
     const c = await httpClient(g.url);
     const r = await c.callTool({ name: 'ok', arguments: {} });
@@ -120,4 +126,17 @@ test('--upstream-header-file: a file others can read, a bad line, a reserved nam
   const alone = cloakpipe(['mcp-proxy', '--home', makeHome(), '--manifest', files['m.yaml'], '--policy', files['p.cedar'], '--upstream-header-file', headerFile('X-A: b\n'), '--', 'node']);
   assert.equal(alone.status, 2);
   assert.match(alone.stderr, /--upstream-header-file needs --upstream-url/);
+});
+
+test('mcp-proxy --config: "upstream-header-file" in the file is a path beside it, checked the same way', async () => {
+  const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const dir = tempDir();
+  writeFileSync(join(dir, 'vendor.headers'), `Authorization: Bearer ${TOKEN}\n`, { mode: 0o644 });
+  chmodSync(join(dir, 'vendor.headers'), 0o644);
+  const cfg = join(dir, 'gate.json');
+  writeFileSync(cfg, JSON.stringify({ flags: { manifest: files['m.yaml'], policy: files['p.cedar'], 'upstream-url': 'http://127.0.0.1:1/mcp', 'upstream-header-file': 'vendor.headers' } }));
+  const r = cloakpipe(['mcp-proxy', '--home', makeHome(), '--config', cfg]);
+  assert.equal(r.status, 2, r.stderr);
+  assert.ok(r.stderr.includes(`--upstream-header-file ${join(dir, 'vendor.headers')}: others may read or write it`), r.stderr);
+  assert.ok(!r.stderr.includes(TOKEN));
 });

@@ -29,7 +29,10 @@ for (const cuts of [1, 3]) {
     const server = await startRecordingServer({ resumable: true, cuts });
     const files = writeFiles({ 'm.yaml': SDK_MANIFEST, 'p.cedar': PERMIT_ALL });
     const home = makeHome();
-    const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', server.url, '--call-timeout', '60s'], upstream: [] });
+    const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', server.url, '--call-timeout', '60s'], upstream: [] }).catch(async (e) => {
+      await server.close(); // nothing may hold the run open when the gate does not start
+      throw e;
+    });
     try {
       const r = await call(gate, 'slow_write', { note: 'n1' });
       assert.deepEqual(r.ok && r.text, 'stored n1', JSON.stringify(r));
@@ -59,7 +62,11 @@ test('server-everything (streamableHttp, its own event store): the network cuts 
   });
   const files = writeFiles({ 'm.yaml': 'version: 1\nrelease: everything@1\ntools:\n  get-sum: { effect: write, arguments: { a: { type: number }, b: { type: number } } }\n', 'p.cedar': PERMIT_ALL });
   const home = makeHome();
-  const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', proxy.url, '--call-timeout', '60s'], upstream: [] });
+  const gate = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', proxy.url, '--call-timeout', '60s'], upstream: [] }).catch(async (e) => {
+    await proxy.close();
+    await everything.stop();
+    throw e;
+  });
   try {
     const r = await call(gate, 'get-sum', { a: 2, b: 40 });
     assert.ok(r.ok && /42/.test(r.text), `${JSON.stringify(r)}\n${gate.stderr()}\n${JSON.stringify(proxy.seen.map((q) => [q.method, q.headers["last-event-id"]]))}`);
@@ -74,6 +81,32 @@ test('server-everything (streamableHttp, its own event store): the network cuts 
   }
   assert.deepEqual(results(home).map((e) => e.outcome), ['ok', 'ok']);
 });
+
+test('a resumed stream the server holds open without the reply is closed when the call times out: none outlives its call', async () => {
+  const upstream = await startRawUpstream();
+  const files = writeFiles({ 'm.yaml': RAW_MANIFEST, 'p.cedar': PERMIT_ALL });
+  const g = await startGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', upstream.url, '--call-timeout', '2s'], upstream: [] }).catch(async (e) => {
+    await upstream.close();
+    throw e;
+  });
+  try {
+    const r = await call(g, 'resume_idle', {}, undefined, 30_000);
+    assert.ok(!r.ok && r.code === -32003, JSON.stringify(r));
+    assert.equal(resumesOfIn(upstream, 'resume_idle').length, 1);
+    for (let i = 0; upstream.idle.closed === 0; i++) {
+      assert.ok(i < 200, 'the resumed stream is still open long after its call ended');
+      await new Promise((r2) => setTimeout(r2, 50));
+    }
+    // The session goes on.
+    const ok = await call(g, 'ok', {});
+    assert.ok(ok.ok, JSON.stringify(ok));
+  } finally {
+    await g.close();
+    await upstream.close();
+  }
+});
+
+const resumesOfIn = (u: RawUpstream, tool: string) => u.seen.filter((q) => q.method === 'GET' && String(q.headers['last-event-id'] ?? '').startsWith(`${tool}-`));
 
 let raw: RawUpstream;
 let gate: RunningGate;
@@ -91,7 +124,7 @@ after(async () => {
   await raw?.close();
 });
 
-const resumesOf = (tool: string) => raw.seen.filter((q) => q.method === 'GET' && String(q.headers['last-event-id'] ?? '').startsWith(`${tool}-`));
+const resumesOf = (tool: string) => resumesOfIn(raw, tool);
 
 test('raw server: a cut stream with ids resumes from the last dispatched id; a replayed reply to a call still waiting is dropped, not taken as its answer', async () => {
   const waiting = call(gate, 'held', {});

@@ -12,8 +12,9 @@ export const TOOLS = [
   'forged_id', 'dup_key', 'no_body', 'forget_session', 'hang', 'held',
   // An event stream with ids that the server cuts before the reply; then, on the GET that resumes
   // it: the reply after a replayed reply to another id (resume_ok), 405 (resume_refused), an empty
-  // stream every time (resume_loop), a malformed stream (resume_bad).
-  'resume_ok', 'resume_refused', 'resume_loop', 'resume_bad',
+  // stream every time (resume_loop), a malformed stream (resume_bad), a stream held open with
+  // nothing on it (resume_idle: `idle.closed` counts those the client closed).
+  'resume_ok', 'resume_refused', 'resume_loop', 'resume_bad', 'resume_idle',
 ];
 const BIG = 64 * 1024 * 1024 + 1024;
 
@@ -24,6 +25,8 @@ export interface RawUpstream {
   seen: { method: string; headers: IncomingMessage['headers'] }[];
   /** Calls of `held` received and not yet answered: answer the oldest with release(). */
   held: (() => void)[];
+  /** Resumed streams of resume_idle that the client closed. */
+  idle: { closed: number };
   /** Resolves once `n` calls of `held` are waiting. */
   heldCount(n: number): Promise<void>;
   close(): Promise<void>;
@@ -36,6 +39,7 @@ export async function startRawUpstream(): Promise<RawUpstream> {
   const held: (() => void)[] = [];
   let waiters: (() => void)[] = [];
   let forgotten = false;
+  const idle = { closed: 0 };
   /** What a GET with Last-Event-ID gets, by that id. */
   const resumes = new Map<string, (res: ServerResponse) => void>();
   const server = createServer((req, res) => {
@@ -125,7 +129,8 @@ export async function startRawUpstream(): Promise<RawUpstream> {
       case 'resume_ok':
       case 'resume_refused':
       case 'resume_loop':
-      case 'resume_bad': {
+      case 'resume_bad':
+      case 'resume_idle': {
         const name = m.params.name as string;
         const eid = `${name}-${String(id)}`;
         sse();
@@ -137,6 +142,7 @@ export async function startRawUpstream(): Promise<RawUpstream> {
           g.writeHead(200, { 'Content-Type': 'text/event-stream' });
           if (name === 'resume_loop') return void g.end(': nothing new\n\n');
           if (name === 'resume_bad') return void g.end(`dat: ${result(id, text)}\n\n`);
+          if (name === 'resume_idle') return void (g.write(': held\n\n'), g.on('close', () => idle.closed++));
           // A replayed answer to another id (the call before this one, which may still wait), then this call's.
           const other = typeof id === 'number' ? id - 1 : `${String(id)}x`;
           g.end(`retry: 10\nid: ${eid}-3\ndata: ${result(other, `stale ${CANARY}`)}\n\nid: ${eid}-4\ndata: ${result(id, text)}\n\n`);
@@ -160,6 +166,7 @@ export async function startRawUpstream(): Promise<RawUpstream> {
     server,
     seen,
     held,
+    idle,
     heldCount: (n) =>
       new Promise((resolve) => {
         const check = () => {

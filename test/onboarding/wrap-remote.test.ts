@@ -9,12 +9,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CLI } from '../helpers/cli.js';
+import { CLI, tempDir } from '../helpers/cli.js';
 import { startRecordingServer } from '../helpers/recording-http-server.js';
 import { startEverythingHttp } from '../helpers/everything-http.js';
 import { put, world, type World } from './host-world.js';
@@ -53,7 +53,10 @@ const text = (r: unknown) => ((r as { content: { type: string; text?: string }[]
 
 test('wrap remote entries: headers to a 0600 file, the entry runs mcp-proxy --upstream-url; the header reaches the server, never the host; unwrap restores every byte', async () => {
   const server = await startRecordingServer({ authorization: `Bearer ${SECRET}` });
-  const everything = await startEverythingHttp();
+  const everything = await startEverythingHttp().catch(async (e) => {
+    await server.close();
+    throw e;
+  });
   const w = world('cloakpipe-wrap-remote-');
   const J = JSON.stringify;
   try {
@@ -191,4 +194,26 @@ test('remote entries wrap cannot speak for are named and left: a server that ref
   assert.ok(!r.stderr.includes(SECRET), r.stderr);
   assert.equal(readFileSync(path, 'utf8'), before);
   assert.ok(!existsSync(join(w.gate, 'servers', 'down')), 'no header file for a server left as is');
+});
+
+test('manifest draft --upstream-url with --upstream-header-file: drafts a server that needs the header; without it the 401 is named; the value never shown', async () => {
+  const server = await startRecordingServer({ authorization: `Bearer ${SECRET}` });
+  const w = world();
+  const file = join(tempDir(), 'h');
+  writeFileSync(file, `Authorization: Bearer ${SECRET}\n`, { mode: 0o600 });
+  try {
+    const ok = await run(w, ['manifest', 'draft', '--upstream-url', server.url, '--upstream-header-file', file]);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(ok.stdout, /^ {2}echo:/m);
+    assert.match(ok.stdout, /^ {2}slow_write:/m);
+    const refused = await run(w, ['manifest', 'draft', '--upstream-url', server.url]);
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /401/);
+    for (const r of [ok, refused]) assert.ok(!r.stdout.includes(SECRET) && !r.stderr.includes(SECRET));
+    const orphan = await run(w, ['manifest', 'draft', '--upstream-header-file', file, '--', 'node']);
+    assert.equal(orphan.status, 2);
+    assert.match(orphan.stderr, /need --upstream-url/);
+  } finally {
+    await server.close();
+  }
 });

@@ -7,6 +7,7 @@
 // Randomized requests over the repository's example policies and over sets written to reach
 // every path: forbids on counters (each comparison operator, literal on either side, arithmetic),
 // `like`, decimals, `has`, tool literals, a whole record compared, rules that error at run time.
+import '../../src/policy/v8-guard.js'; // before Cedar: this file asks Cedar thousands of times
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { Manifest } from '../../src/contract/manifest-types.js';
 import type { JsonObject, JsonValue } from '../../src/core/json.js';
 import { loadManifest } from '../../src/contract/manifest.js';
-import { loadPolicy, PolicyEvalError, type PolicyEngine, type PolicyRequest } from '../../src/policy/engine.js';
+import { loadPolicy, PolicyEvalError, type PolicyRequest } from '../../src/policy/engine.js';
 import { parsePolicySet } from '../../src/policy/load.js';
 import { countClass, marshalArgs } from '../../src/policy/marshal.js';
 import { policyReads, scopeMayApply } from '../../src/policy/reads.js';

@@ -10,7 +10,8 @@ test('ten thousand evaluations in one process', () => {
   const engine = loadPolicy(m.manifest, '@id("p") permit (principal, action, resource) when { context.calls.hour < 1000000 };\n@id("f") forbid (principal, action, resource) when { context has args && context.args has n && context.args.n == 7 };');
   let allowed = 0;
   for (let i = 0; i < 10_000; i++) {
-    const r = engine.evaluate({ agent: 'a', tool: 't', args: { n: i % 10 }, task: {}, sessionLabel: 'public', calls: { minute: i, hour: i, day: i }, callsAll: { minute: 0, hour: 0, day: 0 } });
+    // evaluateFresh: Cedar itself each time (evaluate would reuse the ten distinct answers).
+    const r = engine.evaluateFresh({ agent: 'a', tool: 't', args: { n: i % 10 }, task: {}, sessionLabel: 'public', calls: { minute: i, hour: i, day: i }, callsAll: { minute: 0, hour: 0, day: 0 } });
     if (r.allow) allowed++;
   }
   assert.equal(allowed, 9_000);

@@ -49,10 +49,16 @@ export interface HttpUpstreamOptions {
   maxMessageBytes?: number;
   /** A diagnostic for the operator (stderr); never a header value or a payload. */
   say?: (message: string) => void;
+  /**
+   * How long a request's event stream may be resumed, from its first cut (default 60 s; the
+   * CLI passes --call-timeout: by then the relay has given up on the call). A resumed stream
+   * the server holds open without the reply is closed then, so none outlives its call.
+   */
+  resumeWindowMs?: number;
 }
 
 /** One request's traffic: its POST, then any GET that resumes its event stream. */
-type Exchange = { req: ClientRequest; id: RpcId | undefined; done: boolean; timer?: NodeJS.Timeout };
+type Exchange = { req: ClientRequest; id: RpcId | undefined; done: boolean; timer?: NodeJS.Timeout; window?: NodeJS.Timeout };
 
 /** Where a request's event stream stands across resumptions (Streamable HTTP, "Resumability and Redelivery"). */
 interface Resumption {
@@ -71,6 +77,7 @@ const MAX_RESUMES = 20;
 const MAX_IDLE_RESUMES = 3;
 const RESUME_DEFAULT_MS = 500;
 const RESUME_MAX_WAIT_MS = 5000;
+const DEFAULT_RESUME_WINDOW_MS = 60_000;
 
 export class HttpUpstreamTransport implements Transport {
   onframe?: (frame: InboundFrame) => void;
@@ -145,6 +152,8 @@ export class HttpUpstreamTransport implements Transport {
       if (answered) return;
       answered = true;
       ex.done = true;
+      clearTimeout(ex.timer);
+      clearTimeout(ex.window);
       this.exchanges.delete(ex);
       if (id === undefined || this.closed) return;
       const key = JSON.stringify(id);
@@ -289,6 +298,13 @@ export class HttpUpstreamTransport implements Transport {
     at.count++;
     at.idle++;
     if (at.count > MAX_RESUMES || at.idle > MAX_IDLE_RESUMES) return finish({ cause: 'upstream_resume_failed', gone: false });
+    if (at.count === 1) {
+      ex.window = setTimeout(() => {
+        finish({ cause: 'upstream_resume_failed', gone: false });
+        ex.req.destroy();
+      }, this.o.resumeWindowMs ?? DEFAULT_RESUME_WINDOW_MS);
+      ex.window.unref();
+    }
     const wait = Math.min(at.retryMs ?? RESUME_DEFAULT_MS, RESUME_MAX_WAIT_MS);
     ex.timer = setTimeout(() => {
       if (this.closed || ex.done) return;
@@ -298,8 +314,12 @@ export class HttpUpstreamTransport implements Transport {
         headers: this.headers({ accept: 'text/event-stream', 'last-event-id': at.lastId! }),
       });
       ex.req = req;
-      req.on('error', () => this.resumeStream(ex, initialize, finish, at));
+      let answered = false;
+      // No answer at all (refused, reset): another try within the bounds. Once answered, the
+      // stream's own end decides (one resumption at a time).
+      req.on('error', () => answered || this.resumeStream(ex, initialize, finish, at));
       req.on('response', (res) => {
+        answered = true;
         const status = res.statusCode ?? 0;
         if (status === 404 && this.sessionId !== undefined) {
           res.resume();
@@ -433,6 +453,7 @@ export class HttpUpstreamTransport implements Transport {
     this.stream?.destroy();
     for (const ex of this.exchanges) {
       clearTimeout(ex.timer);
+      clearTimeout(ex.window);
       ex.req.destroy();
     }
     this.exchanges.clear();
