@@ -15,7 +15,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { decodeLine, WireError, type RpcId } from '../../wire/message.js';
 import { isJsonObject } from '../../core/json.js';
-import { SseError, SseParser } from '../../wire/sse.js';
+import { SseError, SseParser, type SseEvent } from '../../wire/sse.js';
 import { log } from '../../telemetry/log.js';
 import { digestBytes as digestOf } from '../../core/digest.js';
 import type { InboundFrame, RequestLost, Transport, TransportClosed } from '../transport.js';
@@ -244,31 +244,15 @@ export class HttpUpstreamTransport implements Transport {
    * ends as a broken stream does (a write's outcome is unknown), nothing replayed.
    */
   private readReplyEvents(res: IncomingMessage, ex: Exchange, initialize: boolean, finish: (lost: RequestLost | null) => void, at: Resumption): void {
-    const parser = new SseParser(this.max);
-    let broken = false;
     let replied = false;
     let over = false;
-    res.on('data', (c: Buffer) => {
-      if (broken) return;
-      let events;
-      try {
-        events = parser.push(c);
-      } catch (e) {
-        if (!(e instanceof SseError)) throw e;
-        broken = true;
-        res.destroy();
-        return finish({ cause: e.cause, gone: false });
-      }
+    const { parser, broken } = this.readSse(res, finish, (events) => {
       if (parser.dispatchedId !== undefined && parser.dispatchedId !== at.lastId) {
         at.lastId = parser.dispatchedId;
         at.idle = 0;
       }
       if (parser.retryMs !== undefined) at.retryMs = parser.retryMs;
       for (const ev of events) {
-        if (ev.type !== undefined && ev.type !== 'message') {
-          dropped('sse_event_type', ev.data);
-          continue;
-        }
         const reply = replyTo(ev.data, ex.id, this.max);
         if (at.resumed && reply === 'another') {
           dropped('sse_resumed_other_reply', ev.data);
@@ -280,14 +264,13 @@ export class HttpUpstreamTransport implements Transport {
       }
     });
     const end = (cut: boolean) => {
-      if (broken || over) return;
+      if (broken() || over) return;
       over = true;
       if (parser.end()) dropped('sse_event_cut', null); // the format discards a cut-off event
       if (!replied && ex.id !== undefined && at.lastId !== undefined && !ex.done && !this.closed) return this.resumeStream(ex, initialize, finish, at);
       finish(cut ? { cause: 'upstream_stream_cut', gone: false } : null);
     };
     res.on('end', () => end(false));
-    res.on('error', () => undefined);
     res.on('close', () => {
       if (!res.complete) end(true);
     });
@@ -340,6 +323,29 @@ export class HttpUpstreamTransport implements Transport {
 
   /** The server's own stream (GET): each `message` event is one frame. */
   private readEvents(res: IncomingMessage, finish: (lost: RequestLost | null) => void, onEnd: () => void, onId: (id: string) => void): void {
+    const { parser, broken } = this.readSse(res, finish, (events) => {
+      if (parser.dispatchedId !== undefined) onId(parser.dispatchedId);
+      for (const ev of events) this.deliver(ev.data);
+    });
+    res.on('end', () => {
+      if (broken()) return;
+      if (parser.end()) dropped('sse_event_cut', null); // the format discards a cut-off event
+      finish(null);
+      onEnd();
+    });
+    res.on('close', () => {
+      if (!broken() && !res.complete) {
+        finish({ cause: 'upstream_stream_cut', gone: false });
+        onEnd();
+      }
+    });
+  }
+
+  /**
+   * Reads `res` as an event stream, strictly: `take` gets the `message` events of each chunk
+   * (other types are dropped, named); a malformed stream is destroyed and ends with its cause.
+   */
+  private readSse(res: IncomingMessage, finish: (lost: RequestLost | null) => void, take: (events: SseEvent[]) => void): { parser: SseParser; broken: () => boolean } {
     const parser = new SseParser(this.max);
     let broken = false;
     res.on('data', (c: Buffer) => {
@@ -353,28 +359,16 @@ export class HttpUpstreamTransport implements Transport {
         res.destroy();
         return finish({ cause: e.cause, gone: false });
       }
-      if (parser.dispatchedId !== undefined) onId(parser.dispatchedId);
-      for (const ev of events) {
-        if (ev.type !== undefined && ev.type !== 'message') {
+      take(
+        events.filter((ev) => {
+          if (ev.type === undefined || ev.type === 'message') return true;
           dropped('sse_event_type', ev.data);
-          continue;
-        }
-        this.deliver(ev.data);
-      }
-    });
-    res.on('end', () => {
-      if (broken) return;
-      if (parser.end()) dropped('sse_event_cut', null); // the format discards a cut-off event
-      finish(null);
-      onEnd();
+          return false;
+        }),
+      );
     });
     res.on('error', () => undefined);
-    res.on('close', () => {
-      if (!broken && !res.complete) {
-        finish({ cause: 'upstream_stream_cut', gone: false });
-        onEnd();
-      }
-    });
+    return { parser, broken: () => broken };
   }
 
   private deliver(bytes: Uint8Array): void {
