@@ -1,7 +1,7 @@
 // A key in a file: a node:crypto Ed25519 private key. Ed25519ph comes from its seed (the JWK `d`)
 // through @noble/curves, since node:crypto has no prehash variant.
 import { createPrivateKey, createPublicKey, KeyObject, sign } from 'node:crypto';
-import { keyIdOf, SignerUnavailable, type Signer } from '../core/signer.js';
+import { keyIdOf, SignerUnavailable, type Signer, type ThreadKey } from '../core/signer.js';
 import { ed25519Seed, signEd25519ph } from '../ledger/anchors/rekor/ed25519ph.js';
 
 export class FileSigner implements Signer {
@@ -24,9 +24,9 @@ export class FileSigner implements Signer {
     return sign(null, message, this.privateKey);
   }
 
-  workerKey(): KeyObject {
-    if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
-    return this.privateKey;
+  lendToThread<T>(use: (key: ThreadKey) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new SignerUnavailable(`the key ${this.where} is closed`));
+    return use({ kind: 'file', key: this.privateKey });
   }
 
   signPrehashed(artifact: Uint8Array): Buffer {

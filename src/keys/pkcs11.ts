@@ -9,7 +9,7 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as Pkcs11 from 'pkcs11js';
 import { ed25519ph } from '@noble/curves/ed25519.js';
-import { keyIdOf, SignerUnavailable, type Signer } from '../core/signer.js';
+import { keyIdOf, SignerUnavailable, type Signer, type ThreadKey } from '../core/signer.js';
 import type { Pkcs11Uri } from './uri.js';
 
 export class TokenError extends Error {}
@@ -17,7 +17,7 @@ export class TokenError extends Error {}
 // PKCS#11 3.0 values pkcs11js does not name.
 const CKK_EC_EDWARDS = 0x40;
 const CKM_EC_EDWARDS_KEY_PAIR_GEN = 0x1055;
-const CKM_EDDSA = 0x1057;
+export const CKM_EDDSA = 0x1057;
 /** DER of OID 1.3.101.112 (id-Ed25519): CKA_EC_PARAMS of an Ed25519 key. */
 const ED25519_OID = Buffer.from('06032b6570', 'hex');
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
@@ -72,8 +72,8 @@ export interface TokenOpenOptions {
 interface Live {
   session: Buffer;
   key: Buffer;
-  /** A second session for signatures made on libuv's pool: its operation state is its own. */
-  pooled: Buffer;
+  /** A second session, lent to the signing thread: its operation state is its own. */
+  lendable: Buffer;
 }
 
 export class Pkcs11Signer implements Signer {
@@ -87,9 +87,10 @@ export class Pkcs11Signer implements Signer {
   log?: (line: string) => void;
   private live: Live | null;
   private closed = false;
-  private pooledQueue: Promise<unknown> = Promise.resolve();
-  private pooledRunning = false;
-  /** Sessions of a dropped connection, closed once no pooled signature runs. */
+  private loans: Promise<unknown> = Promise.resolve();
+  /** The second session is lent to a signing thread right now. */
+  private lent = false;
+  /** Sessions of a dropped connection, closed once the signing thread has it no more. */
   private closing: Buffer[] = [];
 
   private constructor(
@@ -142,7 +143,7 @@ export class Pkcs11Signer implements Signer {
     const { p, pkcs, opts } = this;
     const { uri } = opts;
     try {
-      // Signatures also run on libuv's pool (signAsync): the module must lock for itself.
+      // The signing thread calls the module too (lendToThread): it must lock for itself.
       p.C_Initialize({ flags: pkcs.CKF_OS_LOCKING_OK });
     } catch (e) {
       if (ckr(e) !== 'CKR_CRYPTOKI_ALREADY_INITIALIZED') throw new TokenError(`the PKCS#11 module ${uri.modulePath} does not initialise (${ckr(e)})`);
@@ -185,13 +186,13 @@ export class Pkcs11Signer implements Signer {
       const pubs = this.find(session, pkcs.CKO_PUBLIC_KEY);
       if (pubs.length !== 1) throw new TokenError(`token ${this.tokenName()} holds ${pubs.length} public keys matching ${this.keyName()} (one is needed beside the private key)`);
       const point = p.C_GetAttributeValue(session, pubs[0], [{ type: pkcs.CKA_EC_POINT }])[0].value as Buffer;
-      let pooled: Buffer;
+      let lendable: Buffer;
       try {
-        pooled = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION);
+        lendable = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION);
       } catch (e) {
         throw new TokenError(`cannot open a second session with token ${this.tokenName()} (${ckr(e)})`);
       }
-      return { live: { session, key, pooled }, raw: rawPoint(point), created };
+      return { live: { session, key, lendable }, raw: rawPoint(point), created };
     } catch (e) {
       try {
         p.C_CloseSession(session);
@@ -303,15 +304,15 @@ export class Pkcs11Signer implements Signer {
 
   private drop(why: string): void {
     if (!this.live) return;
-    this.closing.push(this.live.session, this.live.pooled);
+    this.closing.push(this.live.session, this.live.lendable);
     this.live = null;
     this.closeDropped();
     this.log?.(`${why}: the gate key cannot sign until the token is back`);
   }
 
-  // Sessions are closed only when no signature runs on the pool (never under a running C_Sign).
+  // Sessions are closed only when not lent (never under a running C_Sign).
   private closeDropped(): void {
-    if (this.pooledRunning) return;
+    if (this.lent) return;
     for (const s of this.closing.splice(0)) {
       try {
         this.p.C_CloseSession(s);
@@ -323,7 +324,7 @@ export class Pkcs11Signer implements Signer {
 
   // The same token and the same key, or nothing: a different key would fork the ledger's signer.
   private reconnect(): void {
-    if (this.pooledRunning) throw new SignerUnavailable(`the key ${this.where} is reconnecting`); // never C_Finalize under a running C_Sign
+    if (this.lent) throw new SignerUnavailable(`the key ${this.where} is reconnecting`); // never C_Finalize under a running C_Sign
     try {
       this.p.C_Finalize();
     } catch {
@@ -337,7 +338,7 @@ export class Pkcs11Signer implements Signer {
     }
     const same = keyIdOf(createPublicKey({ key: Buffer.concat([SPKI_PREFIX, got.raw]), format: 'der', type: 'spki' })) === this.keyId;
     if (!same) {
-      for (const s of [got.live.session, got.live.pooled]) {
+      for (const s of [got.live.session, got.live.lendable]) {
         try {
           this.p.C_CloseSession(s);
         } catch {
@@ -354,31 +355,33 @@ export class Pkcs11Signer implements Signer {
     return this.signWith(message, null);
   }
 
+  readonly slowInline = true;
+
   /**
-   * The token signs on libuv's pool, in its own session; only C_SignInit runs on this thread.
-   * One pooled signature at a time (a session holds one operation).
+   * Lends the second session and the key to a signing thread for one run (ADR 042); one run at a
+   * time (a session holds one operation). A run that fails drops the connection: the next one
+   * reconnects, and nothing closes or finalises the module under a running C_Sign.
    */
-  signAsync(message: Uint8Array): Promise<Buffer> {
-    const next = this.pooledQueue.then(() => this.signPooled(Buffer.from(message)));
-    this.pooledQueue = next.catch(() => undefined);
+  lendToThread<T>(use: (key: ThreadKey) => Promise<T>): Promise<T> {
+    const next = this.loans.then(() => this.lend(use));
+    this.loans = next.catch(() => undefined);
     return next;
   }
 
-  private async signPooled(message: Buffer): Promise<Buffer> {
+  private async lend<T>(use: (key: ThreadKey) => Promise<T>): Promise<T> {
     if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
     if (!this.live) this.reconnect();
     const live = this.live!;
-    let failed: unknown = null;
-    this.pooledRunning = true;
+    let failed = false;
+    this.lent = true;
     try {
-      this.p.C_SignInit(live.pooled, { mechanism: CKM_EDDSA }, live.key);
-      return await this.p.C_SignAsync(live.pooled, message, Buffer.alloc(64));
+      return await use({ kind: 'token', modulePath: this.opts.uri.modulePath, session: live.lendable, handle: live.key });
     } catch (e) {
-      failed = e;
+      failed = true;
       throw new SignerUnavailable(`the key ${this.where} cannot sign (${ckr(e)})`);
     } finally {
-      this.pooledRunning = false;
-      if (failed !== null && this.live === live) this.drop(`token signing failed (${ckr(failed)})`);
+      this.lent = false;
+      if (failed && this.live === live) this.drop('token signing failed in the signing thread');
       this.closeDropped();
     }
   }
@@ -391,7 +394,7 @@ export class Pkcs11Signer implements Signer {
     if (this.closed) return;
     this.closed = true;
     try {
-      if (this.live) for (const s of [this.live.session, this.live.pooled]) this.p.C_CloseSession(s);
+      if (this.live) for (const s of [this.live.session, this.live.lendable]) this.p.C_CloseSession(s);
       this.p.C_Finalize();
     } catch {
       /* already gone */

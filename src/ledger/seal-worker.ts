@@ -1,15 +1,17 @@
-// The signing thread of a key file (ADR 042): seals the runs the ledger sends, in order.
-import { sign, type KeyObject } from 'node:crypto';
-import { parentPort, workerData } from 'node:worker_threads';
+// The signing thread (ADR 042): seals the runs the ledger sends, in order, with the key lent for
+// each run. A thread's entry point, like a command's: it composes the ledger's sealing with the
+// key's signing.
+import { parentPort } from 'node:worker_threads';
+import type { ThreadKey } from '../core/signer.js';
+import { threadSigner } from '../keys/thread-sign.js';
 import { sealRun } from './seal.js';
 import type { EntryBody } from './entry.js';
 
-const key = (workerData as { key: KeyObject }).key;
-
-parentPort!.on('message', (m: { id: number; prev: string; bodies: EntryBody[] }) => {
+parentPort!.on('message', (m: { id: number; prev: string; bodies: EntryBody[]; key: ThreadKey }) => {
   try {
-    parentPort!.postMessage({ id: m.id, sealed: sealRun(m.prev, m.bodies, (bytes) => sign(null, bytes, key)) });
+    parentPort!.postMessage({ id: m.id, sealed: sealRun(m.prev, m.bodies, threadSigner(m.key)) });
   } catch (e) {
-    parentPort!.postMessage({ id: m.id, error: (e as Error).name });
+    const code = /CKR_[A-Z0-9_]+/.exec(String((e as Error)?.message ?? ''));
+    parentPort!.postMessage({ id: m.id, error: code ? code[0] : (e as Error)?.name ?? 'error' });
   }
 });

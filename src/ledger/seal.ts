@@ -1,9 +1,9 @@
 // Sealing a run of entries (ADR 042): each body gets `prev`, the hash of the entry before it
 // (signature included), and `sig`, Ed25519 over its RFC 8785 bytes without `sig`; so a run can
 // only be signed one entry after another. Where the key allows, a run is sealed off the main
-// thread (a worker holding a key file, or a token's asynchronous C_Sign) while the gate reads
-// and checks the next calls; a short run is sealed inline, where a thread round trip would cost
-// more than the signatures it moves.
+// thread (a signing thread with the key file's KeyObject, or a token's session lent to it) while
+// the gate reads and checks the next calls; a short run is sealed inline, where a thread round
+// trip would cost more than the signatures it moves.
 import { Worker } from 'node:worker_threads';
 import type { Signer } from '../core/signer.js';
 import { canonicalize } from '../core/canonical.js';
@@ -73,51 +73,32 @@ export interface ChainSealer {
   close(): void;
 }
 
-/** Seals with a token's asynchronous signature: this thread builds bytes, the token signs. */
-class AsyncSealer implements ChainSealer {
-  readonly inlineBelow = 1;
-  constructor(private readonly signAsync: (m: Buffer) => Promise<Buffer>) {}
-
-  async seal(prev: string, bodies: readonly EntryBody[]): Promise<Sealed[]> {
-    const out: Sealed[] = [];
-    for (const body of bodies) {
-      const signed = signedText(prev, body);
-      const s = sealOne(prev, body, signed, await this.signAsync(Buffer.from(signed, 'utf8')));
-      out.push(s);
-      prev = s.hash;
-    }
-    return out;
-  }
-
-  close(): void {}
-}
-
 interface Waiting {
   resolve: (v: Sealed[]) => void;
   reject: (e: Error) => void;
 }
 
-/** Seals in a worker thread that holds the key file's private key (never leaves this process). */
+/** Seals in a signing thread, with the key lent for each run (it never leaves this process). */
 class WorkerSealer implements ChainSealer {
   private worker: Worker | null = null;
   private next = 0;
   private readonly waiting = new Map<number, Waiting>();
 
   constructor(
-    private readonly key: import('node:crypto').KeyObject,
+    private readonly signer: Signer,
     readonly inlineBelow: number,
   ) {}
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(new URL('./seal-worker.js', import.meta.url), { workerData: { key: this.key } });
+    const w = new Worker(new URL('./seal-worker.js', import.meta.url));
     w.on('message', (m: { id: number; sealed?: Sealed[]; error?: string }) => {
       const got = this.waiting.get(m.id);
       if (!got) return;
       this.waiting.delete(m.id);
       if (this.waiting.size === 0) w.unref();
       if (m.sealed) got.resolve(m.sealed);
-      else got.reject(new Error(`sealing failed in the signing thread (${m.error ?? 'error'})`));
+      else got.reject(new Error(`sealing failed in the signing thread (${m.error ?? 'error'})`)); // a code, never a value
     });
     const gone = (why: string) => {
       if (this.worker !== w) return;
@@ -133,12 +114,14 @@ class WorkerSealer implements ChainSealer {
   }
 
   seal(prev: string, bodies: readonly EntryBody[]): Promise<Sealed[]> {
-    const w = this.start();
-    const id = this.next++;
-    return new Promise<Sealed[]>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      w.ref(); // a run in progress keeps the process alive until it is sealed
-      w.postMessage({ id, prev, bodies });
+    return this.signer.lendToThread!((key) => {
+      const w = this.start();
+      const id = this.next++;
+      return new Promise<Sealed[]>((resolve, reject) => {
+        this.waiting.set(id, { resolve, reject });
+        w.ref(); // a run in progress keeps the process alive until it is sealed
+        w.postMessage({ id, prev, bodies, key });
+      });
     });
   }
 
@@ -152,14 +135,12 @@ class WorkerSealer implements ChainSealer {
 }
 
 export interface SealerOptions {
-  /** Runs shorter than this are sealed inline (file keys; default 4). */
+  /** Runs shorter than this are sealed inline (default 4; 1 for a key slow to sign inline). */
   inlineBelow?: number;
 }
 
 /** The sealer the key allows, or null: every run is then sealed inline. */
 export function chainSealer(signer: Signer, opts: SealerOptions = {}): ChainSealer | null {
-  if (signer.signAsync) return new AsyncSealer((m) => signer.signAsync!(m));
-  const key = signer.workerKey?.();
-  if (key) return new WorkerSealer(key, opts.inlineBelow ?? 4);
-  return null;
+  if (!signer.lendToThread) return null;
+  return new WorkerSealer(signer, opts.inlineBelow ?? (signer.slowInline ? 1 : 4));
 }

@@ -17,6 +17,8 @@ import { SignerUnavailable, keyIdOf } from '../../src/core/signer.js';
 import { loadPublicKey } from '../../src/ledger/keys.js';
 import { verifyReceipt } from '../../src/approvals/receipt.js';
 import { existsSync } from 'node:fs';
+import { chainSealer } from '../../src/ledger/seal.js';
+import { GENESIS_PREV, parseStoredEntry, verifyEntrySignature } from '../../src/ledger/entry.js';
 
 const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
 
@@ -136,27 +138,28 @@ test('an approver key in a token: keygen --key makes it there, approve --key sig
   assert.match(wrongPin.stderr, /approver key: token "cloakpipe" refused the PIN/);
 });
 
-test('signatures on libuv pool and on this thread at once (a group being sealed while an anchor is signed): all verify', hsmSkip, async () => {
+test('a token lent to the signing thread while this thread signs too (a group sealed while an anchor is signed): all verify', hsmSkip, async () => {
   const t = freshToken();
   process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
   const s = Pkcs11Signer.open({ uri: parsePkcs11Uri(t.uri()), pin: t.pin, create: true });
+  const sealer = chainSealer(s)!;
+  const body = (i: number) => ({ v: 1 as const, seq: i, ts: '2026-12-01T00:00:00.000Z', prev: '', kind: 'decision', n: i });
+  const run = (from: number) => Array.from({ length: 20 }, (_, i) => body(from + i));
   try {
-    const msgs = Array.from({ length: 40 }, (_, i) => Buffer.from(`entry ${i}`));
-    const pooled = Promise.all(msgs.map((m) => s.signAsync(m)));
-    // While the pool signs, this thread signs too, in the other session.
+    const runs = Promise.all([0, 20, 40].map((from) => sealer.seal(GENESIS_PREV, run(from))));
+    // While the signing thread signs in the lent session, this thread signs in the other one.
+    const msgs = Array.from({ length: 40 }, (_, i) => Buffer.from(`anchor ${i}`));
     const inline = msgs.map((m) => s.sign(m));
-    const fromPool = await pooled;
-    msgs.forEach((m, i) => {
-      assert.ok(verify(null, m, s.publicKey, fromPool[i]), `pooled signature ${i}`);
-      assert.ok(verify(null, m, s.publicKey, inline[i]), `inline signature ${i}`);
-    });
-    // The token goes away under pooled signatures: they fail (fail closed), and resume after.
+    for (const sealed of await runs) for (const x of sealed) assert.ok(verifyEntrySignature(parseStoredEntry(x.stored), s.publicKey));
+    msgs.forEach((m, i) => assert.ok(verify(null, m, s.publicKey, inline[i]), `inline signature ${i}`));
+    // The token goes away under the signing thread: the run fails (fail closed); it resumes after.
     t.remove();
-    const gone = await Promise.allSettled(msgs.slice(0, 3).map((m) => s.signAsync(m)));
-    assert.ok(gone.every((g) => g.status === 'rejected' && g.reason instanceof SignerUnavailable));
+    await assert.rejects(sealer.seal(GENESIS_PREV, run(0)), SignerUnavailable);
     t.restore();
-    assert.ok(verify(null, msgs[0], s.publicKey, await s.signAsync(msgs[0])));
+    const [again] = await sealer.seal(GENESIS_PREV, run(0));
+    assert.ok(verifyEntrySignature(parseStoredEntry(again.stored), s.publicKey));
   } finally {
+    sealer.close();
     s.close();
   }
 });

@@ -209,7 +209,7 @@ test('a job that reads the ledger inside a group and then fails takes the group 
   assertChain(port, key, 2);
 });
 
-test('a key in a token seals runs with its asynchronous signature: the same chain, verified by the public key', hsmSkip, async () => {
+test('a key in a token seals runs on the signing thread, in a session lent to it: the same chain, verified by the public key', hsmSkip, async () => {
   const t = freshToken();
   process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
   const key = Pkcs11Signer.open({ uri: parsePkcs11Uri(t.uri()), pin: t.pin, create: true });
