@@ -7,7 +7,7 @@
 import type { GateKey } from './keys.js';
 import type { LedgerPort, TxParticipant } from '../store/ports.js';
 import { GENESIS_PREV, parseStoredEntry, storedHash, verifyEntrySignature, type Entry, type EntryBody, type EntryFields, type LedgerEntry } from './entry.js';
-import { sealRun, type ChainSealer, type Sealed } from './seal.js';
+import { sealRun, type ChainSealer, type Sealed, type SealingRun } from './seal.js';
 
 export interface ChainHead {
   seq: number;
@@ -44,6 +44,9 @@ export class Ledger {
   private known: { body: string; head: ChainHead } | null = null;
   /** Inside a group of the store (ADR 042): entries appended, not yet signed nor inserted. */
   private held: Held[] | null = null;
+  /** The held entries being signed as they come (once the group has enough of them). */
+  private run: SealingRun | null = null;
+  private sealer: ChainSealer | null = null;
   private sealing = false;
   /** Held entries were written during the running job: its rollback would take them too. */
   private wroteInJob = false;
@@ -103,6 +106,13 @@ export class Ledger {
       const body = { ...fields, v: 1 as const, seq, ts: now, prev: '' } as unknown as EntryBody;
       const entry = { ...body } as Entry;
       held.push({ body, entry });
+      // Enough entries for the signing thread: it signs them while the group decides the rest.
+      if (this.run) this.run.push(body);
+      else if (this.sealer && held.length >= this.sealer.inlineBelow) {
+        const head = this.stored();
+        this.run = this.sealer.start(head ? head.hash : GENESIS_PREV);
+        for (const h of held) this.run.push(h.body);
+      }
       return entry as unknown as LedgerEntry;
     }
     const prev = head ? (head as ChainHead).hash : GENESIS_PREV;
@@ -125,9 +135,16 @@ export class Ledger {
     if (this.sealing) throw new LedgerError('the ledger was read while the group was being sealed');
     this.held = [];
     this.wroteInJob = true;
+    this.dropRun();
     const head = this.stored();
     const sealed = sealRun(head ? head.hash : GENESIS_PREV, held.map((h) => h.body), (m) => this.key.sign(m));
     this.place(held, sealed);
+  }
+
+  /** Inline sealing takes over what the signing thread was given. */
+  private dropRun(): void {
+    this.run?.abandon();
+    this.run = null;
   }
 
   private place(held: Held[], sealed: Sealed[]): void {
@@ -146,6 +163,7 @@ export class Ledger {
     return {
       begin: () => {
         this.held = [];
+        this.sealer = sealer;
         this.poisoned = false;
       },
       mark: () => {
@@ -157,16 +175,20 @@ export class Ledger {
         // cannot commit without them, so it fails whole.
         if (this.wroteInJob) this.poisoned = true;
         this.held?.splice(mark);
+        this.run?.cut(mark);
       },
       prepare: () => {
         if (this.poisoned) throw new LedgerError('a job that read the ledger failed after earlier entries of its group were written');
         const held = this.held;
-        if (!held || held.length === 0) return;
-        if (!sealer || held.length < sealer.inlineBelow) return this.writeHeld();
+        const run = this.run;
+        this.run = null;
+        if (!held || held.length === 0 || !run) {
+          run?.abandon();
+          return this.writeHeld();
+        }
         this.held = [];
-        const head = this.stored();
         this.sealing = true;
-        return withDeadline(sealer.seal(head ? head.hash : GENESIS_PREV, held.map((h) => h.body)), deadlineMs)
+        return withDeadline(run.end(), deadlineMs)
           .then(
             (sealed) => {
               this.sealing = false;
@@ -180,6 +202,8 @@ export class Ledger {
           );
       },
       finish: (committed) => {
+        this.dropRun();
+        this.sealer = null;
         this.held = null;
         this.sealing = false;
         this.poisoned = false;

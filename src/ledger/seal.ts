@@ -5,7 +5,7 @@
 // the gate reads and checks the next calls; a short run is sealed inline, where a thread round
 // trip would cost more than the signatures it moves.
 import { Worker } from 'node:worker_threads';
-import type { Signer } from '../core/signer.js';
+import type { Signer, ThreadKey } from '../core/signer.js';
 import { canonicalize } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import type { EntryBody } from './entry.js';
@@ -66,9 +66,23 @@ export function sealRun(prev: string, bodies: readonly EntryBody[], sign: (messa
   return out;
 }
 
+/** A run being sealed while it is appended: the signing thread signs each body as it comes. */
+export interface SealingRun {
+  /** One more body after those pushed (its prev: the hash of the one before it). */
+  push(body: EntryBody): void;
+  /** Forget the bodies from index `n` on (their job rolled back). */
+  cut(n: number): void;
+  /** Every body is in: their seals, in order. */
+  end(): Promise<Sealed[]>;
+  /** Give up on the run (the ledger seals what it holds inline instead). */
+  abandon(): void;
+}
+
 export interface ChainSealer {
   /** Runs shorter than this are sealed inline by the ledger. */
   readonly inlineBelow: number;
+  /** A run after the entry whose hash is `prev`, sealed as its bodies are pushed. */
+  start(prev: string): SealingRun;
   seal(prev: string, bodies: readonly EntryBody[]): Promise<Sealed[]>;
   close(): void;
 }
@@ -77,6 +91,8 @@ interface Waiting {
   resolve: (v: Sealed[]) => void;
   reject: (e: Error) => void;
 }
+
+type ToThread = { t: 'begin'; id: number; prev: string; key: ThreadKey } | { t: 'push'; id: number; body: EntryBody } | { t: 'cut'; id: number; n: number } | { t: 'end'; id: number };
 
 /** Seals in a signing thread, with the key lent for each run (it never leaves this process). */
 class WorkerSealer implements ChainSealer {
@@ -89,7 +105,7 @@ class WorkerSealer implements ChainSealer {
     readonly inlineBelow: number,
   ) {}
 
-  private start(): Worker {
+  private thread(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(new URL('./seal-worker.js', import.meta.url));
     w.on('message', (m: { id: number; sealed?: Sealed[]; error?: string }) => {
@@ -113,16 +129,46 @@ class WorkerSealer implements ChainSealer {
     return w;
   }
 
-  seal(prev: string, bodies: readonly EntryBody[]): Promise<Sealed[]> {
-    return this.signer.lendToThread!((key) => {
-      const w = this.start();
-      const id = this.next++;
-      return new Promise<Sealed[]>((resolve, reject) => {
-        this.waiting.set(id, { resolve, reject });
-        w.ref(); // a run in progress keeps the process alive until it is sealed
-        w.postMessage({ id, prev, bodies, key });
-      });
+  start(prev: string): SealingRun {
+    const id = this.next++;
+    // Until the key is lent (a token lends one run at a time), what is pushed waits here.
+    let queued: ToThread[] | null = [];
+    let w: Worker | null = null;
+    const send = (m: ToThread) => (queued ? queued.push(m) : w!.postMessage(m));
+    let ended: Promise<Sealed[]> | null = null;
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    const sealed = this.signer.lendToThread!(async (key) => {
+      w = this.thread();
+      const result = new Promise<Sealed[]>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
+      w.ref(); // a run in progress keeps the process alive until it is sealed
+      w.postMessage({ t: 'begin', id, prev, key } satisfies ToThread);
+      for (const m of queued!) w.postMessage(m);
+      queued = null;
+      await finished; // the run is lent until every body is in
+      return result;
     });
+    return {
+      push: (body) => send({ t: 'push', id, body }),
+      cut: (n) => send({ t: 'cut', id, n }),
+      end: () => {
+        if (!ended) {
+          send({ t: 'end', id });
+          finish();
+          ended = sealed;
+        }
+        return ended;
+      },
+      abandon: () => {
+        if (!ended) void (send({ t: 'end', id }), finish(), (ended = sealed)).catch(() => undefined);
+      },
+    };
+  }
+
+  seal(prev: string, bodies: readonly EntryBody[]): Promise<Sealed[]> {
+    const run = this.start(prev);
+    for (const b of bodies) run.push(b);
+    return run.end();
   }
 
   close(): void {

@@ -62,13 +62,23 @@ function assertChain(port: LedgerPort, key: GateKey, n: number): void {
   }
 }
 
-/** Counts the runs a sealer was given: the test must see them go off the main thread. */
+/** Counts what each run a sealer was given held: the test must see runs go off the main thread. */
 function counting(sealer: ChainSealer): ChainSealer & { runs: number[] } {
   const runs: number[] = [];
   return {
     runs,
     inlineBelow: sealer.inlineBelow,
-    seal: (prev, b) => (runs.push(b.length), sealer.seal(prev, b)),
+    start: (prev) => {
+      const run = sealer.start(prev);
+      const i = runs.push(0) - 1;
+      return {
+        push: (b) => (runs[i]++, run.push(b)),
+        cut: (n) => ((runs[i] = Math.min(runs[i], n)), run.cut(n)),
+        end: () => run.end(),
+        abandon: () => run.abandon(),
+      };
+    },
+    seal: (prev, b) => sealer.seal(prev, b),
     close: () => sealer.close(),
   };
 }
@@ -141,13 +151,15 @@ test('the signing thread dying mid-run fails its whole group, durably nothing; t
   const key = fileKey();
   const real = chainSealer(key, { inlineBelow: 2 })!;
   let kill = true;
+  // The thread is killed while the run is being pushed to it (the real thread, really killed).
   const sealer: ChainSealer = {
+    ...real,
     inlineBelow: 2,
-    seal: (prev, b) => {
-      const p = real.seal(prev, b);
+    start: (prev) => {
+      const run = real.start(prev);
       if (kill) void (real as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
       kill = false;
-      return p;
+      return run;
     },
     close: () => real.close(),
   };
@@ -170,7 +182,8 @@ test('the signing thread dying mid-run fails its whole group, durably nothing; t
 test('signing that never finishes fails its group at the deadline instead of holding every call', async () => {
   const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
   const key = fileKey();
-  const stuck: ChainSealer = { inlineBelow: 2, seal: () => new Promise(() => undefined), close: () => undefined };
+  const never = () => new Promise<never>(() => undefined);
+  const stuck: ChainSealer = { inlineBelow: 2, start: () => ({ push: () => undefined, cut: () => undefined, end: never, abandon: () => undefined }), seal: never, close: () => undefined };
   const ledger = new Ledger(port, key);
   const commit = new GroupCommit(db);
   commit.enlist(ledger.participant(stuck, 200));
@@ -207,6 +220,15 @@ test('a job that reads the ledger inside a group and then fails takes the group 
   ]);
   assert.equal(ok[1], 0);
   assertChain(port, key, 2);
+  // A reader after the signing thread was given entries: it takes them back, seals them inline,
+  // and the entries after it start a new run on the thread.
+  const more = await Promise.all([
+    ...[5, 6, 7].map((n) => commit.run(() => ledger.appendInTx(dec(n)).seq)),
+    commit.run(() => ledger.head()!.seq),
+    ...[8, 9, 10].map((n) => commit.run(() => ledger.appendInTx(dec(n)).seq)),
+  ]);
+  assert.deepEqual(more, [2, 3, 4, 4, 5, 6, 7]);
+  assertChain(port, key, 8);
 });
 
 test('a key in a token seals runs on the signing thread, in a session lent to it: the same chain, verified by the public key', hsmSkip, async () => {
