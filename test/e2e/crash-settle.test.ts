@@ -12,7 +12,8 @@ import { cloakpipe } from '../helpers/cli.js';
 import { call, records, setup, startGate, type Outcome, type RunningGate } from '../helpers/recording-gate.js';
 
 const ROUNDS = 4;
-const LANES = 3;
+// Eight lanes: groups long enough to be sealed on the signing thread as they are appended (ADR 042).
+const LANES = 8;
 
 interface Sent {
   key: string;
