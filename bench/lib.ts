@@ -93,6 +93,7 @@ export const TARGET_ORDER = [
   "gate vs supergateway's added p50",
   'verify entries/s vs raw Ed25519, all cores',
   'token key calls/s vs file key, 64 in flight',
+  'token key main-thread calls/s ceiling vs file key',
   'HTTP door vs pure HTTP transports, added p50',
   'HTTP door calls/s vs pure HTTP transports, 64 in flight',
   'HTTP door added p50 beyond the gate floor vs pure transports',
