@@ -16,6 +16,9 @@ import { openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
 import { Ledger, LedgerError } from '../ledger/ledger.js';
 import { chainSealer } from '../ledger/seal.js';
 
+/** The signing thread's script (ADR 042). */
+export const SIGNING_THREAD = new URL('../keys/signing-thread.js', import.meta.url);
+
 export class HomeError extends Error {}
 
 /** The PostgreSQL store and its driver, loaded only by a command that opens one. */
@@ -107,7 +110,7 @@ export function openHome(opts: { home?: string; clock?: () => number } & KeyOpti
     );
   }
   // A group's entries are signed as one run, off this thread when the key allows (ADR 042).
-  const sealer = chainSealer(key);
+  const sealer = chainSealer(key, { thread: SIGNING_THREAD });
   store.enlist?.(ledger.participant(sealer));
   return { paths, key, store, ledger, close: () => (sealer?.close(), store.close(), key.close()) };
 }

@@ -102,12 +102,13 @@ class WorkerSealer implements ChainSealer {
 
   constructor(
     private readonly signer: Signer,
+    private readonly thread: URL,
     readonly inlineBelow: number,
   ) {}
 
-  private thread(): Worker {
+  private started(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(new URL('./seal-worker.js', import.meta.url));
+    const w = new Worker(this.thread);
     w.on('message', (m: { id: number; sealed?: Sealed[]; error?: string }) => {
       const got = this.waiting.get(m.id);
       if (!got) return;
@@ -139,7 +140,7 @@ class WorkerSealer implements ChainSealer {
     let finish!: () => void;
     const finished = new Promise<void>((r) => (finish = r));
     const sealed = this.signer.lendToThread!(async (key) => {
-      w = this.thread();
+      w = this.started();
       const result = new Promise<Sealed[]>((resolve, reject) => this.waiting.set(id, { resolve, reject }));
       w.ref(); // a run in progress keeps the process alive until it is sealed
       w.postMessage({ t: 'begin', id, prev, key } satisfies ToThread);
@@ -181,12 +182,14 @@ class WorkerSealer implements ChainSealer {
 }
 
 export interface SealerOptions {
+  /** The signing thread's script (keys/signing-thread.js: the key's side of sealing). */
+  thread: URL;
   /** Runs shorter than this are sealed inline (default 4; 1 for a key slow to sign inline). */
   inlineBelow?: number;
 }
 
 /** The sealer the key allows, or null: every run is then sealed inline. */
-export function chainSealer(signer: Signer, opts: SealerOptions = {}): ChainSealer | null {
+export function chainSealer(signer: Signer, opts: SealerOptions): ChainSealer | null {
   if (!signer.lendToThread) return null;
-  return new WorkerSealer(signer, opts.inlineBelow ?? (signer.slowInline ? 1 : 4));
+  return new WorkerSealer(signer, opts.thread, opts.inlineBelow ?? (signer.slowInline ? 1 : 4));
 }

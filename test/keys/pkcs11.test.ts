@@ -17,6 +17,7 @@ import { SignerUnavailable, keyIdOf } from '../../src/core/signer.js';
 import { loadPublicKey } from '../../src/ledger/keys.js';
 import { verifyReceipt } from '../../src/approvals/receipt.js';
 import { existsSync } from 'node:fs';
+import { SIGNING_THREAD } from '../../src/home/open.js';
 import { chainSealer } from '../../src/ledger/seal.js';
 import { GENESIS_PREV, parseStoredEntry, verifyEntrySignature } from '../../src/ledger/entry.js';
 
@@ -142,7 +143,7 @@ test('a token lent to the signing thread while this thread signs too (a group se
   const t = freshToken();
   process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
   const s = Pkcs11Signer.open({ uri: parsePkcs11Uri(t.uri()), pin: t.pin, create: true });
-  const sealer = chainSealer(s)!;
+  const sealer = chainSealer(s, { thread: SIGNING_THREAD })!;
   const body = (i: number) => ({ v: 1 as const, seq: i, ts: '2026-12-01T00:00:00.000Z', prev: '', kind: 'decision', n: i });
   const run = (from: number) => Array.from({ length: 20 }, (_, i) => body(from + i));
   try {

@@ -10,6 +10,7 @@ import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { Ledger, readEntries } from '../../src/ledger/ledger.js';
 import { entryHash, signEntry, verifyEntrySignature, GENESIS_PREV, type EntryBody, type EntryFields } from '../../src/ledger/entry.js';
 import { canonicalize } from '../../src/core/canonical.js';
+import { SIGNING_THREAD } from '../../src/home/open.js';
 import { chainSealer, sealRun, withSig, type ChainSealer } from '../../src/ledger/seal.js';
 import { FileSigner } from '../../src/keys/file.js';
 import { Pkcs11Signer } from '../../src/keys/pkcs11.js';
@@ -85,7 +86,7 @@ function counting(sealer: ChainSealer): ChainSealer & { runs: number[] } {
 
 test('a run sealed in the signing thread is byte for byte the run signed inline, and the entries signEntry makes', async () => {
   const key = fileKey();
-  const sealer = chainSealer(key)!;
+  const sealer = chainSealer(key, { thread: SIGNING_THREAD })!;
   try {
     const run = bodies(40);
     const inline = sealRun(GENESIS_PREV, run, (m) => key.sign(m));
@@ -107,7 +108,7 @@ test('a run sealed in the signing thread is byte for byte the run signed inline,
 test('concurrent jobs with the ledger enlisted: every committed job has its signed entry, every failed job none, one chain', async () => {
   const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
   const key = fileKey();
-  const sealer = counting(chainSealer(key, { inlineBelow: 2 })!);
+  const sealer = counting(chainSealer(key, { thread: SIGNING_THREAD, inlineBelow: 2 })!);
   const ledger = new Ledger(port, key);
   const commit = new GroupCommit(db);
   commit.enlist(ledger.participant(sealer));
@@ -149,7 +150,7 @@ test('concurrent jobs with the ledger enlisted: every committed job has its sign
 test('the signing thread dying mid-run fails its whole group, durably nothing; the next group seals', async () => {
   const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
   const key = fileKey();
-  const real = chainSealer(key, { inlineBelow: 2 })!;
+  const real = chainSealer(key, { thread: SIGNING_THREAD, inlineBelow: 2 })!;
   let kill = true;
   // The thread is killed while the run is being pushed to it (the real thread, really killed).
   const sealer: ChainSealer = {
@@ -201,7 +202,7 @@ test('a job that reads the ledger inside a group and then fails takes the group 
   const key = fileKey();
   const ledger = new Ledger(port, key);
   const commit = new GroupCommit(db);
-  commit.enlist(ledger.participant(chainSealer(key, { inlineBelow: 2 })));
+  commit.enlist(ledger.participant(chainSealer(key, { thread: SIGNING_THREAD, inlineBelow: 2 })));
   const r = await Promise.allSettled([
     commit.run(() => ledger.appendInTx(dec(1))),
     commit.run(() => {
@@ -236,7 +237,7 @@ test('a key in a token seals runs on the signing thread, in a session lent to it
   process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
   const key = Pkcs11Signer.open({ uri: parsePkcs11Uri(t.uri()), pin: t.pin, create: true });
   const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
-  const sealer = counting(chainSealer(key)!);
+  const sealer = counting(chainSealer(key, { thread: SIGNING_THREAD })!);
   const ledger = new Ledger(port, key);
   const commit = new GroupCommit(db);
   commit.enlist(ledger.participant(sealer));

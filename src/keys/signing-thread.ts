@@ -1,11 +1,11 @@
 // The signing thread (ADR 042): seals each run the ledger streams to it, body by body as they
-// are appended, with the key lent for that run. A thread's entry point, like a command's: it
-// composes the ledger's sealing with the key's signing.
+// are appended, with the key lent for that run (the ledger's sealing, this folder's signing).
+// Started by the ledger's sealer at the URL the composition root gives it (home/open.ts).
 import { parentPort } from 'node:worker_threads';
 import type { ThreadKey } from '../core/signer.js';
-import { threadSigner } from '../keys/thread-sign.js';
-import { sealRun, type Sealed } from './seal.js';
-import type { EntryBody } from './entry.js';
+import { threadSigner } from './thread-sign.js';
+import { sealRun, type Sealed } from '../ledger/seal.js';
+import type { EntryBody } from '../ledger/entry.js';
 
 interface Run {
   first: string;
