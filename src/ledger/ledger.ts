@@ -104,7 +104,9 @@ export class Ledger {
     const seq = head ? head.seq + 1 : 0;
     if (held) {
       const body = { ...fields, v: 1 as const, seq, ts: now, prev: '' } as unknown as EntryBody;
-      const entry = { ...body } as Entry;
+      // The caller's entry is the body itself: the signing thread got a copy, and sealing gives
+      // it its `prev` and `sig`.
+      const entry = body as Entry;
       held.push({ body, entry });
       // Enough entries for the signing thread: it signs them while the group decides the rest.
       if (this.run) this.run.push(body);

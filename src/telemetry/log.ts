@@ -4,6 +4,7 @@
 // never reported with its exception text or the payload it was given: the log must not become
 // the leak it exists to avoid.
 import { eventName, sanitize, type Fields } from './fields.js';
+import { writeBatched } from '../util/batched-write.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogSink = (line: string) => void;
@@ -21,7 +22,7 @@ function stderrSink(line: string): void {
     // An asynchronous write error (EPIPE after the host closed stderr) is counted, not thrown.
     process.stderr.on('error', () => void failures++);
   }
-  process.stderr.write(line);
+  writeBatched(process.stderr, line); // the lines of one turn (a group's decisions) in one write
 }
 
 /** Where lines go; null restores stderr. */

@@ -77,16 +77,19 @@ export class SqliteRates implements RatesPort {
     this.shiftAll = db.prepare(`UPDATE rate_calls SET n_all = n_all + 1 WHERE task_id = ? AND at_ms > ?`);
     this.insert = db.prepare(`INSERT INTO rate_calls (task_id, tool, at_ms, n_tool, n_all) VALUES (?, ?, ?, ?, ?)`);
     this.prune = db.prepare(`DELETE FROM rate_calls WHERE at_ms <= ?`);
-    // Read the previous counts and insert atomically: inside the gate's IMMEDIATE write
-    // transaction this is a savepoint; called alone it takes the write lock before reading, so
-    // two gates on one home cannot both number a row from the same previous count.
-    const tx = db.transaction((t: string, tl: string, now: number) => {
+    // Read the previous counts and insert atomically. Alone, in a transaction of its own that
+    // takes the write lock before reading, so two gates on one home cannot both number a row from
+    // the same previous count. Inside a transaction (the gate's IMMEDIATE group) the lock is held
+    // and the job's savepoint rolls it back with the job: a savepoint of its own would only cost
+    // two more statements per allowed call.
+    const record = (t: string, tl: string, now: number) => {
       const p = this.previous.get({ t, tool: tl, now })!;
       if (p.lastAtTool !== null && p.lastAtTool > now) this.shiftTool.run(t, tl, now);
       if (p.lastAtAll !== null && p.lastAtAll > now) this.shiftAll.run(t, now);
       this.insert.run(t, tl, now, (p.prevTool ?? p.baseTool ?? 0) + 1, (p.prevAll ?? p.baseAll ?? 0) + 1);
-    });
-    this.recordTx = (t, tl, now) => tx.immediate(t, tl, now);
+    };
+    const alone = db.transaction(record);
+    this.recordTx = (t, tl, now) => (db.inTransaction ? record(t, tl, now) : alone.immediate(t, tl, now));
   }
 
   /** Allowed calls in the windows ending at `now` (ms since the epoch). */
