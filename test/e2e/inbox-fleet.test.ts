@@ -15,6 +15,21 @@ after(async () => {
   for (const s of schemas) await dropSchema(s);
 });
 
+/** Until every operation in the fleet's store has settled (at most 10 s). */
+async function settled(schema: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+      const rows = (await c.query(`SELECT state FROM ${schema}.operations`)).rows as { state: string }[];
+      if (rows.length > 0 && rows.every((r) => r.state !== 'pending')) return;
+    }
+    throw new Error('the operation did not settle within 10 s');
+  } finally {
+    await c.end();
+  }
+}
+
 function initGate(url: string, name: string): string {
   const home = join(tempDir('cloakpipe-inbox-fleet-'), 'home');
   const r = cloakpipe(['init', '--home', home, '--store', url, '--gate-id', name]);
@@ -48,6 +63,10 @@ test('approved in the inbox of a shared store, allowed once on another gate; den
 
     const ok = await call(b, 'send_email', args);
     assert.ok(ok.ok, `the retry on another gate is allowed: ${JSON.stringify(ok)}`);
+    // The host's answer may come before gate-b's settlement commits (ADR 017/030: it rides with
+    // the next transaction); until then gate-a rightly sees the operation pending
+    // (reconcile_before_retry). Wait for the store to say it settled, then try the receipt again.
+    await settled(schema);
     const again = await call(a, 'send_email', args);
     assert.ok(!again.ok);
     assert.equal(again.reason, 'approval_invalid');
