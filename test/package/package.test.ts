@@ -32,7 +32,7 @@ test('npm pack builds and ships what runs; npx cloakpipe works from an empty fol
   assert.ok(existsSync(tarball), 'npm pack wrote the tarball');
 
   const listed = spawnSync('tar', ['tzf', tarball], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''));
-  for (const needed of ['package.json', 'README.md', 'bin/cloakpipe.js', 'dist/src/cli/main.js', 'dist/src/cli/mcp-proxy.js', 'dist/src/ledger/verify/worker.js', 'dist/src/confine/watchdog-main.js', 'dist/examples/demo/server.js', 'examples/demo/manifest.yaml']) {
+  for (const needed of ['package.json', 'README.md', 'bin/cloakpipe.js', 'dist/src/cli/main.js', 'dist/src/cli/mcp-proxy.js', 'dist/src/ledger/verify/worker.js', 'dist/src/keys/signing-thread.js', 'dist/src/confine/watchdog-main.js', 'dist/examples/demo/server.js', 'examples/demo/manifest.yaml']) {
     assert.ok(listed.includes(needed), `the tarball ships ${needed}`);
   }
   const extra = listed.filter((p) => /^(test|bench|scripts|src|docs|confine|node_modules|dist\/test|dist\/bench)\//.test(p) || (p.endsWith('.ts') && !p.endsWith('.d.ts')) || p.startsWith('tsconfig'));
