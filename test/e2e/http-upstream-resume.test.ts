@@ -106,6 +106,45 @@ test('a resumed stream the server holds open without the reply is closed when th
   }
 });
 
+test('a stream being resumed is closed as soon as the host cancels its call, not at --call-timeout; the call stays unknown', async () => {
+  const upstream = await startRawUpstream();
+  const files = writeFiles({ 'm.yaml': RAW_MANIFEST, 'p.cedar': PERMIT_ALL });
+  const home = makeHome();
+  const g = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', upstream.url, '--call-timeout', '60s'], upstream: [] }).catch(async (e) => {
+    await upstream.close();
+    throw e;
+  });
+  try {
+    const abort = new AbortController();
+    const pending = g.client.callTool({ name: 'resume_idle', arguments: {} }, undefined, { signal: abort.signal, timeout: 60_000 }).then(
+      () => 'answered',
+      () => 'rejected',
+    );
+    for (let i = 0; resumesOfIn(upstream, 'resume_idle').length === 0; i++) {
+      assert.ok(i < 200, 'the gate never resumed the stream');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const cancelledAt = Date.now();
+    abort.abort('the host gave up');
+    assert.equal(await pending, 'rejected');
+    for (let i = 0; upstream.idle.closed === 0; i++) {
+      assert.ok(i < 200, 'the resumed stream is still open long after its call was cancelled');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.ok(Date.now() - cancelledAt < 30_000, 'closed on the cancellation, not at the 60 s call timeout');
+    for (let i = 0; !results(home).some((e) => e.outcome === 'unknown'); i++) {
+      assert.ok(i < 200, 'no unknown result recorded for the cancelled call');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    // The session goes on.
+    const ok = await call(g, 'ok', {});
+    assert.ok(ok.ok, JSON.stringify(ok));
+  } finally {
+    await g.close();
+    await upstream.close();
+  }
+});
+
 const resumesOfIn = (u: RawUpstream, tool: string) => u.seen.filter((q) => q.method === 'GET' && String(q.headers['last-event-id'] ?? '').startsWith(`${tool}-`));
 
 let raw: RawUpstream;

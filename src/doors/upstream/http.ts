@@ -58,7 +58,16 @@ export interface HttpUpstreamOptions {
 }
 
 /** One request's traffic: its POST, then any GET that resumes its event stream. */
-type Exchange = { req: ClientRequest; id: RpcId | undefined; done: boolean; timer?: NodeJS.Timeout; window?: NodeJS.Timeout };
+type Exchange = {
+  req: ClientRequest;
+  id: RpcId | undefined;
+  done: boolean;
+  timer?: NodeJS.Timeout;
+  window?: NodeJS.Timeout;
+  /** Its stream is being resumed (or waits to be). */
+  resuming?: boolean;
+  finish?: (lost: RequestLost | null) => void;
+};
 
 /** Where a request's event stream stands across resumptions (Streamable HTTP, "Resumability and Redelivery"). */
 interface Resumption {
@@ -127,6 +136,19 @@ export class HttpUpstreamTransport implements Transport {
     const request = typeof msg.method === 'string' && 'id' in msg;
     const id = request ? (msg.id as RpcId) : undefined;
     this.post(message, id, msg.method === 'initialize', msg.method === 'notifications/initialized');
+    if (msg.method === 'notifications/cancelled') this.withdrawn((msg.params as { requestId?: unknown } | undefined)?.requestId);
+  }
+
+  /**
+   * The host withdrew a request (the server has just been told): a stream being resumed for it
+   * is closed now rather than when the call times out; its outcome stays unknown.
+   */
+  private withdrawn(requestId: unknown): void {
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const ex = this.current.get(JSON.stringify(requestId));
+    if (!ex || !ex.resuming || ex.done) return;
+    ex.finish?.({ cause: 'upstream_resume_cancelled', gone: false });
+    ex.req.destroy();
   }
 
   private headers(extra: OutgoingHttpHeaders): OutgoingHttpHeaders {
@@ -162,6 +184,7 @@ export class HttpUpstreamTransport implements Transport {
       // The exchange is over: if the relay still waits for this id, the answer is not coming.
       this.onlost?.(id, lost ?? { cause: 'no_answer', gone: false });
     };
+    ex.finish = finish;
     req.on('error', () => finish({ cause: 'upstream_unreachable', gone: true }));
     req.on('response', (res) => {
       this.answer(res, ex, initialize, initialized, finish);
@@ -280,6 +303,7 @@ export class HttpUpstreamTransport implements Transport {
   private resumeStream(ex: Exchange, initialize: boolean, finish: (lost: RequestLost | null) => void, at: Resumption): void {
     at.count++;
     at.idle++;
+    ex.resuming = true;
     if (at.count > MAX_RESUMES || at.idle > MAX_IDLE_RESUMES) return finish({ cause: 'upstream_resume_failed', gone: false });
     if (at.count === 1) {
       ex.window = setTimeout(() => {
