@@ -33,17 +33,14 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-interface Held {
-  body: EntryBody;
-  /** The object appendInTx returned: it gets its `prev` and `sig` when the run is sealed. */
-  entry: Entry;
-}
-
 export class Ledger {
   /** The head this process last read or wrote, by its exact bytes (saves re-verifying it). */
   private known: { body: string; head: ChainHead } | null = null;
-  /** Inside a group of the store (ADR 042): entries appended, not yet signed nor inserted. */
-  private held: Held[] | null = null;
+  /**
+   * Inside a group of the store (ADR 042): entries appended, not yet signed nor inserted. Each is
+   * also the object appendInTx returned, which gets its `prev` and `sig` when the run is sealed.
+   */
+  private held: EntryBody[] | null = null;
   /** The held entries being signed as they come (once the group has enough of them). */
   private run: SealingRun | null = null;
   private sealer: ChainSealer | null = null;
@@ -96,7 +93,7 @@ export class Ledger {
   appendInTx(fields: EntryFields): LedgerEntry {
     if (this.sealing) throw new LedgerError('an entry was appended while the group was being sealed');
     const held = this.held;
-    const tail = held && held.length > 0 ? held[held.length - 1].body : null;
+    const tail = held && held.length > 0 ? held[held.length - 1] : null;
     const head = tail ? { seq: tail.seq, ts: tail.ts } : this.head();
     // Time never goes backwards in the chain, even if the clock does or another gate is ahead.
     let now = new Date(this.clock()).toISOString();
@@ -104,18 +101,15 @@ export class Ledger {
     const seq = head ? head.seq + 1 : 0;
     if (held) {
       const body = { ...fields, v: 1 as const, seq, ts: now, prev: '' } as unknown as EntryBody;
-      // The caller's entry is the body itself: the signing thread got a copy, and sealing gives
-      // it its `prev` and `sig`.
-      const entry = body as Entry;
-      held.push({ body, entry });
+      held.push(body);
       // Enough entries for the signing thread: it signs them while the group decides the rest.
       if (this.run) this.run.push(body);
       else if (this.sealer && held.length >= this.sealer.inlineBelow) {
         const head = this.stored();
         this.run = this.sealer.start(head ? head.hash : GENESIS_PREV);
-        for (const h of held) this.run.push(h.body);
+        for (const b of held) this.run.push(b);
       }
-      return entry as unknown as LedgerEntry;
+      return body as unknown as LedgerEntry;
     }
     const prev = head ? (head as ChainHead).hash : GENESIS_PREV;
     const body = { ...fields, v: 1 as const, seq, ts: now, prev } as unknown as EntryBody;
@@ -139,8 +133,7 @@ export class Ledger {
     this.wroteInJob = true;
     this.dropRun();
     const head = this.stored();
-    const sealed = sealRun(head ? head.hash : GENESIS_PREV, held.map((h) => h.body), (m) => this.key.sign(m));
-    this.place(held, sealed);
+    this.place(held, sealRun(head ? head.hash : GENESIS_PREV, held, (m) => this.key.sign(m)));
   }
 
   /** Inline sealing takes over what the signing thread was given. */
@@ -149,10 +142,11 @@ export class Ledger {
     this.run = null;
   }
 
-  private place(held: Held[], sealed: Sealed[]): void {
-    held.forEach((h, i) => {
-      Object.assign(h.entry, { prev: sealed[i].prev, sig: sealed[i].sig });
-      this.insert(h.body, sealed[i]);
+  /** The run's seals into the held entries (the callers' objects) and their rows. */
+  private place(held: EntryBody[], sealed: Sealed[]): void {
+    held.forEach((body, i) => {
+      Object.assign(body, { prev: sealed[i].prev, sig: sealed[i].sig });
+      this.insert(body, sealed[i]);
     });
   }
 
@@ -191,17 +185,11 @@ export class Ledger {
         this.held = [];
         this.sealing = true;
         return withDeadline(run.end(), deadlineMs)
-          .then(
-            (sealed) => {
-              this.sealing = false;
-              if (sealed.length !== held.length) throw new LedgerError('the signing thread returned another number of entries');
-              this.place(held, sealed);
-            },
-            (e) => {
-              this.sealing = false;
-              throw e;
-            },
-          );
+          .then((sealed) => {
+            if (sealed.length !== held.length) throw new LedgerError('the signing thread returned another number of entries');
+            this.place(held, sealed);
+          })
+          .finally(() => (this.sealing = false));
       },
       finish: (committed) => {
         this.dropRun();

@@ -44,24 +44,17 @@ export function withSig(signed: string, body: Record<string, unknown>, sig: stri
   return head + member + ',' + inner + '}';
 }
 
-function sealOne(prev: string, body: EntryBody, signed: string, sig: Buffer): Sealed {
-  const s = sig.toString('base64');
-  const stored = withSig(signed, { ...body, prev }, s);
-  return { prev, sig: s, stored, hash: 'sha256:' + sha256Hex(stored) };
-}
-
-function signedText(prev: string, body: EntryBody): string {
-  return canonicalize({ ...body, prev });
-}
-
 /** Seals `bodies` in turn after the entry whose hash is `prev`, signing with `sign`. */
 export function sealRun(prev: string, bodies: readonly EntryBody[], sign: (message: Buffer) => Buffer): Sealed[] {
   const out: Sealed[] = [];
   for (const body of bodies) {
-    const signed = signedText(prev, body);
-    const s = sealOne(prev, body, signed, sign(Buffer.from(signed, 'utf8')));
-    out.push(s);
-    prev = s.hash;
+    const linked = { ...body, prev };
+    const signed = canonicalize(linked);
+    const sig = sign(Buffer.from(signed, 'utf8')).toString('base64');
+    const stored = withSig(signed, linked, sig);
+    const hash = 'sha256:' + sha256Hex(stored);
+    out.push({ prev, sig, stored, hash });
+    prev = hash;
   }
   return out;
 }
@@ -83,7 +76,6 @@ export interface ChainSealer {
   readonly inlineBelow: number;
   /** A run after the entry whose hash is `prev`, sealed as its bodies are pushed. */
   start(prev: string): SealingRun;
-  seal(prev: string, bodies: readonly EntryBody[]): Promise<Sealed[]>;
   close(): void;
 }
 
@@ -149,27 +141,20 @@ class WorkerSealer implements ChainSealer {
       await finished; // the run is lent until every body is in
       return result;
     });
+    const end = () => {
+      if (!ended) {
+        send({ t: 'end', id });
+        finish();
+        ended = sealed;
+      }
+      return ended;
+    };
     return {
       push: (body) => send({ t: 'push', id, body }),
       cut: (n) => send({ t: 'cut', id, n }),
-      end: () => {
-        if (!ended) {
-          send({ t: 'end', id });
-          finish();
-          ended = sealed;
-        }
-        return ended;
-      },
-      abandon: () => {
-        if (!ended) void (send({ t: 'end', id }), finish(), (ended = sealed)).catch(() => undefined);
-      },
+      end,
+      abandon: () => void end().catch(() => undefined), // ended all the same: the loan returns
     };
-  }
-
-  seal(prev: string, bodies: readonly EntryBody[]): Promise<Sealed[]> {
-    const run = this.start(prev);
-    for (const b of bodies) run.push(b);
-    return run.end();
   }
 
   close(): void {

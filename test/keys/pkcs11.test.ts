@@ -19,6 +19,7 @@ import { verifyReceipt } from '../../src/approvals/receipt.js';
 import { existsSync } from 'node:fs';
 import { SIGNING_THREAD } from '../../src/home/open.js';
 import { chainSealer } from '../../src/ledger/seal.js';
+import { sealAll } from '../helpers/seal.js';
 import { GENESIS_PREV, parseStoredEntry, verifyEntrySignature } from '../../src/ledger/entry.js';
 
 const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
@@ -147,7 +148,7 @@ test('a token lent to the signing thread while this thread signs too (a group se
   const body = (i: number) => ({ v: 1 as const, seq: i, ts: '2026-12-01T00:00:00.000Z', prev: '', kind: 'decision', n: i });
   const run = (from: number) => Array.from({ length: 20 }, (_, i) => body(from + i));
   try {
-    const runs = Promise.all([0, 20, 40].map((from) => sealer.seal(GENESIS_PREV, run(from))));
+    const runs = Promise.all([0, 20, 40].map((from) => sealAll(sealer, GENESIS_PREV, run(from))));
     // While the signing thread signs in the lent session, this thread signs in the other one.
     const msgs = Array.from({ length: 40 }, (_, i) => Buffer.from(`anchor ${i}`));
     const inline = msgs.map((m) => s.sign(m));
@@ -155,9 +156,9 @@ test('a token lent to the signing thread while this thread signs too (a group se
     msgs.forEach((m, i) => assert.ok(verify(null, m, s.publicKey, inline[i]), `inline signature ${i}`));
     // The token goes away under the signing thread: the run fails (fail closed); it resumes after.
     t.remove();
-    await assert.rejects(sealer.seal(GENESIS_PREV, run(0)), SignerUnavailable);
+    await assert.rejects(sealAll(sealer, GENESIS_PREV, run(0)), SignerUnavailable);
     t.restore();
-    const [again] = await sealer.seal(GENESIS_PREV, run(0));
+    const [again] = await sealAll(sealer, GENESIS_PREV, run(0));
     assert.ok(verifyEntrySignature(parseStoredEntry(again.stored), s.publicKey));
   } finally {
     sealer.close();

@@ -20,6 +20,7 @@ import type { GateKey } from '../../src/ledger/keys.js';
 import type { LedgerPort } from '../../src/store/ports.js';
 import { freshToken, hsmSkip } from '../helpers/softhsm.js';
 import { ledgerDb, tempDir } from '../store/helpers.js';
+import { sealAll } from '../helpers/seal.js';
 
 function fileKey(): FileSigner {
   const { privateKey } = generateKeyPairSync('ed25519');
@@ -79,7 +80,6 @@ function counting(sealer: ChainSealer): ChainSealer & { runs: number[] } {
         abandon: () => run.abandon(),
       };
     },
-    seal: (prev, b) => sealer.seal(prev, b),
     close: () => sealer.close(),
   };
 }
@@ -90,7 +90,7 @@ test('a run sealed in the signing thread is byte for byte the run signed inline,
   try {
     const run = bodies(40);
     const inline = sealRun(GENESIS_PREV, run, (m) => key.sign(m));
-    const threaded = await sealer.seal(GENESIS_PREV, run);
+    const threaded = await sealAll(sealer, GENESIS_PREV, run);
     assert.deepEqual(threaded, inline);
     // The way entries were made before runs existed: one signEntry, one canonical form, one hash.
     let prev = GENESIS_PREV;
@@ -184,7 +184,7 @@ test('signing that never finishes fails its group at the deadline instead of hol
   const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
   const key = fileKey();
   const never = () => new Promise<never>(() => undefined);
-  const stuck: ChainSealer = { inlineBelow: 2, start: () => ({ push: () => undefined, cut: () => undefined, end: never, abandon: () => undefined }), seal: never, close: () => undefined };
+  const stuck: ChainSealer = { inlineBelow: 2, start: () => ({ push: () => undefined, cut: () => undefined, end: never, abandon: () => undefined }), close: () => undefined };
   const ledger = new Ledger(port, key);
   const commit = new GroupCommit(db);
   commit.enlist(ledger.participant(stuck, 200));
