@@ -176,7 +176,7 @@ export async function measureBreakdown(scale: number): Promise<{ rows: Micro[]; 
       for (let i = 0; i < batchAppend; i++) p.ledger.appendInTx(fields);
     });
     const ap = micro(() => appendMany(), 1, Math.max(3, Math.round(10 * scale)));
-    add('ledger.appendInTx (head read + sign + hash + INSERT), no commit', { median: ap.median / batchAppend, min: ap.min / batchAppend }, 2);
+    add('ledger.appendInTx (head read + sign + hash + INSERT), no commit', { median: ap.median / batchAppend, min: ap.min / batchAppend }, 2, 'inline at one call in flight; signed on the signing thread once a group holds 4 entries (ADR 042)');
 
     // 4. Committing: the gate's durable commit, and floors measured beside it.
     add('gate commit: GroupCommit.run(append one entry), WAL, synchronous=FULL', await microAsync(() => p.commit.run(() => p.ledger.appendInTx(fields)), kc), 1, 'one on the path; the result entry rides in the next group (ADR 017)');

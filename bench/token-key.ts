@@ -41,22 +41,25 @@ function tokenGateFiles(uri: string): GateFiles {
   return { ...g, home };
 }
 
+/** A made-up digest: `sha256:` and one byte repeated. */
+const digest = (byte: string) => 'sha256:' + byte.repeat(32);
+
 const BODY: EntryBody = {
   v: 1,
   seq: 123456,
   ts: '2026-11-30T21:00:00.000Z',
-  prev: 'sha256:' + 'ab'.repeat(32),
+  prev: digest('ab'),
   kind: 'decision',
   outcome: 'allow',
   tool: 'echo',
-  fingerprint: 'sha256:' + 'cd'.repeat(32),
-  args_digest: 'sha256:' + 'ef'.repeat(32),
-  context_digest: 'sha256:' + '01'.repeat(32),
+  fingerprint: digest('cd'),
+  args_digest: digest('ef'),
+  context_digest: digest('01'),
   task: 'bench-task-1',
   session_label: 'public',
   agent: 'agent',
-  manifest_digest: 'sha256:' + '23'.repeat(32),
-  policy_digest: 'sha256:' + '45'.repeat(32),
+  manifest_digest: digest('23'),
+  policy_digest: digest('45'),
 };
 
 /** signEntry per second for each signer, interleaved in chunks so load hits both alike. */

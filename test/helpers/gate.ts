@@ -159,10 +159,10 @@ export function replaceContext(path: string, doc: object): void {
   renameSync(`${path}.tmp`, path);
 }
 
-export async function waitFor(cond: () => boolean, ms = 10_000): Promise<void> {
+export async function waitFor(cond: () => boolean, ms = 10_000, what = 'the condition'): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
