@@ -27,6 +27,20 @@ let inbox: RunningInbox;
 let browser: Browser;
 const outside: string[] = [];
 
+/**
+ * Opens a request from the list. The list re-renders whenever what is pending changes, so a
+ * click can land on a button just replaced ("Node is detached"): it is tried on the new one.
+ */
+async function openRequest(p: Page, id: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    try {
+      return await p.click(`#requests button[data-id="${id}"]`);
+    } catch (e) {
+      if (i >= 5 || !/detached/i.test((e as Error).message)) throw e;
+    }
+  }
+}
+
 before(async () => {
   if ('skip' in browserSkip) return;
   s = setup();
@@ -114,7 +128,7 @@ test('a refused call appears on the open page, shows its arguments as text, and 
   assert.ok(order[0].includes('billing@example.com') && order[1].includes('ops-lead@example.com') && order[2].includes('send_email'), JSON.stringify(order));
   await page.screenshot({ path: join(SHOTS, 'list.png') });
 
-  await page.click(`#requests button[data-id="${id}"]`);
+  await openRequest(page, id);
   await page.waitForSelector('#detail table.args');
   const rows = await page.$$eval('#detail table.args tbody tr', (trs) =>
     trs.map((tr) => [tr.querySelector('th')?.textContent ?? '', tr.querySelector('pre')?.textContent ?? '', tr.querySelector('td.rule')?.textContent ?? '']),
@@ -142,7 +156,7 @@ test('a refused call appears on the open page, shows its arguments as text, and 
   // Narrow screen: everything readable without sideways scrolling.
   const narrow = await loggedInPage(390, 844);
   await waitListed(narrow, (t) => t.includes('send_email'));
-  await narrow.click(`#requests button[data-id="${id}"]`);
+  await openRequest(narrow, id);
   await narrow.waitForSelector('#detail table.args');
   assert.ok(await narrow.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no horizontal overflow at 390px');
   await narrow.screenshot({ path: join(SHOTS, 'detail-narrow.png'), fullPage: true });
@@ -208,7 +222,7 @@ test('Deny closes the request with an operator entry; the call never runs', brow
   const refused = await call(g, 'send_email', args);
   assert.ok(!refused.ok && refused.reason === 'approval_required');
   const id = (await waitListed(page, (t) => t.includes('deny@example.com')))!;
-  await page.click(`#requests button[data-id="${id}"]`);
+  await openRequest(page, id);
   await page.waitForSelector('#deny');
   await page.click('#deny');
   await page.waitForSelector('#detail .result.ok');
