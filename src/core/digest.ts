@@ -1,11 +1,12 @@
 // Digests are how payloads appear anywhere outside the call path: `sha256:<hex>`.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalize } from './canonical.js';
 
 export type Digest = `sha256:${string}`;
 
+// One-shot: no Hash object per digest (a few per call on the gate's path).
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 export function digestBytes(data: string | Uint8Array): Digest {

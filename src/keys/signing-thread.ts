@@ -21,7 +21,7 @@ function codeOf(e: unknown): string {
   return code ? code[0] : ((e as Error)?.name ?? 'error');
 }
 
-type Message = { t: 'begin'; id: number; prev: string; key: ThreadKey } | { t: 'push'; id: number; body: EntryBody } | { t: 'cut'; id: number; n: number } | { t: 'end'; id: number };
+type Message = { t: 'begin'; id: number; prev: string; key: ThreadKey } | { t: 'push'; id: number; bodies: EntryBody[] } | { t: 'cut'; id: number; n: number } | { t: 'end'; id: number };
 
 parentPort!.on('message', (m: Message) => {
   if (m.t === 'begin') {
@@ -41,7 +41,7 @@ parentPort!.on('message', (m: Message) => {
     if (run.error !== null) return;
     const prev = run.sealed.length > 0 ? run.sealed[run.sealed.length - 1].hash : run.first;
     try {
-      run.sealed.push(sealRun(prev, [m.body], run.sign)[0]);
+      for (const s of sealRun(prev, m.bodies, run.sign)) run.sealed.push(s);
     } catch (e) {
       run.error = codeOf(e);
     }

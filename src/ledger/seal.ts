@@ -84,7 +84,8 @@ interface Waiting {
   reject: (e: Error) => void;
 }
 
-type ToThread = { t: 'begin'; id: number; prev: string; key: ThreadKey } | { t: 'push'; id: number; body: EntryBody } | { t: 'cut'; id: number; n: number } | { t: 'end'; id: number };
+type ToThread = { t: 'begin'; id: number; prev: string; key: ThreadKey } | { t: 'push'; id: number; bodies: EntryBody[] } | { t: 'cut'; id: number; n: number } | { t: 'end'; id: number };
+
 
 /** Seals in a signing thread, with the key lent for each run (it never leaves this process). */
 class WorkerSealer implements ChainSealer {
@@ -96,6 +97,7 @@ class WorkerSealer implements ChainSealer {
     private readonly signer: Signer,
     private readonly thread: URL,
     readonly inlineBelow: number,
+    private readonly pushBatch: number,
   ) {}
 
   private started(): Worker {
@@ -149,10 +151,32 @@ class WorkerSealer implements ChainSealer {
       }
       return ended;
     };
+    // Pushed bodies not yet sent; `sent` were.
+    let batch: EntryBody[] = [];
+    let sent = 0;
+    const flush = () => {
+      if (batch.length === 0) return;
+      send({ t: 'push', id, bodies: batch });
+      sent += batch.length;
+      batch = [];
+    };
     return {
-      push: (body) => send({ t: 'push', id, body }),
-      cut: (n) => send({ t: 'cut', id, n }),
-      end,
+      push: (body) => {
+        batch.push(body);
+        if (batch.length >= this.pushBatch) flush();
+      },
+      cut: (n) => {
+        if (n >= sent) batch.length = Math.min(batch.length, n - sent);
+        else {
+          batch = [];
+          sent = n;
+          send({ t: 'cut', id, n });
+        }
+      },
+      end: () => {
+        if (!ended) flush();
+        return end();
+      },
       abandon: () => void end().catch(() => undefined), // ended all the same: the loan returns
     };
   }
@@ -171,10 +195,14 @@ export interface SealerOptions {
   thread: URL;
   /** Runs shorter than this are sealed inline (default 4; 1 for a key slow to sign inline). */
   inlineBelow?: number;
+  /** Bodies are sent to the thread this many at a time (default 8; 1 for a key slow to sign,
+   *  whose thread would otherwise wait while the batch fills). One message per body costs the
+   *  main thread a clone and a wake-up of the thread each. */
+  pushBatch?: number;
 }
 
 /** The sealer the key allows, or null: every run is then sealed inline. */
 export function chainSealer(signer: Signer, opts: SealerOptions): ChainSealer | null {
   if (!signer.lendToThread) return null;
-  return new WorkerSealer(signer, opts.thread, opts.inlineBelow ?? (signer.slowInline ? 1 : 4));
+  return new WorkerSealer(signer, opts.thread, opts.inlineBelow ?? (signer.slowInline ? 1 : 4), opts.pushBatch ?? (signer.slowInline ? 1 : 8));
 }

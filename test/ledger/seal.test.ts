@@ -105,6 +105,40 @@ test('a run sealed in the signing thread is byte for byte the run signed inline,
   }
 });
 
+test('bodies sent to the thread in batches: cuts before and after a batch left give the run sealed inline without the cut bodies', async () => {
+  const key = fileKey();
+  for (const pushBatch of [1, 3, 8]) {
+    const sealer = chainSealer(key, { thread: SIGNING_THREAD, pushBatch })!;
+    try {
+      const all = bodies(30);
+      // Pushes with cuts (a job rolled back) at every distance from the last batch sent.
+      const script: ({ push: number } | { cut: number })[] = [];
+      let kept: EntryBody[] = [];
+      let next = 0;
+      const push = (k: number) => {
+        for (let j = 0; j < k && next < all.length; j++) {
+          script.push({ push: next });
+          kept.push(all[next++]);
+        }
+      };
+      const cut = (back: number) => {
+        const n = Math.max(0, kept.length - back);
+        script.push({ cut: n });
+        kept = kept.slice(0, n);
+      };
+      push(2), cut(1), push(5), cut(4), push(1), cut(0), push(9), cut(7), push(4), cut(2), push(20);
+      const run = sealer.start(GENESIS_PREV);
+      for (const step of script) if ('push' in step) run.push(all[step.push]);
+      else run.cut(step.cut);
+      const threaded = await run.end();
+      // The same bodies sealed inline in the order they were kept (each links to the one before).
+      assert.deepEqual(threaded, sealRun(GENESIS_PREV, kept, (m) => key.sign(m)), `batches of ${pushBatch}`);
+    } finally {
+      sealer.close();
+    }
+  }
+});
+
 test('concurrent jobs with the ledger enlisted: every committed job has its signed entry, every failed job none, one chain', async () => {
   const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
   const key = fileKey();

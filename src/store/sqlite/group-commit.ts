@@ -35,7 +35,14 @@ export class GroupCommit {
     private readonly before: () => void = () => undefined,
     private readonly laterMs = 2,
   ) {
-    this.sql = { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT'), rollback: db.prepare('ROLLBACK') };
+    this.sql = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT cloakpipe_job'),
+      release: db.prepare('RELEASE cloakpipe_job'),
+      undo: db.prepare('ROLLBACK TO cloakpipe_job'),
+    };
   }
 
   enlist(p: TxParticipant): void {
@@ -119,10 +126,29 @@ export class GroupCommit {
   private runJob(job: Job): Outcome {
     const marks = this.participants.map((p) => p.mark());
     try {
-      return { ok: true, value: this.db.transaction(job.run)() }; // a savepoint inside the batch
+      return { ok: true, value: this.inSavepoint(job.run) };
     } catch (error) {
       this.participants.forEach((p, i) => p.rollback(marks[i]));
       return { ok: false, error };
+    }
+  }
+
+  /** `run` in a savepoint of the batch, as better-sqlite3's nested transaction does it, with
+   *  statements prepared once (db.transaction(fn) builds its wrappers anew for each fn). */
+  private inSavepoint(run: () => unknown): unknown {
+    const { savepoint, release, undo } = this.sql;
+    savepoint.run();
+    try {
+      const value = run();
+      if (value !== null && typeof (value as { then?: unknown } | undefined)?.then === 'function') throw new TypeError('a group commit job cannot return a promise');
+      release.run();
+      return value;
+    } catch (error) {
+      if (this.db.inTransaction) {
+        undo.run();
+        release.run();
+      }
+      throw error;
     }
   }
 

@@ -17,13 +17,15 @@
 import type Database from 'better-sqlite3';
 import type { Db } from './db.js';
 import { ensureLedgerSchema } from './schema.js';
-import { DAY_MS, HOUR_MS, MINUTE_MS, type RateCounts, type RatesPort, type WindowCounts } from '../ports.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, type RateCounts, type RatesPort, type TxParticipant, type WindowCounts } from '../ports.js';
 
 /** Calls made without a task id are counted together under this key. */
 export const NO_TASK = '';
 
 type Totals = { last: number | null; base: number | null; minute: number | null; hour: number | null; day: number | null };
 type Prev = { prevTool: number | null; baseTool: number | null; lastAtTool: number | null; prevAll: number | null; baseAll: number | null; lastAtAll: number | null };
+/** The last row of a group (in (at_ms, n) order) as this connection wrote it. */
+type Tail = { at: number; n: number };
 
 /** The running-count columns and their indexes, added to a database made before they existed. */
 export function migrateRates(db: Db, s = 'main'): void {
@@ -56,6 +58,13 @@ export class SqliteRates implements RatesPort {
   private readonly prune: Database.Statement<[number]>;
   private readonly recordTx: (t: string, tool: string, now: number) => void;
   private lastPrune = -Infinity;
+  /**
+   * Inside a group commit (participant below): the last row of each (task, tool) and task group
+   * this group inserted. The group holds the write lock, so no other gate writes meanwhile, and
+   * a row recorded at or after a group's last row is numbered from that row without reading it
+   * back. Forgotten when any job rolls back or the group ends.
+   */
+  private tails: { tool: Map<string, Tail>; all: Map<string, Tail> } | null = null;
 
   constructor(db: Db) {
     ensureLedgerSchema(db); // rate_calls lives beside the entries; older homes gain it here
@@ -83,13 +92,54 @@ export class SqliteRates implements RatesPort {
     // and the job's savepoint rolls it back with the job: a savepoint of its own would only cost
     // two more statements per allowed call.
     const record = (t: string, tl: string, now: number) => {
+      const tails = this.tails;
+      const toolKey = t + '\u0000' + tl;
+      const tailTool = tails?.tool.get(toolKey);
+      const tailAll = tails?.all.get(t);
+      if (tails && tailTool && tailAll && tailTool.at <= now && tailAll.at <= now) {
+        // In time order after rows this group wrote: the new row follows them.
+        const nTool = tailTool.n + 1;
+        const nAll = tailAll.n + 1;
+        this.insert.run(t, tl, now, nTool, nAll);
+        tails.tool.set(toolKey, { at: now, n: nTool });
+        tails.all.set(t, { at: now, n: nAll });
+        return;
+      }
       const p = this.previous.get({ t, tool: tl, now })!;
-      if (p.lastAtTool !== null && p.lastAtTool > now) this.shiftTool.run(t, tl, now);
-      if (p.lastAtAll !== null && p.lastAtAll > now) this.shiftAll.run(t, now);
-      this.insert.run(t, tl, now, (p.prevTool ?? p.baseTool ?? 0) + 1, (p.prevAll ?? p.baseAll ?? 0) + 1);
+      const shiftedTool = p.lastAtTool !== null && p.lastAtTool > now;
+      const shiftedAll = p.lastAtAll !== null && p.lastAtAll > now;
+      if (shiftedTool) this.shiftTool.run(t, tl, now);
+      if (shiftedAll) this.shiftAll.run(t, now);
+      const nTool = (p.prevTool ?? p.baseTool ?? 0) + 1;
+      const nAll = (p.prevAll ?? p.baseAll ?? 0) + 1;
+      this.insert.run(t, tl, now, nTool, nAll);
+      if (!tails) return;
+      // The new row is its group's last only when no row came after it.
+      if (shiftedTool) tails.tool.delete(toolKey);
+      else tails.tool.set(toolKey, { at: now, n: nTool });
+      if (shiftedAll) tails.all.delete(t);
+      else tails.all.set(t, { at: now, n: nAll });
     };
     const alone = db.transaction(record);
-    this.recordTx = (t, tl, now) => (db.inTransaction ? record(t, tl, now) : alone.immediate(t, tl, now));
+    this.recordTx = (t, tl, now) => {
+      if (!db.inTransaction) {
+        this.tails = null; // not the group's transaction any more (SQLite rolled it back)
+        return alone.immediate(t, tl, now);
+      }
+      record(t, tl, now);
+    };
+  }
+
+  /** For the store's group commit: the group's tails live from its BEGIN to its end. */
+  participant(): TxParticipant {
+    return {
+      begin: () => void (this.tails = { tool: new Map(), all: new Map() }),
+      mark: () => 0,
+      // The job's rows went with its savepoint: read the tails back from the database.
+      rollback: () => void (this.tails = this.tails && { tool: new Map(), all: new Map() }),
+      prepare: () => undefined,
+      finish: () => void (this.tails = null),
+    };
   }
 
   /** Allowed calls in the windows ending at `now` (ms since the epoch). */
@@ -105,6 +155,7 @@ export class SqliteRates implements RatesPort {
     if (now - this.lastPrune >= MINUTE_MS || now < this.lastPrune) {
       this.prune.run(now - DAY_MS);
       this.lastPrune = now;
+      // A pruned tail leaves its group empty: numbering on from it still gives exact windows.
     }
   }
 }

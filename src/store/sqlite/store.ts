@@ -99,13 +99,15 @@ export function sqliteStore(db: Db, files: FileId[] = []): SqliteStore {
     }
   };
   const commit = new GroupCommit(db, 256, assertIntact);
+  const rates = new SqliteRates(db);
+  commit.enlist(rates.participant());
   return {
     db,
     ledger: new SqliteLedger(db, 'main'),
     operations: new SqliteOperations(db, OPS),
     receipts: new SqliteReceipts(db, OPS),
     approvalRequests: new SqliteApprovalRequests(db, OPS),
-    rates: new SqliteRates(db),
+    rates,
     pins: new SqlitePins(db, OPS),
     anchors: new SqliteAnchors(db, 'main'),
     transact: (fn) => commit.run(fn),

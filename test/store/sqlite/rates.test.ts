@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { SqliteRates as RateCounter } from '../../../src/store/sqlite/rates.js';
+import { GroupCommit } from '../../../src/store/sqlite/group-commit.js';
 import { MINUTE_MS, HOUR_MS, DAY_MS } from '../../../src/store/ports.js';
 import { loadPolicyFile, type PolicyEngine } from '../../../src/policy/engine.js';
 import { EXAMPLE, exampleManifest, exampleTask, request, tempDir } from '../../policy/fixtures.js';
@@ -175,6 +176,86 @@ test('property: two gates on one home (two connections, interleaved) and restart
       }
     }),
     { numRuns: 60 },
+  );
+});
+
+test('property: inside group commits (the group numbers rows from those it wrote), with jobs rolled back and two gates taking turns, the counts stay exact', async () => {
+  const dir = tempDir();
+  let k = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      // Mostly the same task and tool a few ms apart (a group numbering from its own rows), with
+      // the steps back, jumps across windows and prunes of opArb now and then.
+      fc.array(
+        fc.record({
+          op: fc.oneof(
+            { weight: 3, arbitrary: fc.record({ kind: fc.constantFrom<Op['kind']>('record', 'record', 'record', 'count'), task: fc.constantFrom('T-1', 'T-1', 'T-2'), tool: fc.constantFrom(...TOOLS), dt: fc.integer({ min: -2, max: 3 }), edge: fc.constant(0) }) },
+            { weight: 1, arbitrary: opArb },
+          ),
+          fails: fc.integer({ min: 0, max: 5 }).map((x) => x === 0),
+          group: fc.integer({ min: 0, max: 7 }).map((x) => x === 0),
+        }),
+        { maxLength: 80 },
+      ),
+      async (steps) => {
+        const path = join(dir, `group-${k++}.db`);
+        const dbs = [open(path), open(path)];
+        const gates = dbs.map((db) => {
+          const rc = new RateCounter(db);
+          const commit = new GroupCommit(db);
+          commit.enlist(rc.participant());
+          return { rc, commit };
+        });
+        const ref = new NaiveCounter();
+        const wrong: string[] = [];
+        let now = T0;
+        let lastRecorded = T0;
+        let turn = 0;
+        let jobs: Promise<unknown>[] = [];
+        try {
+          for (let i = 0; i < steps.length; i++) {
+            const { op, fails } = steps[i];
+            if (steps[i].group) {
+              await Promise.allSettled(jobs); // this gate's group commits; the other one goes on
+              jobs = [];
+              turn++;
+            }
+            const { rc, commit } = gates[turn % 2];
+            now += op.dt;
+            const t = now;
+            const at = op.kind === 'edge' ? lastRecorded + EDGES[Math.floor(op.edge / 3)] + ((op.edge % 3) - 1) : now;
+            if (op.kind === 'record' && !fails) lastRecorded = now;
+            // Each job runs in the group's transaction; what it reads there is checked there.
+            jobs.push(
+              commit.run(() => {
+                if (op.kind === 'record') {
+                  rc.record(op.task, op.tool, t);
+                  if (fails) throw new Error('a later check failed');
+                  ref.record(op.task, op.tool, t);
+                }
+                // Each gate prunes on its own schedule: the reference is the rows in the table.
+                ref.rows = dbs[turn % 2].prepare('SELECT task_id AS t, tool, at_ms AS at FROM rate_calls').all() as NaiveCounter['rows'];
+                for (const task of TASKS)
+                  for (const tool of TOOLS) {
+                    const got = JSON.stringify(rc.counts(task, tool, at));
+                    const want = JSON.stringify(ref.counts(task, tool, at));
+                    if (got !== want) wrong.push(`step ${i} at ${at - T0}: ${task} ${tool}: ${got} ≠ ${want}`);
+                  }
+              }),
+            );
+          }
+          await Promise.allSettled(jobs);
+          assert.deepEqual(wrong, []);
+          // And after every group committed, from a fresh connection (the numbering as stored).
+          const fresh = new RateCounter(open(path));
+          ref.rows = dbs[0].prepare('SELECT task_id AS t, tool, at_ms AS at FROM rate_calls').all() as NaiveCounter['rows'];
+          for (const task of TASKS) for (const tool of TOOLS) for (const dt of [0, 1, MINUTE_MS, HOUR_MS]) assert.deepEqual(fresh.counts(task, tool, now + dt), ref.counts(task, tool, now + dt));
+        } finally {
+          for (const d of dbs) d.close();
+        }
+      },
+    ),
+    { numRuns: 120 },
   );
 });
 
