@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe } from '../helpers/cli.js';
 import { openDb } from '../../src/store/sqlite/db.js';
-import { call, ledger, records, setup, startGate, waitFor, type Setup } from '../helpers/recording-gate.js';
+import { call, ledger, records, setup, startGate, waitFor, type Outcome, type Setup } from '../helpers/recording-gate.js';
 
 const CANARY = 'canary-ops-91b2';
 const notes = (s: Setup) => records(s).filter((r) => r.tool === 'write_note');
@@ -192,13 +192,21 @@ test('timeout: --call-timeout makes the outcome unknown; reconciled as succeeded
 
 test('concurrency: two gates on one home, many concurrent calls with one operation id: the tool runs exactly once', async () => {
   const s = setup();
-  const [a, b] = await Promise.all([startGate(s, { mode: 'slow', delayMs: 400 }), startGate(s, { mode: 'slow', delayMs: 400 })]);
+  // The upstream holds the one write until every other call is answered, so each gate sees the
+  // operation in flight (its own or the other's) whatever the scheduler does.
+  const releaseFile = join(s.dir, 'release');
+  const held = { mode: 'held' as const, releaseFile };
+  const [a, b] = await Promise.all([startGate(s, held), startGate(s, held)]);
   try {
     const args = { text: 'exactly once', key: 'race-1' };
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => call(i % 2 ? a : b, 'write_note', args)));
+    const answered: Outcome[] = [];
+    const calls = Array.from({ length: 40 }, (_, i) => call(i % 2 ? a : b, 'write_note', args).then((r) => (answered.push(r), r)));
+    await waitFor(() => answered.length === 39, 20_000, 'every call but the held one answered');
+    writeFileSync(releaseFile, '');
+    const results = await Promise.all(calls);
     assert.equal(notes(s).length, 1, 'the upstream ran the tool once');
     const ok = results.filter((r) => r.ok);
-    assert.ok(ok.length >= 1);
+    assert.equal(ok.length, 1, 'the held call; every other call came while it was in flight');
     // Both gates saw the operation in flight (the other's or their own) and refused.
     assert.ok(results.some((r, i) => i % 2 === 1 && !r.ok) && results.some((r, i) => i % 2 === 0 && !r.ok));
     for (const r of results) {

@@ -191,6 +191,8 @@ async function callTool(id: Json, name: string, args: Json): Promise<void> {
     if (mode === 'die') process.exit(7);
     if (mode === 'hang') return;
     if (mode === 'slow') await new Promise((r) => setTimeout(r, Number(env('RECORDER_DELAY_MS') || 300)));
+    // Held until the test creates the file: a race the test decides, not the scheduler.
+    while (mode === 'held' && !existsSync(env('RECORDER_RELEASE_FILE'))) await new Promise((r) => setTimeout(r, 10));
     if (mode === 'fail') return void send({ jsonrpc: '2.0', id, result: { ...text(`failed: ${name} done #${done} by ${process.pid}`), isError: true } });
   }
   const answer = await tool.run(args, id);
