@@ -9,8 +9,6 @@ import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { AnchorError } from '../ledger/anchors/errors.js';
 import { anchorTrust, verifyLedger, VerifyUsageError, type VerifyReport, type VerifySource } from '../ledger/verify/index.js';
 import { resolveHome } from '../store/home.js';
-import { verifyProof } from '../ledger/verify/proof.js';
-import { loadPublicKey, KeyError } from '../ledger/keys.js';
 
 const HELP = `usage: cloakpipe verify (--home DIR | --ledger FILE) [--public-key PEM] [--tsa-root PEM]
                        [--rekor-key PEM] [--require-anchors] [--checkpoint FILE]... [--json]
@@ -215,6 +213,8 @@ interface ProofFlags {
 async function runProof(values: ProofFlags): Promise<number> {
   if (values.home !== undefined || values.ledger !== undefined || values.checkpoint !== undefined) throw new UsageError('--proof is checked alone: no --home, --ledger or --checkpoint');
   if (values['public-key'] === undefined) throw new UsageError('--proof needs --public-key PEM (the gate key, obtained independently of the proof)');
+  // Loaded only here: what a proof needs (anchor checks, the key files) costs a ledger verify its start time.
+  const [{ loadPublicKey, KeyError }, { verifyProof }] = await Promise.all([import('../ledger/keys.js'), import('../ledger/verify/proof.js')]);
   let publicKey;
   try {
     publicKey = loadPublicKey(values['public-key']);

@@ -6,7 +6,7 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'n
 import { basename, dirname, join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { LedgerSnapshot } from '../store/ports.js';
-import { keyIdOf } from './keys.js';
+import { keyIdOf } from '../core/signer.js';
 import { parseAnchors } from './epoch-anchors.js';
 
 export const EXPORT_FORMAT = 'cloakpipe-ledger';
