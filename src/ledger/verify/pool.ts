@@ -158,7 +158,9 @@ export function* rowRanges(rows: LedgerRows, size: number): Generator<RowRange> 
 export async function* checkRanges(ranges: Iterable<RowRange>, ledgerDb: string, key: KeyObject, opts: PoolOptions = {}): AsyncGenerator<RangeChecked> {
   const nWorkers = Math.max(1, opts.workers ?? availableParallelism());
   const pool = new WorkerPool(nWorkers, key.export({ type: 'spki', format: 'pem' }) as string, opts.withEntries === true, ledgerDb);
-  const maxInFlight = Math.max(2, nWorkers * 2);
+  // Results are taken in order: a few ranges queued per worker keep one from idling while the
+  // other finishes the oldest (results are small: 32 bytes an entry).
+  const maxInFlight = nWorkers * 4;
   const pending: { range: RowRange; result: Promise<RangeChecked> }[] = [];
   // Where the running epoch tree started, as far as the results back so far tell: the guess
   // each range's epoch fold is made for (a wrong guess costs the main thread time, never an answer).

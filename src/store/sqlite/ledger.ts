@@ -84,9 +84,14 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
   db.exec('BEGIN'); // one read snapshot for entries and anchors
   const entries = hasTable(db, 'entries');
   const anchors = hasTable(db, 'anchors');
-  const total = entries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0;
+  // Counted when first asked (a scan of every row; verify's workers, reading ranges, never ask):
+  // the same in any order, since every read here is of the one snapshot.
+  let counted: number | undefined;
+  const count = () => (counted ??= entries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0);
   return {
-    total,
+    get total() {
+      return count();
+    },
     *bodies(fromSeq = 0, limit = Number.MAX_SAFE_INTEGER) {
       if (!entries) return;
       const rows = db.prepare('SELECT body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit) as Iterable<{ body: string }>;
@@ -103,8 +108,8 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
         .prepare('SELECT (SELECT seq FROM entries ORDER BY seq LIMIT 1) AS lo, (SELECT seq FROM entries ORDER BY seq DESC LIMIT 1) AS hi, EXISTS (SELECT 1 FROM entries WHERE seq < 0) AS below')
         .get() as { lo: number | null; hi: number | null; below: number };
       if (r.below) return null;
-      if (r.lo === null || r.hi === null) return total === 0 ? { first: 0, count: 0 } : null;
-      return r.hi - r.lo + 1 === total ? { first: r.lo, count: total } : null;
+      if (r.lo === null || r.hi === null) return count() === 0 ? { first: 0, count: 0 } : null;
+      return r.hi - r.lo + 1 === count() ? { first: r.lo, count: count() } : null;
     },
     *anchors() {
       if (!anchors) return;
