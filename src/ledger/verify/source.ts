@@ -36,7 +36,7 @@ export function openSnapshotSource(snap: LedgerSnapshot, ledgerDb?: string): Ope
     async *entries() {
       yield* snap.bodies();
     },
-    rows: snap.keys && ledgerDb !== undefined ? { ledgerDb, keys: () => snap.keys!(), first: (limit) => snap.bodies(0, limit) } : undefined,
+    rows: snap.keys && ledgerDb !== undefined ? { ledgerDb, keys: () => snap.keys!(), first: (limit) => snap.bodies(undefined, limit) } : undefined,
     async *anchors() {
       yield* parseAnchors(snap.anchors());
     },

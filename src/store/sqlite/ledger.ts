@@ -87,14 +87,16 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
   const total = entries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0;
   return {
     total,
-    *bodies(fromSeq = 0, limit = Number.MAX_SAFE_INTEGER) {
+    // Without `fromSeq`, every row from the lowest key: a row stored below 0 is read (and
+    // refused by verify) like any other, never skipped as if it were not there.
+    *bodies(fromSeq = Number.MIN_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER) {
       if (!entries) return;
       const rows = db.prepare('SELECT body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit) as Iterable<{ body: string }>;
       for (const row of rows) yield row.body;
     },
     *keys() {
       if (!entries) return;
-      yield* db.prepare('SELECT seq FROM entries WHERE seq >= 0 ORDER BY seq').pluck().iterate() as Iterable<number>; // the rows bodies() reads
+      yield* db.prepare('SELECT seq FROM entries ORDER BY seq').pluck().iterate() as Iterable<number>; // the rows bodies() reads
     },
     *anchors() {
       if (!anchors) return;
