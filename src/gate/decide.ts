@@ -59,7 +59,7 @@ export function decide(call: Call, input: DecideInput): Decision {
   const contract = checkContract(call, input.manifest, input.context);
   const tool = resolveTool(call, input.manifest);
   if (!contract.ok || !tool) return { verdict: contract, tool, fingerprint, argsDigest, notes };
-  const facts: Facts = { ...input, sessionLabel: input.session.label, call, tool, fingerprint, notes };
+  const facts: Facts = Object.assign({}, input, { sessionLabel: input.session.label, call, tool, fingerprint, notes }); // not a spread: see Ledger.appendInTx
   for (const { check } of CHECKS) {
     const v = check(facts);
     if (!v.ok) return { verdict: v, tool, fingerprint, argsDigest, notes };

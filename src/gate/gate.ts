@@ -223,31 +223,31 @@ export class Gate {
         const context = (scope.context ?? parts.context).get();
         const services = this.servicesOf(session);
         const rules = parts.rules.current();
-        const taskCall: Call = { ...call, taskId: context.taskId };
+        const taskCall: Call = Object.assign({}, call, { taskId: context.taskId }); // not a spread: see ledger.appendInTx
         decision = decide(taskCall, { manifest: rules.manifest, policy: rules.policy, context, services, session, now });
         const v = decision.verdict;
         const sessionLabel = typeof decision.notes.fields.session_label === 'string' ? decision.notes.fields.session_label : session.label;
         timer.decided({ declared: decision.tool !== undefined, code: v.ok ? undefined : v.code, fingerprint: decision.fingerprint, sessionLabel });
         const outcome = decisionOutcome(v.ok, decision.notes.replay !== undefined, parts.services.mode);
         if (v.ok) for (const effect of decision.notes.onAllow) effect();
-        const entry = parts.ledger.appendInTx({
-          kind: 'decision',
-          outcome,
-          // An undeclared tool's name is model-chosen text: only its digest is recorded.
-          ...(decision.tool ? { tool: call.tool } : { tool_digest: digestJson(call.tool) }),
-          ...(v.ok ? {} : { reason: v.code }),
-          fingerprint: decision.fingerprint,
-          args_digest: decision.argsDigest,
-          context_digest: context.digest,
-          task: context.taskId,
-          session_label: session.label,
-          agent: services.agent,
-          ...(scope.digest ? { session: scope.digest } : {}),
-          ...(scope.execution ? { execution: scope.execution } : {}),
-          manifest_digest: rules.manifest.digest,
-          policy_digest: rules.policy.digest,
-          ...decision.notes.fields,
-        });
+        // Built member by member (the same members in the same order as a literal with spreads,
+        // which V8 builds slowly: see ledger.appendInTx).
+        const fields: Record<string, JsonValue | undefined> = { kind: 'decision', outcome };
+        // An undeclared tool's name is model-chosen text: only its digest is recorded.
+        if (decision.tool) fields.tool = call.tool;
+        else fields.tool_digest = digestJson(call.tool);
+        if (!v.ok) fields.reason = v.code;
+        fields.fingerprint = decision.fingerprint;
+        fields.args_digest = decision.argsDigest;
+        fields.context_digest = context.digest;
+        fields.task = context.taskId;
+        fields.session_label = session.label;
+        fields.agent = services.agent;
+        if (scope.digest) fields.session = scope.digest;
+        if (scope.execution) fields.execution = scope.execution;
+        fields.manifest_digest = rules.manifest.digest;
+        fields.policy_digest = rules.policy.digest;
+        const entry = parts.ledger.appendInTx(Object.assign(fields, decision.notes.fields) as EntryFields);
         if (outcome === 'refuse') for (const effect of decision.notes.onRefuse) effect(entry.seq);
         return { entry, decision, refused: v.ok ? null : v.code };
       });

@@ -48,7 +48,7 @@ export function withSig(signed: string, body: Record<string, unknown>, sig: stri
 export function sealRun(prev: string, bodies: readonly EntryBody[], sign: (message: Buffer) => Buffer): Sealed[] {
   const out: Sealed[] = [];
   for (const body of bodies) {
-    const linked = { ...body, prev };
+    const linked = Object.assign({}, body, { prev }); // not a spread: see Ledger.appendInTx
     const signed = canonicalize(linked);
     const sig = sign(Buffer.from(signed, 'utf8')).toString('base64');
     const stored = withSig(signed, linked, sig);

@@ -49,8 +49,8 @@ function noteFailure(component: 'spans' | 'otel'): void {
 /** The decision as allow-listed fields (shared by the span and the `decision` log line). */
 export function decisionFields(d: DecisionTelemetry): Fields {
   const t = d.timings ?? {};
-  return {
-    ...toolField(d.tool, d.declared),
+  // Object.assign, not a literal with a spread first: see Ledger.appendInTx.
+  return Object.assign(toolField(d.tool, d.declared) as Fields, {
     outcome: d.outcome,
     reason: d.reason,
     fingerprint: d.fingerprint,
@@ -60,7 +60,7 @@ export function decisionFields(d: DecisionTelemetry): Fields {
     decide_ms: t.decideMs,
     commit_ms: t.commitMs,
     upstream_ms: t.upstreamMs,
-  };
+  });
 }
 
 /** One span per decision, ended at once; `fields`: the decision already sanitized. Never throws. */
