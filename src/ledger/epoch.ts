@@ -34,6 +34,10 @@ export class EpochRoot {
   addLeafHash(leaf: Uint8Array): void {
     this.tree.addLeafHash(leaf);
   }
+  /** Adds `size` leaves by their perfect subtree's root (MerkleTreeBuilder.addSubtree). */
+  addSubtree(root: Uint8Array, size: number): void {
+    this.tree.addSubtree(root, size);
+  }
   get size(): number {
     return this.tree.size;
   }

@@ -1,7 +1,7 @@
 // RFC 6962 / RFC 9162 Merkle trees: the epoch root commits to every entry of an epoch, in order,
 // so dropping, inserting or swapping one entry changes the root. Leaves and interior nodes are
 // hashed with distinct prefixes (0x00 / 0x01) so a leaf can never be passed off as a node.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 const LEAF = Buffer.from([0x00]);
 const NODE = Buffer.from([0x01]);
@@ -37,14 +37,24 @@ export class MerkleTreeBuilder {
 
   /** Appends an already computed leaf hash (32 bytes). */
   addLeafHash(hash: Uint8Array): void {
+    this.addSubtree(hash, 1);
+  }
+
+  /**
+   * Appends `size` leaves (a power of two) by the root of their perfect subtree: the same as
+   * adding them one by one, which needs the size so far to be a multiple of `size` (a block of
+   * foldLeaves).
+   */
+  addSubtree(hash: Uint8Array, size: number): void {
     if (hash.length !== 32) throw new RangeError('merkle: a leaf hash is 32 bytes');
-    let node: { hash: Buffer; size: number } = { hash: Buffer.from(hash), size: 1 };
+    if (!(size >= 1 && (size & (size - 1)) === 0 && this.count % size === 0)) throw new RangeError(`merkle: a subtree of ${size} leaves cannot follow ${this.count}`);
+    let node: { hash: Buffer; size: number } = { hash: Buffer.from(hash), size };
     while (this.stack.length > 0 && this.stack[this.stack.length - 1].size === node.size) {
       const left = this.stack.pop()!;
       node = { hash: nodeHash(left.hash, node.hash), size: left.size * 2 };
     }
     this.stack.push(node);
-    this.count++;
+    this.count += size;
   }
 
   /** The RFC 6962 root of the leaves pushed so far (does not consume the builder). */
@@ -54,6 +64,51 @@ export class MerkleTreeBuilder {
     for (let i = this.stack.length - 2; i >= 0; i--) acc = nodeHash(this.stack[i].hash, acc);
     return acc;
   }
+}
+
+/** Perfect subtrees, left to right, that stand for a run of leaves (sizes and packed roots). */
+export interface Fold {
+  sizes: number[];
+  roots: Uint8Array;
+}
+
+/**
+ * Leaves `from`..`to` of `leaves` (packed 32-byte leaf hashes) as the perfect subtrees a
+ * streaming builder already holding `offset` leaves would merge them into: at each step the
+ * largest power of two that the position divides and that fits. Adding the blocks with
+ * addSubtree gives the builder the state adding the leaves one by one gives. `memo` shares the
+ * blocks of several folds over the same leaves.
+ */
+export function foldLeaves(leaves: Uint8Array, from: number, to: number, offset: number, memo = new Map<number, Buffer>()): Fold {
+  const sizes: number[] = [];
+  const blocks: Buffer[] = [];
+  for (let i = from, at = offset; i < to; ) {
+    let size = 1;
+    while (size * 2 <= to - i && (at === 0 || at % (size * 2) === 0)) size *= 2;
+    const key = i * 2 ** 26 + size; // a range holds fewer than 2^26 leaves
+    let root = memo.get(key);
+    if (root === undefined) memo.set(key, (root = perfectRoot(leaves, i, size)));
+    sizes.push(size);
+    blocks.push(root);
+    i += size;
+    at += size;
+  }
+  const roots = new Uint8Array(32 * blocks.length); // its own memory: it is posted between threads
+  blocks.forEach((b, k) => roots.set(b, 32 * k));
+  return { sizes, roots };
+}
+
+/** The root of the perfect subtree over `size` (a power of two) leaves from `from`, level by level in one buffer. */
+function perfectRoot(leaves: Uint8Array, from: number, size: number): Buffer {
+  const level = Buffer.from(leaves.subarray(32 * from, 32 * (from + size)));
+  const pair = Buffer.alloc(65);
+  pair[0] = 0x01;
+  for (let width = size; width > 1; width /= 2)
+    for (let k = 0; k < width / 2; k++) {
+      level.copy(pair, 1, 64 * k, 64 * k + 64);
+      hash('sha256', pair, 'buffer').copy(level, 32 * k);
+    }
+  return level.subarray(0, 32);
 }
 
 /** Root over leaf hashes (not leaf data). */

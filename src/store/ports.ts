@@ -231,6 +231,8 @@ export interface LedgerSnapshot {
   bodies(fromSeq?: number, limit?: number): Iterable<string>;
   /** Row keys (seq) in order, without bodies: where verify's workers start reading their ranges. */
   keys?(): Iterable<number>;
+  /** The first row key and the row count when the keys bodies() reads run without a gap, else null. */
+  span?(): { first: number; count: number } | null;
   anchors(): Iterable<AnchorRow>;
   close(): void;
 }

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import {
   EMPTY_ROOT,
   MerkleTreeBuilder,
+  foldLeaves,
   inclusionProof,
   leafHash,
   nodeHash,
@@ -110,4 +111,39 @@ test('proof verification works with sizes beyond 2^32 (bigint arithmetic)', () =
   const left = Buffer.alloc(32, 7);
   const size = 2n ** 33n + 1n;
   assert.deepEqual(rootFromInclusionProof(leaf, size - 1n, size, [left]), nodeHash(left, leaf));
+});
+
+test('folded subtrees give the builder the state its leaves give, one by one, from any size', () => {
+  // Every run of up to 20 leaves added to a builder already holding 0..40 leaves (verify's ranges:
+  // any start, any length, the epoch tree starting anywhere); a shared memo changes nothing.
+  const leaves = Array.from({ length: 60 }, (_, i) => leafHash(Buffer.from(`entry-${i}`)));
+  const packed = Buffer.concat(leaves);
+  const memo = new Map<number, Buffer>();
+  for (let held = 0; held <= 40; held++)
+    for (let from = 0; from <= 20; from += 7)
+      for (let to = from; to <= from + 20; to++) {
+        const oneByOne = new MerkleTreeBuilder();
+        const folded = new MerkleTreeBuilder();
+        for (let i = 0; i < held; i++) (oneByOne.addLeafHash(leaves[59 - i]), folded.addLeafHash(leaves[59 - i]));
+        for (let i = from; i < to; i++) oneByOne.addLeafHash(leaves[i]);
+        const f = foldLeaves(packed, from, to, held, memo);
+        assert.equal(f.roots.length, 32 * f.sizes.length);
+        f.sizes.forEach((size, k) => folded.addSubtree(f.roots.subarray(32 * k, 32 * k + 32), size));
+        assert.equal(folded.size, oneByOne.size);
+        assert.ok(folded.root().equals(oneByOne.root()), `held ${held}, leaves ${from}..${to}`);
+        // Adding more leaves afterwards agrees too (the stack, not just the root, is the same).
+        oneByOne.addLeafHash(leaves[0]);
+        folded.addLeafHash(leaves[0]);
+        assert.ok(folded.root().equals(oneByOne.root()));
+      }
+});
+
+test('a subtree that does not fit where the builder stands is refused', () => {
+  const b = new MerkleTreeBuilder();
+  b.addLeafHash(leafHash(Buffer.from('a')));
+  assert.throws(() => b.addSubtree(Buffer.alloc(32), 2), RangeError); // 1 leaf held: a pair cannot follow
+  assert.throws(() => b.addSubtree(Buffer.alloc(32), 3), RangeError); // not a power of two
+  b.addSubtree(Buffer.alloc(32), 1);
+  b.addSubtree(Buffer.alloc(32), 2);
+  assert.equal(b.size, 4);
 });

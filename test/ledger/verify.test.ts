@@ -25,21 +25,30 @@ function sample(): Fixture {
   return f;
 }
 
-/** Worker set-ups that must report exactly what the inline check reports: lines fed to workers,
- *  and workers reading their own row ranges (one row, a few rows, ranges after an inline head). */
+/** Worker set-ups that must report exactly what the inline check reports: workers reading their
+ *  own row ranges of one row, a few rows (ranges whose leaves fold into several subtrees, an epoch
+ *  tree whose start the worker guessed wrong), 5 and 8 rows (epoch entries on a range's first row,
+ *  aligned ranges folded into one subtree, a last partial range), one worker. */
 const POOLED = [
   { workers: 2, inlineFirst: 0, batchSize: 1 },
   { workers: 2, inlineFirst: 0, batchSize: 3 },
   { workers: 1, inlineFirst: 5, batchSize: 4 },
+  { workers: 2, inlineFirst: 0, batchSize: 5 },
+  { workers: 2, inlineFirst: 0, batchSize: 8 },
 ];
 
-/** Verify inline; unless `opts` names workers, also on every POOLED set-up, which must agree. */
+/** Verify inline; unless `opts` names workers, also on every POOLED set-up, which must agree, and
+ *  hand the same entries to a reader (onEntry) in the same order. */
 async function run(f: Fixture, opts: Parameters<typeof verifyLedger>[1] = {}): Promise<VerifyReport> {
-  const inline = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, workers: 0, ...opts });
+  const handed = (seen: number[]) => ({ onEntry: (e: { seq: number }) => seen.push(e.seq) });
+  const inlineSeen: number[] = [];
+  const inline = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, workers: 0, ...handed(inlineSeen), ...opts });
   if (opts.workers === undefined)
     for (const p of POOLED) {
-      const pooled = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, ...opts, ...p });
+      const seen: number[] = [];
+      const pooled = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, ...handed(seen), ...opts, ...p });
       assert.deepEqual({ ...pooled }, { ...inline }, `${JSON.stringify(p)} disagrees with the inline check`);
+      assert.deepEqual(seen, inlineSeen, `${JSON.stringify(p)} hands a reader other entries`);
     }
   return inline;
 }
@@ -130,6 +139,37 @@ test('an entry rewritten and re-signed by the key holder, not re-chained, breaks
   const g = sample(); // the same at a range's first entry and inside one (POOLED batch sizes 1, 3, 4)
   putEntry(g.db, 11, resign({ ...entryAt(g.db, 11), tool: 'rm' }, g.key.privateKey));
   failed(await run(g), 'chain_broken', 12);
+});
+
+test('a tamper on the first or last row of a range, or in the last partial range, fails as inline', async () => {
+  // Rows 0, 4, 7, 8, 15, 16 and 19 begin or end a range in some POOLED set-up (16: an epoch entry
+  // on a range's first row; 19: the last row, in a partial range).
+  for (const seq of [0, 4, 7, 8, 15, 16, 19]) {
+    const edited = sample();
+    edited.db.prepare(`UPDATE entries SET body = json_set(body, '$.outcome', 'refuse') WHERE seq = ?`).run(seq);
+    failed(await run(edited), seq === 16 ? 'entry_not_canonical' : 'signature_invalid', seq);
+    const deleted = sample();
+    deleted.db.prepare('DELETE FROM entries WHERE seq = ?').run(seq);
+    const r = await run(deleted);
+    if (seq === 19) assert.equal(r.ok, true, 'the newest entry deleted: a shorter ledger, caught by checkpoints and anchors only');
+    else failed(r, 'seq_not_contiguous', seq + 1);
+    const resigned = sample();
+    putEntry(resigned.db, seq, resign({ ...entryAt(resigned.db, seq), ts: entryAt(resigned.db, seq).ts.replace(/\d{3}Z$/, '999Z') }, resigned.key.privateKey));
+    const c = await run(resigned);
+    if (seq === 19) assert.equal(c.ok, true);
+    else assert.equal(c.failure?.seq, seq + 1, JSON.stringify(c.failure));
+  }
+});
+
+test('rows whose keys do not start at 0, or one below 0, are read as inline reads them', async () => {
+  const f = sample();
+  f.db.prepare('DELETE FROM entries WHERE seq = 0').run(); // keys 1..19: no gap, another first key
+  failed(await run(f), 'seq_not_contiguous', 1);
+  const g = sample();
+  const copy = g.db.prepare('SELECT ts, kind, hash, body FROM entries WHERE seq = 5').get() as Record<string, string>;
+  g.db.prepare('INSERT INTO entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)').run(-1, copy.ts, copy.kind, copy.hash, copy.body);
+  const r = await run(g);
+  assert.equal(r.ok, true, JSON.stringify(r.failure)); // bodies() never reads a key below 0
 });
 
 test('a row stored under a far key (a forger inserting past the end) fails where it stands', async () => {

@@ -4,10 +4,12 @@
 // entry stands and ends just before it, and its root is the RFC 6962 root recomputed here. The
 // tree over every entry (the one checkpoints sign) grows alongside.
 // A range checked by a worker (range.ts) has its inner links checked there with the same
-// entryFault; here only its first entry's links, its epochs and its leaves are taken in.
+// entryFault and its leaves folded into subtrees; here only its first entry's links, its epochs
+// and those subtrees are taken in.
 import { GENESIS_PREV } from '../entry.js';
 import { EpochRoot } from '../epoch.js';
 import type { TreeHead } from '../checkpoint.js';
+import type { Fold } from '../merkle.js';
 import type { CheckedEntry } from './check-entry.js';
 import type { RangeChecked } from './range.js';
 import { fail, type VerifyCode } from './reasons.js';
@@ -47,6 +49,19 @@ function linkFault(seq: number, prev: string, ts: string, at: number, before: { 
 
 const raise = (f: Fault): never => fail(f.code, f.seq, f.detail);
 
+/**
+ * Leaves `from`..`to` into `tree`: by their fold's subtrees when the fold was made for the size
+ * the tree has (always for the tree over every entry; for an epoch tree unless the worker's
+ * guess of where the epoch started was wrong), else one by one.
+ */
+function addFolded(tree: EpochRoot, fold: Fold, foldedAt: number, leaves: Uint8Array, from: number, to: number): void {
+  if (tree.size === foldedAt) {
+    for (let k = 0; k < fold.sizes.length; k++) tree.addSubtree(fold.roots.subarray(32 * k, 32 * k + 32), fold.sizes[k]);
+  } else {
+    for (let j = from; j < to; j++) tree.addLeafHash(leaves.subarray(32 * j, 32 * j + 32));
+  }
+}
+
 export class ChainChecker {
   count = 0;
   private prevHash = GENESIS_PREV;
@@ -67,29 +82,31 @@ export class ChainChecker {
 
   /**
    * A range a worker checked: entries `start`.. in order, their inner links already checked
-   * there. Reports the same first failure push() would have, entry by entry. `each(j)` runs
-   * once entry j passed (readers that consume verified entries).
+   * there and their leaves folded into subtrees. Reports the same first failure push() would
+   * have, entry by entry. `each(j)` runs once entry j passed (readers that consume verified
+   * entries).
    */
   pushRange(r: RangeChecked, each?: (j: number) => void): void {
     if (r.start !== this.count) fail('source_invalid', null, `a checked range starts at entry ${r.start}, not ${this.count}`);
     const stop = r.fault ? r.fault.j : r.n;
-    let ep = 0;
-    for (let j = 0; j < stop; j++) {
-      if (j === 0) {
-        const f = linkFault(r.first!.seq, r.first!.prev, r.first!.ts, this.count, { hash: this.prevHash, ts: this.prevTs });
-        if (f) raise(f);
-      }
-      const e = r.epochs[ep];
-      if (e !== undefined && e.j === j) {
-        ep++;
-        this.epoch(e.seq, e, e.ts, j === 0 ? undefined : e.prevTs);
-      }
-      const leaf = r.leaves.subarray(32 * j, 32 * j + 32);
-      this.acc.addLeafHash(leaf);
-      this.tree.addLeafHash(leaf);
-      this.count++;
-      each?.(j);
+    if (stop > 0) {
+      const f = linkFault(r.first!.seq, r.first!.prev, r.first!.ts, this.count, { hash: this.prevHash, ts: this.prevTs });
+      if (f) raise(f);
     }
+    // The stretches between epoch entries, in order: each epoch entry is checked against the
+    // epoch tree of the entries before it, then starts the next tree with itself.
+    for (let i = 0, from = 0; i < r.segments.length; i++) {
+      if (i > 0) {
+        const e = r.epochs[i - 1];
+        this.epoch(e.seq, e, e.ts, e.j === 0 ? undefined : e.prevTs);
+      }
+      const to = i < r.epochs.length ? r.epochs[i].j : stop;
+      addFolded(this.acc, r.segments[i], i === 0 ? r.epochOffset : 0, r.leaves, from, to);
+      this.count += to - from;
+      if (each) for (let j = from; j < to; j++) each(j);
+      from = to;
+    }
+    addFolded(this.tree, r.whole, r.start, r.leaves, 0, stop);
     // The worker stops at an entry's first fault; at the range's first entry that is one of its
     // own (unreadable, seq, signature), which verify reports before its links.
     if (r.fault) raise(r.fault.fault);

@@ -5,7 +5,6 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { keyIdOf } from '../keys.js';
 import { ANCHOR_KINDS, type AnchorKind } from '../epoch-anchors.js';
 import { checkEntries, checkRanges, rowRanges, type PoolOptions } from './pool.js';
-import { checkEntryLine } from './check-entry.js';
 import { ChainChecker } from './chain.js';
 import { checkAnchor } from './anchors.js';
 import { openExportSource, openHomeSource, openSnapshotSource, type OpenedSource } from './source.js';
@@ -153,15 +152,9 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     const withEntries = opts.onEntry !== undefined;
     const inlineFirst = opts.inlineFirst ?? 2048;
     if (src.rows && opts.workers !== 0 && total > inlineFirst && checkpoints.length === 0) {
-      // A home: the first entries inline, then workers read their own row ranges.
-      const rows = src.rows;
-      for (const line of rows.first(inlineFirst)) {
-        const c = checkEntryLine(line, key, withEntries);
-        chain.push(c);
-        if (opts.onEntry && c.ok) opts.onEntry(c.entry!);
-      }
-      opts.onProgress?.(chain.count, total);
-      for await (const r of checkRanges(rowRanges(rows.keys(), chain.count, opts.batchSize ?? 2048), rows.ledgerDb, key, { ...opts, withEntries })) {
+      // A home longer than the inline head: workers read their own row ranges, all of them; the
+      // main thread only joins them (ADR 044).
+      for await (const r of checkRanges(rowRanges(src.rows, opts.batchSize ?? 1024), src.rows.ledgerDb, key, { ...opts, withEntries })) {
         chain.pushRange(r, opts.onEntry ? (j) => opts.onEntry!(r.entries![j]) : undefined);
         opts.onProgress?.(chain.count, total);
       }

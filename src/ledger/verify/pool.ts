@@ -1,8 +1,9 @@
 // Parallel, ordered, bounded: entry lines go out in batches to worker threads (one per core) and
 // come back in input order; at most a few batches are in flight, so memory stays bounded however
 // long the ledger. Short ledgers are checked inline (starting workers would cost more).
-// From a home, the workers read their own row ranges (checkRanges): the main thread only finds
-// where each range starts (row keys, no bodies) and takes in what comes back.
+// From a home, the workers read their own row ranges (checkRanges): the main thread only works
+// out where each range starts (from the key bounds; it lists the keys only when they have gaps)
+// and takes in what comes back, a few subtrees per range (ADR 044).
 import type { KeyObject } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -14,7 +15,10 @@ export interface PoolOptions {
   /** Worker threads; 0 checks inline. Default: every core. */
   workers?: number;
   batchSize?: number;
-  /** Lines checked inline before workers start (small ledgers never start them). */
+  /**
+   * Lines checked inline before workers start (small ledgers never start them). From a home: a
+   * ledger no longer than this is checked inline, a longer one wholly by workers.
+   */
   inlineFirst?: number;
   /** Return each parsed entry with its check (for readers that consume verified entries). */
   withEntries?: boolean;
@@ -22,7 +26,9 @@ export interface PoolOptions {
 
 class WorkerPool {
   private readonly workers: Worker[] = [];
-  private readonly waiting = new Map<number, { resolve: (r: never) => void; reject: (e: unknown) => void }>();
+  /** Requests each worker holds: a new one goes to the least busy (a slow thread gets fewer). */
+  private readonly busy: number[] = [];
+  private readonly waiting = new Map<number, { worker: number; resolve: (r: never) => void; reject: (e: unknown) => void }>();
   private next = 0;
   private failed: unknown = null;
 
@@ -32,10 +38,12 @@ class WorkerPool {
       w.on('message', (m: { id: number; results: never }) => {
         const p = this.waiting.get(m.id);
         this.waiting.delete(m.id);
+        if (p) this.busy[p.worker]--;
         p?.resolve(m.results);
       });
       w.on('error', (e) => this.abort(e));
       this.workers.push(w);
+      this.busy.push(0);
     }
   }
 
@@ -49,16 +57,19 @@ class WorkerPool {
     return this.send({ lines });
   }
 
-  runRange(range: RowRange): Promise<RangeChecked> {
-    return this.send({ range });
+  /** `epochOffset`: how many leaves the running epoch tree is guessed to hold at the range's start. */
+  runRange(range: RowRange, epochOffset: number): Promise<RangeChecked> {
+    return this.send({ range, epochOffset });
   }
 
   private send<T>(msg: object): Promise<T> {
     if (this.failed) return Promise.reject(this.failed);
     const id = this.next++;
+    const worker = this.busy.indexOf(Math.min(...this.busy));
+    this.busy[worker]++;
     return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: resolve as (r: never) => void, reject });
-      this.workers[id % this.workers.length].postMessage({ id, ...msg });
+      this.waiting.set(id, { worker, resolve: resolve as (r: never) => void, reject });
+      this.workers[worker].postMessage({ id, ...msg });
     });
   }
 
@@ -107,18 +118,34 @@ export interface RowRange {
   start: number;
 }
 
-/** Ranges of `size` rows over the row keys, skipping the first `skip` rows (checked inline). */
-export function* rowRanges(keys: Iterable<number>, skip: number, size: number): Generator<RowRange> {
+/** The rows of a home's ledger, as verify's workers read them (source.ts). */
+export interface LedgerRows {
+  /** Row keys in order. */
+  keys(): Iterable<number>;
+  /** The first row key and the row count when the keys run without a gap, else null. */
+  span(): { first: number; count: number } | null;
+}
+
+/**
+ * Ranges of `size` rows, in order: from the key bounds when the keys run without a gap (the
+ * main thread then reads no key at all), else by listing the keys.
+ */
+export function* rowRanges(rows: LedgerRows, size: number): Generator<RowRange> {
+  const span = rows.span();
+  if (span) {
+    for (let start = 0; start < span.count; start += size) yield { fromSeq: span.first + start, count: Math.min(size, span.count - start), start };
+    return;
+  }
   let i = 0;
   let open: RowRange | null = null;
-  for (const k of keys) {
-    if (i++ < skip) continue;
+  for (const k of rows.keys()) {
     if (open && open.count === size) {
       yield open;
       open = null;
     }
     if (open) open.count++;
-    else open = { fromSeq: k, count: 1, start: i - 1 };
+    else open = { fromSeq: k, count: 1, start: i };
+    i++;
   }
   if (open) yield open;
 }
@@ -133,6 +160,13 @@ export async function* checkRanges(ranges: Iterable<RowRange>, ledgerDb: string,
   const pool = new WorkerPool(nWorkers, key.export({ type: 'spki', format: 'pem' }) as string, opts.withEntries === true, ledgerDb);
   const maxInFlight = Math.max(2, nWorkers * 2);
   const pending: { range: RowRange; result: Promise<RangeChecked> }[] = [];
+  // Where the running epoch tree started, as far as the results back so far tell: the guess
+  // each range's epoch fold is made for (a wrong guess costs the main thread time, never an answer).
+  let epochStart = 0;
+  const noteEpochs = (r: RangeChecked) => {
+    const e = r.epochs.at(-1);
+    if (e) epochStart = Math.max(epochStart, r.start + e.j);
+  };
   const take = async () => {
     const { range, result } = pending.shift()!;
     const r = await result;
@@ -141,8 +175,8 @@ export async function* checkRanges(ranges: Iterable<RowRange>, ledgerDb: string,
   };
   try {
     for (const range of ranges) {
-      const result = pool.runRange(range);
-      result.catch(() => undefined); // awaited in order below; never unhandled meanwhile
+      const result = pool.runRange(range, range.start - epochStart);
+      result.then(noteEpochs, () => undefined); // the error is awaited in order below, never unhandled
       pending.push({ range, result });
       while (pending.length >= maxInFlight) yield await take();
     }

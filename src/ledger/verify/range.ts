@@ -1,13 +1,16 @@
 // A range of entries checked where it was read (a worker thread reading its own rows, ADR 032...
 // see docs/performance.md): each entry's own checks (check-entry.ts) and the links between
 // entries of the range (entryFault), so that what comes back to the main thread is small: the
-// leaves packed in one buffer, the first entry's links, the last entry's hash and time, the
-// epoch entries, and the first fault. ChainChecker.pushRange takes it in and reports exactly
-// what checking the same entries one by one would.
+// leaves packed in one buffer, already folded into the perfect subtrees the two Merkle trees
+// take them as (ADR 044: the main thread adds O(log n) nodes per range, not a node per entry),
+// the first entry's links, the last entry's hash and time, the epoch entries, and the first
+// fault. ChainChecker.pushRange takes it in and reports exactly what checking the same entries
+// one by one would.
 import type { KeyObject } from 'node:crypto';
 import type { Entry } from '../entry.js';
 import { checkEntryLine } from './check-entry.js';
 import { entryFault, type Fault } from './chain.js';
+import { foldLeaves, type Fold } from '../merkle.js';
 
 export interface RangeEpoch {
   j: number;
@@ -28,6 +31,15 @@ export interface RangeChecked {
   n: number;
   /** 32 bytes per entry before the fault: RFC 6962 leaf hashes, in order. */
   leaves: Uint8Array;
+  /** Those leaves folded for the tree over every entry (which holds `start` leaves before them). */
+  whole: Fold;
+  /**
+   * Those leaves folded for the epoch trees, cut at each epoch entry (which starts a new tree):
+   * one fold more than `epochs`. The first assumes the running epoch tree holds `epochOffset`
+   * leaves (the caller's guess); the reader adds its leaves one by one when it does not.
+   */
+  segments: Fold[];
+  epochOffset: number;
   /** The first entry's links, checked against the entry before the range by the reader. */
   first: { seq: number; prev: string; ts: string } | null;
   last: { hash: string; ts: string } | null;
@@ -38,7 +50,7 @@ export interface RangeChecked {
   entries?: Entry[];
 }
 
-export function checkRange(lines: Iterable<string>, start: number, key: KeyObject, withEntries: boolean): RangeChecked {
+export function checkRange(lines: Iterable<string>, start: number, key: KeyObject, withEntries: boolean, epochOffset = start): RangeChecked {
   const leaves: Uint8Array[] = [];
   const epochs: RangeEpoch[] = [];
   const entries: Entry[] | undefined = withEntries ? [] : undefined;
@@ -64,5 +76,10 @@ export function checkRange(lines: Iterable<string>, start: number, key: KeyObjec
   }
   const packed = new Uint8Array(32 * leaves.length);
   leaves.forEach((l, i) => packed.set(l, 32 * i));
-  return { start, n: j, leaves: packed, first, last: before, epochs, fault, ...(entries ? { entries } : {}) };
+  const memo = new Map<number, Buffer>();
+  const cuts = [0, ...epochs.map((e) => e.j), leaves.length];
+  const segments: Fold[] = [];
+  for (let i = 0; i + 1 < cuts.length; i++) segments.push(foldLeaves(packed, cuts[i], cuts[i + 1], i === 0 ? epochOffset : 0, memo));
+  const whole = foldLeaves(packed, 0, leaves.length, start, memo);
+  return { start, n: j, leaves: packed, whole, segments, epochOffset, first, last: before, epochs, fault, ...(entries ? { entries } : {}) };
 }

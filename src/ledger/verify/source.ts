@@ -7,6 +7,7 @@ import type { LedgerSnapshot } from '../../store/ports.js';
 import { parseAnchors, type StoredAnchor } from '../epoch-anchors.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from '../export.js';
 import { fail } from './reasons.js';
+import type { LedgerRows } from './pool.js';
 // Anchor lines and the header are evidence: read strictly (duplicate keys refused), see evidence-json.ts.
 import { readEvidenceJson } from '../anchors/evidence-json.js';
 
@@ -18,7 +19,7 @@ export interface OpenedSource {
   embeddedKeyPem?: string;
   entries(): AsyncIterable<string>;
   /** A home only: its database and row keys, for workers that read their own ranges. */
-  rows?: { ledgerDb: string; keys(): Iterable<number>; first(limit: number): Iterable<string> };
+  rows?: LedgerRows & { ledgerDb: string };
   /** Only after entries() is exhausted. */
   anchors(): AsyncIterable<AnchorRecord>;
   close(): void;
@@ -36,7 +37,7 @@ export function openSnapshotSource(snap: LedgerSnapshot, ledgerDb?: string): Ope
     async *entries() {
       yield* snap.bodies();
     },
-    rows: snap.keys && ledgerDb !== undefined ? { ledgerDb, keys: () => snap.keys!(), first: (limit) => snap.bodies(0, limit) } : undefined,
+    rows: snap.keys && snap.span && ledgerDb !== undefined ? { ledgerDb, keys: () => snap.keys!(), span: () => snap.span!() } : undefined,
     async *anchors() {
       yield* parseAnchors(snap.anchors());
     },

@@ -96,6 +96,16 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
       if (!entries) return;
       yield* db.prepare('SELECT seq FROM entries WHERE seq >= 0 ORDER BY seq').pluck().iterate() as Iterable<number>; // the rows bodies() reads
     },
+    span() {
+      if (!entries) return { first: 0, count: 0 };
+      // Distinct keys from lo to hi, hi - lo + 1 of them and none below 0: no gap. Each a B-tree edge, no scan.
+      const r = db
+        .prepare('SELECT (SELECT seq FROM entries ORDER BY seq LIMIT 1) AS lo, (SELECT seq FROM entries ORDER BY seq DESC LIMIT 1) AS hi, EXISTS (SELECT 1 FROM entries WHERE seq < 0) AS below')
+        .get() as { lo: number | null; hi: number | null; below: number };
+      if (r.below) return null;
+      if (r.lo === null || r.hi === null) return total === 0 ? { first: 0, count: 0 } : null;
+      return r.hi - r.lo + 1 === total ? { first: r.lo, count: total } : null;
+    },
     *anchors() {
       if (!anchors) return;
       yield* db.prepare('SELECT epoch_seq AS epoch, kind, data FROM anchors ORDER BY epoch_seq, kind').iterate() as Iterable<AnchorRow>;
