@@ -93,7 +93,8 @@ async function show(argv: string[]): Promise<number> {
     ...GATE_OPTION,
   });
   if (values.help) return void process.stdout.write(HELP), 0;
-  const from = nonNegInt(values.from, '--from', 0);
+  // Without --from, every row is shown, also one stored below seq 0 (verify refuses it).
+  const from = values.from === undefined ? undefined : nonNegInt(values.from, '--from', 0);
   const limit = nonNegInt(values.limit, '--limit', Number.MAX_SAFE_INTEGER);
   const snap = (await opening(() => openChain({ home: values.home, store: values.store, gate: values.gate }))).snapshot;
   let unreadable = 0;
@@ -104,6 +105,8 @@ async function show(argv: string[]): Promise<number> {
       let e: LedgerEntry;
       try {
         e = parseStoredEntry(body) as unknown as LedgerEntry;
+        // What the table prints must be there: a forged row may lack it (verify names it).
+        if (!Number.isSafeInteger(e.seq) || typeof e.ts !== 'string' || typeof e.kind !== 'string') throw new EntryFormatError('entry lacks seq, ts or kind');
       } catch (err) {
         if (!(err instanceof EntryFormatError)) throw err;
         unreadable++;

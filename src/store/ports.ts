@@ -227,7 +227,7 @@ export interface AnchorsPort {
 /** A consistent read of the whole ledger (entries and anchors), for export and verify. */
 export interface LedgerSnapshot {
   total: number;
-  /** Bodies in seq order (from `fromSeq`, at most `limit`). */
+  /** Bodies in seq order (from `fromSeq`, else from the lowest row, even one below 0; at most `limit`). */
   bodies(fromSeq?: number, limit?: number): Iterable<string>;
   /** Row keys (seq) in order, without bodies: where verify's workers start reading their ranges. */
   keys?(): Iterable<number>;

@@ -168,8 +168,7 @@ test('rows whose keys do not start at 0, or one below 0, are read as inline read
   const g = sample();
   const copy = g.db.prepare('SELECT ts, kind, hash, body FROM entries WHERE seq = 5').get() as Record<string, string>;
   g.db.prepare('INSERT INTO entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)').run(-1, copy.ts, copy.kind, copy.hash, copy.body);
-  const r = await run(g);
-  assert.equal(r.ok, true, JSON.stringify(r.failure)); // bodies() never reads a key below 0
+  failed(await run(g), 'seq_not_contiguous', 5); // read like any row, never skipped (next test)
 });
 
 test('a row stored under a far key (a forger inserting past the end) fails where it stands', async () => {
@@ -177,6 +176,30 @@ test('a row stored under a far key (a forger inserting past the end) fails where
   const copy = f.db.prepare('SELECT ts, kind, hash, body FROM entries WHERE seq = 5').get() as Record<string, string>;
   f.db.prepare('INSERT INTO entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)').run(1e12, copy.ts, copy.kind, copy.hash, copy.body);
   failed(await run(f), 'seq_not_contiguous', 5);
+});
+
+test('a row stored below seq 0 (a forger inserting before the start) is read and refused, not skipped', async () => {
+  const f = sample();
+  const copy = f.db.prepare('SELECT ts, kind, hash, body FROM entries WHERE seq = 5').get() as Record<string, string>;
+  f.db.prepare('INSERT INTO entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)').run(-1, copy.ts, copy.kind, copy.hash, copy.body);
+  failed(await run(f), 'seq_not_contiguous', 5);
+  // A row that claims seq -1 itself, in an otherwise empty ledger: nothing verifies "0 entries".
+  const g = fixture();
+  g.db.prepare('INSERT INTO entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)').run(-1, copy.ts, copy.kind, copy.hash, copy.body.replace('"seq":5', '"seq":-1'));
+  const r = await run(g);
+  assert.equal(r.ok, false, 'an empty chain with a foreign row does not verify');
+  // ledger show lists it as unreadable (it lacks the fields a row prints) and exits 1.
+  const home = join(g.path, '..');
+  writeFileSync(join(home, 'gate.pub'), g.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+  g.db.prepare('INSERT INTO entries (seq, ts, kind, hash, body) VALUES (?, ?, ?, ?, ?)').run(-2, copy.ts, copy.kind, copy.hash, '{"seq":-2}');
+  const shown = cloakpipe(['ledger', 'show', '--home', home]);
+  assert.equal(shown.status, 1, shown.stdout + shown.stderr);
+  assert.match(shown.stdout, /UNREADABLE: entry lacks seq, ts or kind/);
+  assert.match(shown.stdout, /^\s+-1\s/m, 'the row claiming seq -1 is shown');
+  // An export carries it too, and fails verify the same way.
+  const out = join(tempDir('cp-verify-neg-'), 'ledger.jsonl');
+  assert.deepEqual(withSnapshot(f.path, (snap) => exportLedger(snap, f.key.publicKey, out)), { entries: 21, anchors: 0 });
+  failed(await verifyLedger({ exportFile: out }, { publicKey: f.key.publicKey, workers: 0 }), 'seq_not_contiguous', 5);
 });
 
 test('a duplicate key or another spelling of the same entry is refused, even with a valid signature', async () => {

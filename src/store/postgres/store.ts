@@ -380,7 +380,7 @@ export async function postgresLedgerSnapshot(url: string, gateId: string, schema
     await c.query('COMMIT');
     return {
       total: bodies.length,
-      *bodies(fromSeq = 0, limit = Number.MAX_SAFE_INTEGER) {
+      *bodies(fromSeq = Number.MIN_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER) {
         let n = 0;
         for (const b of bodies) {
           if (b.seq < fromSeq) continue;

@@ -87,22 +87,24 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
   const total = entries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0;
   return {
     total,
-    *bodies(fromSeq = 0, limit = Number.MAX_SAFE_INTEGER) {
+    // Without `fromSeq`, every row from the lowest key: a row stored below 0 is read (and
+    // refused by verify) like any other, never skipped as if it were not there.
+    *bodies(fromSeq = Number.MIN_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER) {
       if (!entries) return;
       const rows = db.prepare('SELECT body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit) as Iterable<{ body: string }>;
       for (const row of rows) yield row.body;
     },
     *keys() {
       if (!entries) return;
-      yield* db.prepare('SELECT seq FROM entries WHERE seq >= 0 ORDER BY seq').pluck().iterate() as Iterable<number>; // the rows bodies() reads
+      yield* db.prepare('SELECT seq FROM entries ORDER BY seq').pluck().iterate() as Iterable<number>; // the rows bodies() reads
     },
     span() {
       if (!entries) return { first: 0, count: 0 };
-      // Distinct keys from lo to hi, hi - lo + 1 of them and none below 0: no gap. Each a B-tree edge, no scan.
-      const r = db
-        .prepare('SELECT (SELECT seq FROM entries ORDER BY seq LIMIT 1) AS lo, (SELECT seq FROM entries ORDER BY seq DESC LIMIT 1) AS hi, EXISTS (SELECT 1 FROM entries WHERE seq < 0) AS below')
-        .get() as { lo: number | null; hi: number | null; below: number };
-      if (r.below) return null;
+      // Distinct keys from lo to hi, hi - lo + 1 of them: no gap. Each a B-tree edge, no scan.
+      const r = db.prepare('SELECT (SELECT seq FROM entries ORDER BY seq LIMIT 1) AS lo, (SELECT seq FROM entries ORDER BY seq DESC LIMIT 1) AS hi').get() as {
+        lo: number | null;
+        hi: number | null;
+      };
       if (r.lo === null || r.hi === null) return total === 0 ? { first: 0, count: 0 } : null;
       return r.hi - r.lo + 1 === total ? { first: r.lo, count: total } : null;
     },
