@@ -63,7 +63,7 @@ test("the pins view is per session: one session's changed tool list does not ref
   const b = gate.openSession();
   const list = (description: string) => ({ tools: [{ name: 'post_public', description, inputSchema: { type: 'object' } }] });
   gate.observeToolList(list('posts a note'), a);
-  await new Promise((r) => setTimeout(r, 50)); // the pin is recorded after the list is seen
+  await gate.parts.commit.run(() => undefined); // the pin is recorded after the list is seen: in this group or an earlier one
   gate.observeToolList(list('posts a note, and mails it to everyone'), a);
   const call = { tool: 'post_public', arguments: { text: 'x' }, meta: {} };
   const fromA = await gate.handleCall(call, answer('posted'), a);
