@@ -34,6 +34,40 @@ test('group commit: jobs in one turn share a transaction; a throwing job rolls b
   assert.deepEqual(entries.map((e) => [e.seq, e.n]), [[0, 1], [1, 3]], 'the failed job left nothing; the chain has no gap');
 });
 
+test('group commit: each job in a savepoint of its own: one that returns a promise is refused and undone alone, one that rolls back a transaction of its own keeps the rest of its work', async () => {
+  const { db } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
+  db.exec('CREATE TABLE t (x INTEGER)');
+  const insert = db.prepare('INSERT INTO t VALUES (?)');
+  const commit = new GroupCommit(db);
+  const results = await Promise.allSettled([
+    commit.run(() => insert.run(1)),
+    commit.run(() => {
+      insert.run(2);
+      return Promise.resolve(); // its effects could not be inside the transaction: refused
+    }),
+    commit.run(() => {
+      try {
+        db.transaction(() => {
+          insert.run(3);
+          throw new Error('a nested step failed');
+        })();
+      } catch {
+        /* the job goes on without it */
+      }
+      insert.run(4);
+    }),
+    commit.run(() => {
+      insert.run(5);
+      throw new Error('a check failed after writing');
+    }),
+    commit.run(() => insert.run(6)),
+  ]);
+  assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+  assert.ok((results[1] as PromiseRejectedResult).reason instanceof TypeError);
+  assert.deepEqual((db.prepare('SELECT x FROM t ORDER BY x').all() as { x: number }[]).map((r) => r.x), [1, 4, 6]);
+  assert.equal(db.inTransaction, false);
+});
+
 test('group commit: a failing COMMIT rejects every job of the batch (nothing is reported durable)', async () => {
   const { db, ledger: port } = ledgerDb(join(tempDir(), 'l.db'), { create: true });
   const ledger = new Ledger(port, key());
