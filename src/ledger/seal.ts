@@ -86,7 +86,6 @@ interface Waiting {
 
 type ToThread = { t: 'begin'; id: number; prev: string; key: ThreadKey } | { t: 'push'; id: number; bodies: EntryBody[] } | { t: 'cut'; id: number; n: number } | { t: 'end'; id: number };
 
-
 /** Seals in a signing thread, with the key lent for each run (it never leaves this process). */
 class WorkerSealer implements ChainSealer {
   private worker: Worker | null = null;
