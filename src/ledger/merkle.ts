@@ -79,13 +79,13 @@ export interface Fold {
  * addSubtree gives the builder the state adding the leaves one by one gives. `memo` shares the
  * blocks of several folds over the same leaves.
  */
-export function foldLeaves(leaves: Uint8Array, from: number, to: number, offset: number, memo = new Map<number, Buffer>()): Fold {
+export function foldLeaves(leaves: Uint8Array, from: number, to: number, offset: number, memo = new Map<string, Buffer>()): Fold {
   const sizes: number[] = [];
   const blocks: Buffer[] = [];
   for (let i = from, at = offset; i < to; ) {
     let size = 1;
-    while (size * 2 <= to - i && (at === 0 || at % (size * 2) === 0)) size *= 2;
-    const key = i * 2 ** 26 + size; // a range holds fewer than 2^26 leaves
+    while (size * 2 <= to - i && at % (size * 2) === 0) size *= 2;
+    const key = `${i}/${size}`;
     let root = memo.get(key);
     if (root === undefined) memo.set(key, (root = perfectRoot(leaves, i, size)));
     sizes.push(size);

@@ -118,7 +118,7 @@ test('folded subtrees give the builder the state its leaves give, one by one, fr
   // any start, any length, the epoch tree starting anywhere); a shared memo changes nothing.
   const leaves = Array.from({ length: 60 }, (_, i) => leafHash(Buffer.from(`entry-${i}`)));
   const packed = Buffer.concat(leaves);
-  const memo = new Map<number, Buffer>();
+  const memo = new Map<string, Buffer>();
   for (let held = 0; held <= 40; held++)
     for (let from = 0; from <= 20; from += 7)
       for (let to = from; to <= from + 20; to++) {

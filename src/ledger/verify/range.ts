@@ -76,7 +76,7 @@ export function checkRange(lines: Iterable<string>, start: number, key: KeyObjec
   }
   const packed = new Uint8Array(32 * leaves.length);
   leaves.forEach((l, i) => packed.set(l, 32 * i));
-  const memo = new Map<number, Buffer>();
+  const memo = new Map<string, Buffer>();
   const cuts = [0, ...epochs.map((e) => e.j), leaves.length];
   const segments: Fold[] = [];
   for (let i = 0; i + 1 < cuts.length; i++) segments.push(foldLeaves(packed, cuts[i], cuts[i + 1], i === 0 ? epochOffset : 0, memo));
