@@ -323,7 +323,11 @@ export class LineClient {
       }
     });
     // Drained like a host would (the gate writes one log line per decision to stderr).
-    this.child.stderr!.on('data', (d: Buffer) => (this.stderrTail = (this.stderrTail + d.toString()).slice(-4000)));
+    this.child.stderr!.on('data', (d: Buffer) => {
+      const text = d.toString();
+      this.stderrTail = (this.stderrTail + text).slice(-4000);
+      if (this.timings) this.collectTimings(text);
+    });
     this.child.on('exit', () => {
       this.exited = true;
       for (const w of this.waiting.values()) w('');
@@ -352,6 +356,24 @@ export class LineClient {
 
   stderr(): string {
     return this.stderrTail;
+  }
+
+  /** The gate's own timings of each call (its `decision` log lines), once `timeCalls()` was called. */
+  timings: { decide: number; commit: number; upstream: number }[] | null = null;
+  private stderrPartial = '';
+
+  timeCalls(): void {
+    this.timings = [];
+  }
+
+  private collectTimings(text: string): void {
+    const lines = (this.stderrPartial + text).split('\n');
+    this.stderrPartial = lines.pop()!;
+    for (const l of lines) {
+      if (!l.includes('"event":"decision"')) continue;
+      const f = JSON.parse(l) as { decide_ms?: number; commit_ms?: number; upstream_ms?: number };
+      if (f.decide_ms !== undefined && f.commit_ms !== undefined && f.upstream_ms !== undefined) this.timings!.push({ decide: f.decide_ms, commit: f.commit_ms, upstream: f.upstream_ms });
+    }
   }
 
   /** CPU time (user + system, ms) the child has used so far: the process the client talks to,

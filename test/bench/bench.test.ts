@@ -47,6 +47,8 @@ test('http: the HTTP door beside server-everything direct over HTTP, supergatewa
 test('breakdown: every step of a gated call, floors and the end-to-end difference', () => {
   const out = run('breakdown.js', ['--n', '10', '--warmup', '2', '--scale', '0.01']);
   for (const row of ['parse: decodeLine', 'Cedar as before ADR 039', 'Cedar: the request the engine sends', 'Cedar: engine.evaluate', 'sign: signEntry', 'gate commit', 'floor: bare SQLite commit', 'in-process gate', 'end to end: gate − direct, p50', 'rate_calls rows']) assert.ok(out.includes(row), row);
+  // The one-call timeline read the gate's own decision log: each of its parts has a figure.
+  for (const part of ['decide_ms', 'commit_ms', 'upstream_ms']) assert.match(out, new RegExp(`\\(${part}[^|]*\\|\\s+\\d+\\.\\d+ \\|`), part);
 });
 
 test('verify: raw Ed25519 rate on one and all cores, and the verifier or its TODO', () => {
