@@ -237,7 +237,9 @@ unless { context.args has amount && context.args.amount.lessThan(decimal("100.0"
     assert.equal(overflow.reason, 'fail_closed');
     assert.match(overflow.detail, /policy evaluation error in "page-cost"/);
     outcomes.push(overflow);
-    const decimals = await call(g, 'issue_refund', { order_id: 'O100001', amount: 12.34567, idempotency_key: `r-${CANARY}` });
+    // More places than Cedar holds; the digits after the point are the canary, long enough that
+    // no hex digest, pid or time in the output holds them by chance (five digits did, once).
+    const decimals = await call(g, 'issue_refund', { order_id: 'O100001', amount: 12.345678901, idempotency_key: `r-${CANARY}` });
     assert.equal(summary(decimals), 'policy_denied: denied by refund-cap');
     outcomes.push(decimals);
     assert.equal(summary(await call(g, 'list_orders', { ...CUSTOMER, limit: 100 })), 'ok', 'the same rule decides when it can');
@@ -245,7 +247,7 @@ unless { context.args has amount && context.args.amount.lessThan(decimal("100.0"
     await g.close();
   }
   const seen = JSON.stringify(outcomes) + JSON.stringify(ledgerOf(d.home)) + g.stderr();
-  for (const v of [CANARY, String(BIG), '34567']) assert.ok(!seen.includes(v), `${v} leaked`);
+  for (const v of [CANARY, String(BIG), '345678901']) assert.ok(!seen.includes(v), `${v} leaked`);
   assert.deepEqual(arrived(d).map((r) => r.tool), ['list_orders']);
   const refused = decisions(d.home).filter((e) => e.outcome === 'refuse');
   assert.deepEqual(refused.map((e) => [e.reason, e.policy_ids]), [
