@@ -21,7 +21,7 @@ import { DecisionTimer } from '../src/telemetry/decision.js';
 import type { JsonObject } from '../src/core/json.js';
 import type { SqliteStore } from '../src/store/sqlite/store.js';
 import { GroupCommit } from '../src/store/sqlite/group-commit.js';
-import { callLine, directPath, flags, gateFiles, gatePath, isMain, LineClient, loadNow, machine, ms, relayPath, section, stats, table, tempDir, us, type Stats } from './lib.js';
+import { callLine, directPath, flags, gateFiles, gatePath, isMain, LineClient, loadNow, machine, ms, relayPath, section, stats, table, tempDir, us } from './lib.js';
 import { measureSequential } from './overhead.js';
 import '../src/policy/v8-guard.js';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
@@ -278,11 +278,11 @@ export function breakdownTable(rows: Micro[]): string {
 /**
  * One call in flight through the real binary, split by the gate's own clock (its `decision` log
  * line): `decide` from the call reaching the gate to its decision (inside its group, after the
- * deferred result entries), `commit` from there to the decision being durable (sealing, COMMIT's fsync), `upstream`
- * from forwarding to the reply. The rest of the round trip is the pipes on both sides, parsing
+ * deferred result entries), `commit` from there to the decision being durable (sealing, COMMIT's
+ * fsync), `upstream` from forwarding to the reply. The rest of the round trip is the pipes on both sides, parsing
  * and writing the reply. Direct calls run interleaved, in the same chunks.
  */
-export async function oneCallTimeline(n: number, warmup: number, chunk = 250): Promise<{ rows: (string | number)[][]; gate: Stats; direct: Stats }> {
+export async function oneCallTimeline(n: number, warmup: number, chunk = 250): Promise<(string | number)[][]> {
   const direct = await LineClient.start(directPath());
   const gate = await LineClient.start(gatePath(gateFiles()));
   try {
@@ -296,19 +296,17 @@ export async function oneCallTimeline(n: number, warmup: number, chunk = 250): P
       rtGate.push(...(await gate.sequential(Math.min(chunk, n - done))));
     }
     const t = gate.timings!.slice(-n);
-    const p50 = (xs: number[]) => stats(xs).p50;
-    const [d, c, u] = [p50(t.map((x) => x.decide)), p50(t.map((x) => x.commit)), p50(t.map((x) => x.upstream))];
+    const [d, c, u] = [stats(t.map((x) => x.decide)), stats(t.map((x) => x.commit)), stats(t.map((x) => x.upstream))];
     const g = stats(rtGate);
     const dir = stats(rtDirect);
-    const rows = [
+    return [
       ['round trip straight to the upstream', ms(dir.p50), ms(dir.p99)],
       ['round trip through the gate', ms(g.p50), ms(g.p99)],
-      ['  in the gate: the call reaching the gate → decided (decide_ms: its group\'s turn, BEGIN, the previous call\'s result entry and settlement, which run first, then the checks)', ms(d), ms(stats(t.map((x) => x.decide)).p99)],
-      ['  in the gate: decided → durable (commit_ms: its entry, the group\'s entries sealed inline, COMMIT with its fsync)', ms(c), ms(stats(t.map((x) => x.commit)).p99)],
-      ['  in the gate: forwarded → the upstream\'s reply (upstream_ms; the upstream and its pipe)', ms(u), ms(stats(t.map((x) => x.upstream)).p99)],
-      ['  the rest: host ↔ gate pipes, reading the call, writing the reply (gate p50 − the three p50s)', ms(g.p50 - d - c - u), ''],
+      ['  in the gate: the call reaching the gate → decided (decide_ms: its group\'s turn, BEGIN, the previous call\'s result entry and settlement, which run first, then the checks)', ms(d.p50), ms(d.p99)],
+      ['  in the gate: decided → durable (commit_ms: its entry, the group\'s entries sealed inline, COMMIT with its fsync)', ms(c.p50), ms(c.p99)],
+      ['  in the gate: forwarded → the upstream\'s reply (upstream_ms; the upstream and its pipe)', ms(u.p50), ms(u.p99)],
+      ['  the rest: host ↔ gate pipes, reading the call, writing the reply (gate p50 − the three p50s)', ms(g.p50 - d.p50 - c.p50 - u.p50), ''],
     ];
-    return { rows, gate: g, direct: dir };
   } finally {
     await direct.close().catch(() => undefined);
     await gate.close().catch(() => undefined);
@@ -340,8 +338,8 @@ export async function main() {
   const timeline = await oneCallTimeline(f.n, f.warmup);
   const inProc = table(['in-process gate, in flight', 'calls', 'calls/s (this run)', 'CPU µs/call', 'calls/s per CPU-second (one idle core)'], inProcess);
   const rates = table(['rate_calls rows (same task and tool, last day)', 'counts() median µs', 'counts() best µs', 'record() median µs', 'decide() median µs'], rateRows);
-  if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows, rateRows, inProcess, e2e, timeline: timeline.rows }) + '\n');
-  section('Breakdown: one gated call, step by step (in process, this run)', `${machine()}\nload before the run: ${loadBefore}\n\n${breakdownTable(rows)}\n\n${summary}\n\nEnd to end in the same run (${f.n} sequential calls): direct p50 ${ms(direct.p50)} ms, relay p50 ${ms(relay.p50)} ms, gate p50 ${ms(gated.p50)} ms.\n\nOne call in flight through the binary, as the gate's own decision log times it (${f.n} calls, direct interleaved; ms):\n\n${table(['where a round trip goes', 'p50', 'p99'], timeline.rows)}\n\nThe gate in this process, an upstream that answers at once, CPU time from process.cpuUsage (load-independent):\n\n${inProc}\n\nThe rate windows as the day fills (one row per allowed call, counted on every call):\n\n${rates}`);
+  if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows, rateRows, inProcess, e2e, timeline }) + '\n');
+  section('Breakdown: one gated call, step by step (in process, this run)', `${machine()}\nload before the run: ${loadBefore}\n\n${breakdownTable(rows)}\n\n${summary}\n\nEnd to end in the same run (${f.n} sequential calls): direct p50 ${ms(direct.p50)} ms, relay p50 ${ms(relay.p50)} ms, gate p50 ${ms(gated.p50)} ms.\n\nOne call in flight through the binary, as the gate's own decision log times it (${f.n} calls, direct interleaved; ms):\n\n${table(['where a round trip goes', 'p50', 'p99'], timeline)}\n\nThe gate in this process, an upstream that answers at once, CPU time from process.cpuUsage (load-independent):\n\n${inProc}\n\nThe rate windows as the day fills (one row per allowed call, counted on every call):\n\n${rates}`);
 }
 
 if (isMain(import.meta.url)) await main();
