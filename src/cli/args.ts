@@ -1,8 +1,18 @@
 // Flag parsing shared by every command: strict (unknown flags are usage errors, exit 2), with a
 // suggestion for a mistyped flag, and the help text drawn from the same table as the parser.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseDuration } from '../util/duration.js';
 
 export class UsageError extends Error {}
+
+/** A duration flag's value (`500ms`, `30s`, `2m`); a bad one is a UsageError naming the flag. */
+export function duration(text: string, flag: string): number {
+  try {
+    return parseDuration(text);
+  } catch (e) {
+    throw new UsageError(`${flag}: ${(e as Error).message}`);
+  }
+}
 
 type ParseOptions = NonNullable<ParseArgsConfig['options']>;
 type ParseOption = ParseOptions[string];

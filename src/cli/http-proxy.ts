@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { join } from 'node:path';
-import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
+import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { ProcessTransport } from '../doors/upstream/process.js';
 import { openGate } from '../gate/open.js';
@@ -13,7 +13,7 @@ import { JwtVerifier } from '../doors/http-jwt.js';
 import type { Authenticator } from '../doors/http-server.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { upstreamUrlFrom } from './upstream-url.js';
-import { anchoring, authority, duration, parseListen, serveUntilSignal } from './serve.js';
+import { anchoring, authority, parseListen, serveUntilSignal } from './serve.js';
 
 // --server: mcp-proxy only so far; refused here rather than accepted and ignored.
 const { upstream: _u, config: _c, 'max-frame': _f, server: _s, ...SHARED } = PROXY_OPTIONS;

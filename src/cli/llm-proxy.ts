@@ -1,11 +1,11 @@
 // cloakpipe llm-proxy: the gate between an agent and its model's API (OpenAI Chat Completions,
 // Anthropic Messages), deciding every tool call the model proposes (shared/spec/llm.md).
-import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { openGate } from '../gate/open.js';
 import { LlmDoor } from '../doors/llm/server.js';
 import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth.js';
-import { anchoring, authority, duration, parseListen, serveUntilSignal } from './serve.js';
+import { anchoring, authority, parseListen, serveUntilSignal } from './serve.js';
 
 // Flags of the MCP doors that have no meaning here (no upstream server, no tools/list); the
 // model API's URL and call timeout mean something else here and are defined below.

@@ -1,5 +1,5 @@
 // cloakpipe mcp-proxy: the gate in front of a stdio MCP server.
-import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
 import { ProcessTransport, UpstreamStartError } from '../doors/upstream/process.js';
 import { readProxyConfig, splitCommandLine } from './upstream-command.js';
 import { openGate, type GateConfig } from '../gate/open.js';
@@ -187,16 +187,9 @@ export function gateConfigFrom(
     policyPath: required(values.policy as string | undefined, '--policy'),
     agent: values.agent as string | undefined,
     approverKeys: (values['approver-key'] as string[] | undefined) ?? [],
-    requestTtlMs: durationFlag(values['request-ttl'] as string | undefined, '--request-ttl'),
+    requestTtlMs: values['request-ttl'] === undefined ? undefined : duration(values['request-ttl'] as string, '--request-ttl'),
     ...parsed,
   };
 }
 
-function durationFlag(v: string | undefined, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  try {
-    return parseDuration(v);
-  } catch (e) {
-    throw new UsageError(`${name}: ${(e as Error).message}`);
-  }
-}
+

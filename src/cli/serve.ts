@@ -1,18 +1,9 @@
 // What the HTTP doors' commands (http-proxy, llm-proxy) share: reading --listen and durations,
 // and serving until SIGTERM/SIGINT, then draining and closing the gate.
 import type { Server } from 'node:http';
-import { UsageError } from './args.js';
-import { parseDuration } from '../util/duration.js';
+import { duration, UsageError } from './args.js';
 import type { OpenedGate } from '../gate/open.js';
 import { anchorTargets } from './ledger-anchor.js';
-
-export function duration(text: string, flag: string): number {
-  try {
-    return parseDuration(text);
-  } catch (e) {
-    throw new UsageError(`${flag}: ${(e as Error).message}`);
-  }
-}
 
 /** --anchor-interval and the anchor targets (--tsa, --tsa-root, --rekor, --rekor-key). */
 export function anchoring(values: Record<string, unknown>) {

@@ -2,8 +2,7 @@
 // by mcp-proxy and http-proxy: the upstream is a remote Streamable HTTP server. Header values are
 // credentials: they are checked without being echoed and reach nothing but the upstream's
 // requests. The file keeps them off the command line, which `ps` shows to every local user.
-import { UsageError } from './args.js';
-import { parseDuration } from '../util/duration.js';
+import { duration, UsageError } from './args.js';
 import type { Transport } from '../doors/transport.js';
 import { HttpUpstreamTransport, parseUpstreamUrl } from '../doors/upstream/http.js';
 import { checkUnique, parseUpstreamHeader, readHeaderFile, UpstreamHeaderError } from '../doors/upstream/headers.js';
@@ -39,19 +38,11 @@ export function upstreamUrlFrom(values: Record<string, unknown>, say: (m: string
     const url = parseUpstreamUrl(text);
     const headers = upstreamHeadersFrom(values);
     // A resumed event stream lives no longer than its call (--call-timeout).
-    const resumeWindowMs = values['call-timeout'] !== undefined ? callTimeout(values['call-timeout'] as string) : undefined;
+    const resumeWindowMs = values['call-timeout'] !== undefined ? duration(values['call-timeout'] as string, '--call-timeout') : undefined;
     return { url, connect: () => new HttpUpstreamTransport({ url, headers, say, ...(resumeWindowMs !== undefined ? { resumeWindowMs } : {}) }) };
   } catch (e) {
     if (e instanceof UpstreamHeaderError) throw new UsageError(e.message);
     throw e;
-  }
-}
-
-function callTimeout(text: string): number {
-  try {
-    return parseDuration(text);
-  } catch (e) {
-    throw new UsageError(`--call-timeout: ${(e as Error).message}`);
   }
 }
 
