@@ -182,10 +182,19 @@ export class Gate {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
   }
 
+  /** Calls being decided, forwarded or settled, over every session (ADR 045). */
+  private inFlight = 0;
+
   /** Decide one tools/call of `session`, record it durably, and forward it only when allowed. */
   async handleCall(call: Omit<Call, 'taskId'>, forward: Forward, session: GateSession = this.session): Promise<CallOutcome> {
     const timer = new DecisionTimer();
-    const outcome = await this.decideAndForward(call, timer.timeUpstream(forward), timer, session);
+    this.inFlight++;
+    let outcome: CallOutcome;
+    try {
+      outcome = await this.decideAndForward(call, timer.timeUpstream(forward), timer, session);
+    } finally {
+      this.inFlight--;
+    }
     reportDecision(timer.report(call.tool, outcome, this.mode)); // span + log line; never throws
     return outcome;
   }
@@ -299,21 +308,25 @@ export class Gate {
    */
   private async settle(d: Decision, session: GateSession, tool: string, reply: UpstreamReply, decision: number | null): Promise<void> {
     const now = this.clock();
+    const { ledger } = this.parts;
     // What the answer does to the session comes first: the label rises before anything else can fail.
     const after = [session.replyEffect(tool, d.tool)(reply), ...d.notes.afterReply.map((f) => f(reply, now))];
+    const ts = ledger.timestamp(); // the reply's arrival, not the later group's turn
+    const result: EntryFields | null =
+      decision === null
+        ? null
+        : { kind: 'result', outcome: reply.error !== undefined ? 'error' : 'ok', fingerprint: d.fingerprint, decision, result_digest: digestJson(reply.error ?? reply.result ?? null) };
+    // The last call in flight: once its reply is written and no other call came, its result
+    // entry (the first the next group appends) is sealed while the gate waits (ADR 045).
+    let appended = false;
+    if (result !== null && this.inFlight === 1) setImmediate(() => !appended && this.inFlight === 0 && ledger.preseal(result, ts));
     const commit = this.parts.commit.later ?? this.parts.commit.run;
     try {
       await commit(() => {
         for (const a of after) a.effect?.();
-        if (decision !== null)
-          this.parts.ledger.appendInTx({
-            kind: 'result',
-            outcome: reply.error !== undefined ? 'error' : 'ok',
-            fingerprint: d.fingerprint,
-            decision,
-            result_digest: digestJson(reply.error ?? reply.result ?? null),
-          });
-        for (const a of after) for (const fields of a.entries ?? []) this.parts.ledger.appendInTx(fields);
+        appended = true;
+        if (result !== null) ledger.appendInTx(result, ts);
+        for (const a of after) for (const fields of a.entries ?? []) ledger.appendInTx(fields);
       });
     } catch {
       // The tool ran; its settlement could not be recorded. The reply still reaches the host

@@ -7,7 +7,7 @@
 import type { GateKey } from './keys.js';
 import type { LedgerPort, TxParticipant } from '../store/ports.js';
 import { GENESIS_PREV, parseStoredEntry, storedHash, verifyEntrySignature, type Entry, type EntryBody, type EntryFields, type LedgerEntry } from './entry.js';
-import { sealRun, type ChainSealer, type Sealed, type SealingRun } from './seal.js';
+import { sealOne, sealRun, type ChainSealer, type PreSealed, type Sealed, type SealingRun } from './seal.js';
 
 export interface ChainHead {
   seq: number;
@@ -48,6 +48,8 @@ export class Ledger {
   /** Held entries were written during the running job: its rollback would take them too. */
   private wroteInJob = false;
   private poisoned = false;
+  /** An entry sealed while the gate waited (preseal), for the group that appends it. */
+  private ahead: PreSealed | null = null;
 
   constructor(
     private readonly rows: LedgerPort,
@@ -88,22 +90,19 @@ export class Ledger {
    * Append one entry. Call inside `store.transact` to commit it with its effects. Inside a group
    * of a store that enlisted this ledger, the entry is signed and inserted with the group's other
    * entries just before COMMIT: the returned entry's `seq` and `ts` are final at once, its `prev`
-   * and `sig` once the transaction committed.
+   * and `sig` once the transaction committed. `ts` (default: now) is when the entry's event
+   * happened, e.g. a call's reply arriving; never earlier than the head's.
    * Copies are made with Object.assign, not `{ ...fields, more }`: V8 (Node 20) defines each
    * member written after a spread in a literal one by one at run time (~0.4 µs each), and the
    * gate makes a few such objects per call.
    */
-  appendInTx(fields: EntryFields): LedgerEntry {
+  appendInTx(fields: EntryFields, ts?: string): LedgerEntry {
     if (this.sealing) throw new LedgerError('an entry was appended while the group was being sealed');
     const held = this.held;
     const tail = held && held.length > 0 ? held[held.length - 1] : null;
     const head = tail ? { seq: tail.seq, ts: tail.ts } : this.head();
-    // Time never goes backwards in the chain, even if the clock does or another gate is ahead.
-    let now = new Date(this.clock()).toISOString();
-    if (head && now < head.ts) now = head.ts;
-    const seq = head ? head.seq + 1 : 0;
+    const body = bodyAfter(head, fields, ts ?? this.timestamp());
     if (held) {
-      const body = Object.assign({}, fields, { v: 1 as const, seq, ts: now, prev: '' }) as unknown as EntryBody;
       held.push(body);
       // Enough entries for the signing thread: it signs them while the group decides the rest.
       if (this.run) this.run.push(body);
@@ -115,10 +114,39 @@ export class Ledger {
       return body as unknown as LedgerEntry;
     }
     const prev = head ? (head as ChainHead).hash : GENESIS_PREV;
-    const body = Object.assign({}, fields, { v: 1 as const, seq, ts: now, prev }) as unknown as EntryBody;
-    const [s] = sealRun(prev, [body], (m) => this.key.sign(m));
+    const [s] = sealRun(prev, [body], (m) => this.key.sign(m), this.takeAhead());
+    body.prev = prev;
     this.insert(body, s);
     return Object.assign({}, body, { sig: s.sig }) as unknown as LedgerEntry;
+  }
+
+  /** Now, as an entry's `ts` (what appendInTx stamps when it is given none). */
+  timestamp(): string {
+    return new Date(this.clock()).toISOString();
+  }
+
+  /**
+   * While the gate waits for its next call (ADR 045): seal now the entry the next group is
+   * expected to append first, `fields` at `ts` right after the head this process knows, so that
+   * group signs one entry less. The seal is used only for a body whose canonical bytes are these
+   * (appendInTx with the same fields and ts, after the same head); any other append signs as
+   * always. Never throws: a seal not made is only a signature made later.
+   */
+  preseal(fields: EntryFields, ts: string): void {
+    const known = this.known;
+    if (this.held !== null || this.sealing || this.key.slowInline || known === null) return;
+    try {
+      this.ahead = sealOne(known.head.hash, bodyAfter(known.head, fields, ts), (m) => this.key.sign(m));
+    } catch {
+      this.ahead = null;
+    }
+  }
+
+  /** The presealed entry, for one run only: whether that run uses it or not, it is spent. */
+  private takeAhead(): PreSealed | null {
+    const ahead = this.ahead;
+    this.ahead = null;
+    return ahead;
   }
 
   private insert(body: EntryBody, s: Sealed): void {
@@ -136,7 +164,7 @@ export class Ledger {
     this.wroteInJob = true;
     this.dropRun();
     const head = this.stored();
-    this.place(held, sealRun(head ? head.hash : GENESIS_PREV, held, (m) => this.key.sign(m)));
+    this.place(held, sealRun(head ? head.hash : GENESIS_PREV, held, (m) => this.key.sign(m), this.takeAhead()));
   }
 
   /** Inline sealing takes over what the signing thread was given. */
@@ -196,6 +224,7 @@ export class Ledger {
       },
       finish: (committed) => {
         this.dropRun();
+        this.ahead = null;
         this.sealer = null;
         this.held = null;
         this.sealing = false;
@@ -204,6 +233,16 @@ export class Ledger {
       },
     };
   }
+}
+
+/**
+ * The body of the entry appended after `head` (null: the first): the next seq, and `ts` unless
+ * that is before the head's (time never goes backwards in the chain, even if the clock does or
+ * another gate is ahead). `prev` is set when the entry is sealed.
+ */
+function bodyAfter(head: { seq: number; ts: string } | null, fields: EntryFields, ts: string): EntryBody {
+  if (head && ts < head.ts) ts = head.ts;
+  return Object.assign({}, fields, { v: 1 as const, seq: head ? head.seq + 1 : 0, ts, prev: '' }) as unknown as EntryBody;
 }
 
 /** Entries in seq order from `fromSeq`, at most `limit`, parsed strictly (not verified: see verify/). */

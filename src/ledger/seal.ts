@@ -44,17 +44,41 @@ export function withSig(signed: string, body: Record<string, unknown>, sig: stri
   return head + member + ',' + inner + '}';
 }
 
-/** Seals `bodies` in turn after the entry whose hash is `prev`, signing with `sign`. */
-export function sealRun(prev: string, bodies: readonly EntryBody[], sign: (message: Buffer) => Buffer): Sealed[] {
+/**
+ * An entry sealed before its group began (Ledger.preseal, ADR 045): used for the body whose
+ * canonical bytes (`prev` included) are exactly `signed`, and for no other. Ed25519 is
+ * deterministic, so the seal is the one signing those bytes again would make.
+ */
+export interface PreSealed {
+  signed: string;
+  sealed: Sealed;
+}
+
+/** One body sealed after the entry whose hash is `prev`; `signed` is what the signature covers. */
+export function sealOne(prev: string, body: EntryBody, sign: (message: Buffer) => Buffer): PreSealed {
+  const linked = Object.assign({}, body, { prev }); // not a spread: see Ledger.appendInTx
+  const signed = canonicalize(linked);
+  return { signed, sealed: seal(prev, linked, signed, sign) };
+}
+
+function seal(prev: string, linked: Record<string, unknown>, signed: string, sign: (message: Buffer) => Buffer): Sealed {
+  const sig = sign(Buffer.from(signed, 'utf8')).toString('base64');
+  const stored = withSig(signed, linked, sig);
+  return { prev, sig, stored, hash: 'sha256:' + sha256Hex(stored) };
+}
+
+/**
+ * Seals `bodies` in turn after the entry whose hash is `prev`, signing with `sign`; a body whose
+ * canonical bytes are `ahead`'s takes `ahead`'s seal instead of a new signature.
+ */
+export function sealRun(prev: string, bodies: readonly EntryBody[], sign: (message: Buffer) => Buffer, ahead: PreSealed | null = null): Sealed[] {
   const out: Sealed[] = [];
   for (const body of bodies) {
-    const linked = Object.assign({}, body, { prev }); // not a spread: see Ledger.appendInTx
+    const linked = Object.assign({}, body, { prev });
     const signed = canonicalize(linked);
-    const sig = sign(Buffer.from(signed, 'utf8')).toString('base64');
-    const stored = withSig(signed, linked, sig);
-    const hash = 'sha256:' + sha256Hex(stored);
-    out.push({ prev, sig, stored, hash });
-    prev = hash;
+    const s = ahead !== null && signed === ahead.signed ? ahead.sealed : seal(prev, linked, signed, sign);
+    out.push(s);
+    prev = s.hash;
   }
   return out;
 }
