@@ -56,7 +56,26 @@ export function flags(extra: Record<string, { type: 'string' | 'boolean'; defaul
 
 export function machine(): string {
   const [l1, l5, l15] = loadavg().map((x) => x.toFixed(2));
-  return `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), load ${l1} ${l5} ${l15}, ${new Date().toISOString()}; gate node flags: ${GATE_NODE_FLAGS.join(' ') || '(none)'}`;
+  return `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM (${(freemem() / 2 ** 30).toFixed(1)} free), load ${l1} ${l5} ${l15}, ${new Date().toISOString()}; gate node flags: ${GATE_NODE_FLAGS.join(' ') || '(none)'}${idlePolling()}`;
+}
+
+/**
+ * How an idle CPU of this (virtual) machine waits, when Linux says: in a VM with the haltpoll
+ * idle driver and guest_halt_poll_ns 0, every idle CPU halts at once and each wake-up costs a
+ * hypervisor round trip, which one call in flight pays at each hop (docs/performance.md).
+ */
+function idlePolling(): string {
+  const read = (p: string) => {
+    try {
+      return readFileSync(p, 'utf8').trim();
+    } catch {
+      return null;
+    }
+  };
+  const driver = read('/sys/devices/system/cpu/cpuidle/current_driver');
+  if (driver === null) return '';
+  const poll = read('/sys/module/haltpoll/parameters/guest_halt_poll_ns');
+  return `; cpuidle ${driver}${poll !== null ? `, guest_halt_poll_ns ${poll}` : ''}`;
 }
 
 export function loadNow(): string {
