@@ -6,6 +6,7 @@ import type { Digest } from '../core/digest.js';
 import type { Mode } from '../core/outcome.js';
 import type { Operations } from '../operations/operations.js';
 import type { ApprovalService } from '../approvals/service.js';
+import type { CountsRead } from '../store/ports.js';
 
 // The request shape is the policy engine's own (one definition).
 export type { PolicyRequest, Windows as Window } from '../policy/engine.js';
@@ -15,10 +16,12 @@ export interface PolicyService {
   digest: Digest;
   /** Throws PolicyEvalError when it cannot decide. */
   evaluate(req: PolicyRequest): PolicyDecision;
+  /** Which call counts the policies that can apply to `tool` read (absent: both). */
+  countsRead?(tool: string): CountsRead;
 }
 
 export interface RateService {
-  counts(taskId: string | null, tool: string, now: number): { calls: Window; callsAll: Window };
+  counts(taskId: string | null, tool: string, now: number, read?: CountsRead): { calls: Window; callsAll: Window };
   record(taskId: string | null, tool: string, now: number): void;
 }
 

@@ -133,6 +133,15 @@ export class PolicyEngine {
     };
   }
 
+  /** Which call counts the policies that can apply to `tool` read (both for an undeclared tool,
+   *  which evaluate refuses anyway): marshalContext sends only those. */
+  countsRead(tool: string): { calls: boolean; callsAll: boolean } {
+    const r = Object.prototype.hasOwnProperty.call(this.manifest.tools, tool) ? this.reads.get(tool) : undefined;
+    if (!r) return { calls: true, callsAll: true };
+    const any = (w: Record<string, unknown>) => Object.values(w).some((x) => x !== null);
+    return { calls: any(r.calls), callsAll: any(r.callsAll) };
+  }
+
   /** Decide one request; throws PolicyEvalError for anything short of a decision. */
   evaluate(req: PolicyRequest): PolicyDecision {
     return this.decide(req, true);

@@ -30,6 +30,10 @@ export class TaskBoundPolicy {
     return this.engine.digest;
   }
 
+  countsRead(tool: string): { calls: boolean; callsAll: boolean } {
+    return this.engine.countsRead(tool);
+  }
+
   /** Throws PolicyEvalError (→ fail_closed) on drift, as the engine does on an evaluation error. */
   evaluate(req: PolicyRequest): PolicyDecision {
     if (req.task !== this.bound) this.rebind(req.task);

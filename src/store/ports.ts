@@ -153,9 +153,16 @@ export interface RateCounts {
   callsAll: WindowCounts;
 }
 
+/** Which counts a decision reads (the policies' own reads): one not read may come back as 0. */
+export interface CountsRead {
+  calls: boolean;
+  callsAll: boolean;
+}
+
 export interface RatesPort {
-  /** Allowed calls in the sliding windows ending at `now` (ms since the epoch). */
-  counts(taskId: string | null, tool: string, now: number): RateCounts;
+  /** Allowed calls in the sliding windows ending at `now` (ms since the epoch); `read`: which of
+   *  the two the caller needs (default both), so a store may leave the other uncounted (zeros). */
+  counts(taskId: string | null, tool: string, now: number, read?: CountsRead): RateCounts;
   /** Count one allowed call at `now`. */
   record(taskId: string | null, tool: string, now: number): void;
 }

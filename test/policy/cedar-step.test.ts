@@ -353,3 +353,22 @@ test('a call sends what the policies that can apply to its tool read; conversion
   assert.equal(e.evaluate(request({ tool: 'send', task: { ...SMALL_TASK, ratio: 0.1 }, args: { price: 12.5 } })).allow, false);
   assert.deepEqual(e.evaluate(request({ tool: 'send', task: SMALL_TASK, args: { price: 1.23456 } })), { allow: false, policyIds: [], omitted: ['price'] });
 });
+
+test('the counts a call needs are those the policies that can apply to its tool read: calls, calls_all, both (context whole) or none', () => {
+  const e = loadPolicy(
+    SMALL,
+    `@id("docs") permit(principal, action, resource == Tool::"read_doc") when { context.calls.hour < 5 };
+     @id("send") permit(principal, action, resource == Tool::"send") when { context.args has price };
+     @id("all") forbid(principal, action, resource == Tool::"send") when { context.calls_all has day };`,
+    { task: SMALL_TASK },
+  );
+  assert.deepEqual(e.countsRead('read_doc'), { calls: true, callsAll: false });
+  assert.deepEqual(e.countsRead('send'), { calls: false, callsAll: true });
+  assert.deepEqual(e.countsRead('not_declared'), { calls: true, callsAll: true }, 'unknown: both (evaluate refuses it anyway)');
+  const none = loadPolicy(SMALL, 'permit(principal, action, resource);', { task: SMALL_TASK });
+  assert.deepEqual(none.countsRead('send'), { calls: false, callsAll: false });
+  const whole = loadPolicy(SMALL, 'permit(principal, action, resource == Tool::"send") when { {a: context}.a.session.label == "x" };', { task: SMALL_TASK });
+  assert.deepEqual(whole.countsRead('send'), { calls: true, callsAll: true }, 'a policy reading context whole reads every count');
+  // The task-bound policy the gate holds answers the same.
+  assert.deepEqual(new TaskBoundPolicy(e, SMALL_TASK).countsRead('read_doc'), { calls: true, callsAll: false });
+});

@@ -9,7 +9,8 @@ import { PASS, refuse, type Verdict } from '../verdict.js';
 
 export function checkPolicy(f: Facts): Verdict {
   const { services: s, call, context } = f;
-  const { calls, callsAll } = s.rates.counts(context.taskId, call.tool, f.now);
+  // Only the counts a policy that can apply reads: the others never reach Cedar.
+  const { calls, callsAll } = s.rates.counts(context.taskId, call.tool, f.now, f.policy.countsRead?.(call.tool));
   let r: PolicyDecision;
   try {
     r = f.policy.evaluate({

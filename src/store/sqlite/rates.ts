@@ -17,10 +17,13 @@
 import type Database from 'better-sqlite3';
 import type { Db } from './db.js';
 import { ensureLedgerSchema } from './schema.js';
-import { DAY_MS, HOUR_MS, MINUTE_MS, type RateCounts, type RatesPort, type TxParticipant, type WindowCounts } from '../ports.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, type CountsRead, type RateCounts, type RatesPort, type TxParticipant, type WindowCounts } from '../ports.js';
 
 /** Calls made without a task id are counted together under this key. */
 export const NO_TASK = '';
+
+const BOTH: CountsRead = { calls: true, callsAll: true };
+const UNREAD: WindowCounts = Object.freeze({ minute: 0, hour: 0, day: 0 });
 
 type Totals = { last: number | null; base: number | null; minute: number | null; hour: number | null; day: number | null };
 type Prev = { prevTool: number | null; baseTool: number | null; lastAtTool: number | null; prevAll: number | null; baseAll: number | null; lastAtAll: number | null };
@@ -142,10 +145,14 @@ export class SqliteRates implements RatesPort {
     };
   }
 
-  /** Allowed calls in the windows ending at `now` (ms since the epoch). */
-  counts(taskId: string | null, tool: string, now: number): RateCounts {
+  /** Allowed calls in the windows ending at `now` (ms since the epoch); a count not `read` is
+   *  not looked up (zeros): each is five index seeks on every call. */
+  counts(taskId: string | null, tool: string, now: number, read: CountsRead = BOTH): RateCounts {
     const q = { t: taskId ?? NO_TASK, tool, m: now - MINUTE_MS, h: now - HOUR_MS, d: now - DAY_MS };
-    return { calls: windows(this.totalsTool.get(q)!), callsAll: windows(this.totalsAll.get({ t: q.t, m: q.m, h: q.h, d: q.d })!) };
+    return {
+      calls: read.calls ? windows(this.totalsTool.get(q)!) : UNREAD,
+      callsAll: read.callsAll ? windows(this.totalsAll.get({ t: q.t, m: q.m, h: q.h, d: q.d })!) : UNREAD,
+    };
   }
 
   /** Count one allowed call. Drops rows older than a day, at most once a minute. */

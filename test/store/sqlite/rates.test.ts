@@ -43,6 +43,20 @@ test('windows slide: minute, hour and day, per tool and for all tools, per task'
   db.close();
 });
 
+test('a count the policies do not read is not looked up: the one read is the full count, the other zeros', () => {
+  const db = open(join(tempDir(), 'rates.db'));
+  const rc = new RateCounter(db);
+  for (const [i, tool] of ['send_email', 'lookup_customer', 'send_email'].entries()) rc.record('T-1', tool, T0 + i * 1000);
+  const now = T0 + 5000;
+  const full = rc.counts('T-1', 'send_email', now);
+  assert.deepEqual(full, { calls: { minute: 2, hour: 2, day: 2 }, callsAll: { minute: 3, hour: 3, day: 3 } });
+  const zero = { minute: 0, hour: 0, day: 0 };
+  assert.deepEqual(rc.counts('T-1', 'send_email', now, { calls: true, callsAll: false }), { calls: full.calls, callsAll: zero });
+  assert.deepEqual(rc.counts('T-1', 'send_email', now, { calls: false, callsAll: true }), { calls: zero, callsAll: full.callsAll });
+  assert.deepEqual(rc.counts('T-1', 'send_email', now, { calls: false, callsAll: false }), { calls: zero, callsAll: zero });
+  assert.deepEqual(rc.counts('T-1', 'send_email', now, { calls: true, callsAll: true }), full);
+});
+
 test('rows older than a day are pruned', () => {
   const db = open(join(tempDir(), 'rates.db'));
   const rc = new RateCounter(db);
