@@ -182,7 +182,7 @@ export class Gate {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
   }
 
-  /** Calls being decided, forwarded or settled, over every session (ADR 045). */
+  /** Calls between arriving and their outcome going back to the door, over every session (ADR 045). */
   private inFlight = 0;
 
   /** Decide one tools/call of `session`, record it durably, and forward it only when allowed. */
