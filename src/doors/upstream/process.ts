@@ -90,7 +90,8 @@ export class ProcessTransport implements Transport {
     child.stdout!.on('end', () => deliver(framer.end()));
     child.stdin!.on('error', () => undefined); // EPIPE after the server died: exit reports it
     child.on('close', (code, signal) => report(code, signal));
-    // The upstream never outlives the gate, whatever way the gate's process ends.
+    // The upstream never outlives the gate, whatever way the gate's process exits. A SIGKILLed
+    // gate runs no code: its upstream sees its stdin close, and one that ignores that stays.
     const orphanGuard = () => void child.kill('SIGKILL');
     process.once('exit', orphanGuard);
     child.once('close', () => process.removeListener('exit', orphanGuard));
