@@ -4,7 +4,7 @@
 // also when the host is the SDK client closing (stdin end, SIGTERM at 2 s, SIGKILL at 4 s).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
@@ -62,3 +62,58 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.equal(entries.at(-1).reason, signal);
   });
 }
+
+/** Watchdogs (doors/upstream/orphan-watch.ts) still running for the upstream `pid`. */
+function watchdogsOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    let cmd: string[];
+    try {
+      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (cmd.includes('cloakpipe-orphan-watch') && cmd.includes(String(pid))) found.push(Number(p));
+  }
+  return found;
+}
+
+for (const [name, env] of [
+  ['stays after its stdin ends', { KEEP_ALIVE: '1' }],
+  ['ignores stdin end and SIGTERM', { KEEP_ALIVE: '1', IGNORE_SIGTERM: '1' }],
+] as const) {
+  test(`the gate SIGKILLed (it runs no code): an upstream that ${name} is stopped all the same`, { skip: process.platform === 'win32' }, async () => {
+    const home = makeHome();
+    const pidFile = join(tempDir(), 'pid');
+    const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile, ...env } });
+    await gate.initialize();
+    const upstreamPid = Number(readFileSync(pidFile, 'utf8'));
+    assert.equal(watchdogsOf(upstreamPid).length, 1, 'one watchdog beside the upstream');
+    try {
+      // Not `exited` (the pipes' close): an orphan would hold the gate's stderr open.
+      gate.child.kill('SIGKILL');
+      const until = Date.now() + 10_000; // SIGTERM at once, SIGKILL 2 s later
+      while (alive(gate.child.pid!) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      while (alive(upstreamPid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(alive(upstreamPid), false, 'the upstream did not outlive the gate');
+      while (watchdogsOf(upstreamPid).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(watchdogsOf(upstreamPid), [], 'and its watchdog left');
+    } finally {
+      if (alive(upstreamPid)) process.kill(upstreamPid, 'SIGKILL'); // a failed run leaves no orphan either
+    }
+  });
+}
+
+test('a gate that stops normally leaves no watchdog behind', { skip: process.platform === 'win32' }, async () => {
+  const home = makeHome();
+  const pidFile = join(tempDir(), 'pid');
+  const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile, KEEP_ALIVE: '1' } });
+  await gate.initialize();
+  const upstreamPid = Number(readFileSync(pidFile, 'utf8'));
+  gate.child.kill('SIGTERM');
+  assert.equal(await gate.exited, 0);
+  assert.equal(alive(upstreamPid), false);
+  const until = Date.now() + 5_000;
+  while (watchdogsOf(upstreamPid).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(watchdogsOf(upstreamPid), [], 'told "done", the watchdog left');
+});

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { LineFramer, type FrameEvent } from '../../wire/frame.js';
 import type { InboundFrame, Transport, TransportClosed } from '../transport.js';
 import { writeBatched } from '../../util/batched-write.js';
+import { watchForOrphan } from './orphan-watch.js';
 
 /** Bounds the memory one server line may take; a longer line is dropped, never forwarded. */
 export const MAX_SERVER_LINE = 64 * 1024 * 1024;
@@ -90,11 +91,12 @@ export class ProcessTransport implements Transport {
     child.stdout!.on('end', () => deliver(framer.end()));
     child.stdin!.on('error', () => undefined); // EPIPE after the server died: exit reports it
     child.on('close', (code, signal) => report(code, signal));
-    // The upstream never outlives the gate, whatever way the gate's process exits. A SIGKILLed
-    // gate runs no code: its upstream sees its stdin close, and one that ignores that stays.
+    // The upstream never outlives the gate, whatever way the gate's process exits; when it is
+    // SIGKILLed (no code of the gate's runs), the watchdog stops it.
     const orphanGuard = () => void child.kill('SIGKILL');
     process.once('exit', orphanGuard);
     child.once('close', () => process.removeListener('exit', orphanGuard));
+    watchForOrphan(child);
   }
 
   get alive(): boolean {
