@@ -38,9 +38,12 @@ async function gate(): Promise<HttpGate & { home: string }> {
 const entries = (home: string): any[] =>
   cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
-/** The gate's upstream processes (its children). */
+/** The gate's upstream processes (its children, but for each one's orphan watchdog: ADR 046). */
 const upstreams = (g: HttpGate): number[] =>
-  execFileSync('ps', ['-o', 'pid=', '--ppid', String(g.child.pid)], { encoding: 'utf8' }).split('\n').map((s) => Number(s.trim())).filter((n) => n > 0);
+  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(g.child.pid)], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.trim() && !line.includes('cloakpipe-orphan-watch'))
+    .map((line) => Number(line.trim().split(/\s+/)[0]));
 
 test('the upstream killed mid-call: -32003 outcome unknown over HTTP, a result entry says so, the next session gets a new upstream', async () => {
   const g = await gate();

@@ -8,6 +8,7 @@
 // part of the script.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
+import { log } from '../../telemetry/log.js';
 
 const SCRIPT = 'read -r word; [ "$word" = done ] || { kill -TERM "$1" 2>/dev/null && sleep 2 && kill -KILL "$1" 2>/dev/null; }';
 
@@ -15,12 +16,15 @@ const SCRIPT = 'read -r word; [ "$word" = done ] || { kill -TERM "$1" 2>/dev/nul
 export function watchForOrphan(child: ChildProcess): void {
   if (process.platform === 'win32' || child.pid === undefined) return;
   let watchdog: ChildProcess;
+  // Without a shell to run it, the exit guard still covers every exit but SIGKILL: said on stderr.
+  let told = false;
+  const unavailable = () => void (told || ((told = true), log.warn('upstream_orphan_watch_unavailable')));
   try {
     watchdog = spawn('/bin/sh', ['-c', SCRIPT, 'cloakpipe-orphan-watch', String(child.pid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
   } catch {
-    return; // no shell to run it: the exit guard still covers every exit but SIGKILL
+    return unavailable();
   }
-  watchdog.on('error', () => undefined);
+  watchdog.on('error', unavailable);
   const pipe = watchdog.stdin as Socket;
   pipe.on('error', () => undefined);
   // Neither keeps the gate's event loop alive: the gate ends when its work does.
