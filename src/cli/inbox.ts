@@ -3,9 +3,8 @@
 // Thin: flags, the home and the key; the server is src/inbox/.
 import { createPublicKey } from 'node:crypto';
 import { basename } from 'node:path';
-import { optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
 import { KeyError, keyIdOf, loadEd25519PrivateKey } from '../ledger/keys.js';
-import { parseDuration } from '../util/duration.js';
 import { openHomeWith } from '../home/open.js';
 import { isLoopback } from '../doors/http-auth.js';
 import { loginToken, Sessions, TokenError } from '../inbox/auth.js';
@@ -66,12 +65,7 @@ export async function run(argv: string[]): Promise<number> {
   const tokenFile = values['auth-token-file'] as string | undefined;
   if (!loopback && tokenFile === undefined)
     throw new UsageError(`--listen ${host} is not a loopback address: give --auth-token-file so only those holding the token can approve`);
-  let ttlMs: number;
-  try {
-    ttlMs = parseDuration(values.ttl as string);
-  } catch (e) {
-    throw new UsageError(`--ttl: ${(e as Error).message}`);
-  }
+  const ttlMs = duration(values.ttl as string, '--ttl');
   if (ttlMs > MAX_TTL_MS) throw new UsageError('--ttl is at most 24h: an approval is for a call about to happen');
   let privateKey;
   let token;
