@@ -55,6 +55,9 @@ function taskTypeOf(schema: CedarSchemaJson): TaskRecord {
   return (schema[''].actions[ACTION_ID] as { appliesTo: { context: { attributes: { task: TaskRecord } } } }).appliesTo.context.attributes.task;
 }
 
+/** What a tool the manifest does not declare is counted for (evaluate refuses it anyway). */
+const BOTH_COUNTS = Object.freeze({ calls: true, callsAll: true });
+
 export class PolicyEngine {
   readonly digest: Digest;
   readonly policies: readonly PolicyInfo[];
@@ -65,6 +68,8 @@ export class PolicyEngine {
   private readonly setReads: PolicyReads;
   /** What the policies that can apply to each tool read of its calls (what is sent). */
   private readonly reads: Map<string, PolicyReads>;
+  /** Per tool, the call counts those policies read (countsRead), worked out once. */
+  private readonly counted: Map<string, Readonly<{ calls: boolean; callsAll: boolean }>>;
   private readonly argTypes: Record<string, CedarType>;
   /** The types task values convert to: the start-up task's shape, or a reloaded one adopted. */
   private taskTypes: Record<string, CedarType>;
@@ -93,6 +98,8 @@ export class PolicyEngine {
     const policies = [...set.byId.values()];
     this.setReads = policyReads(policies);
     this.reads = new Map(Object.keys(manifest.tools).map((tool) => [tool, policyReads(policies.filter((p) => scopeMayApply(p.json, tool)))]));
+    const any = (w: Record<string, unknown>) => Object.values(w).some((x) => x !== null);
+    this.counted = new Map([...this.reads].map(([tool, r]) => [tool, Object.freeze({ calls: any(r.calls), callsAll: any(r.callsAll) })]));
     // Entities cross into wasm as JSON on every call: the resource's only, or every tool's when
     // a condition names a tool literal whose attributes it might read; each with the attributes
     // a condition names; none when no condition names one (an entity without attributes or
@@ -136,10 +143,7 @@ export class PolicyEngine {
   /** Which call counts the policies that can apply to `tool` read (both for an undeclared tool,
    *  which evaluate refuses anyway): marshalContext sends only those. */
   countsRead(tool: string): { calls: boolean; callsAll: boolean } {
-    const r = Object.prototype.hasOwnProperty.call(this.manifest.tools, tool) ? this.reads.get(tool) : undefined;
-    if (!r) return { calls: true, callsAll: true };
-    const any = (w: Record<string, unknown>) => Object.values(w).some((x) => x !== null);
-    return { calls: any(r.calls), callsAll: any(r.callsAll) };
+    return this.counted.get(tool) ?? BOTH_COUNTS;
   }
 
   /** Decide one request; throws PolicyEvalError for anything short of a decision. */
