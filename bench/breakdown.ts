@@ -21,7 +21,7 @@ import { DecisionTimer } from '../src/telemetry/decision.js';
 import type { JsonObject } from '../src/core/json.js';
 import type { SqliteStore } from '../src/store/sqlite/store.js';
 import { GroupCommit } from '../src/store/sqlite/group-commit.js';
-import { callLine, directPath, flags, gateFiles, gatePath, isMain, LineClient, loadNow, machine, ms, relayPath, section, stats, table, tempDir, us } from './lib.js';
+import { callLine, directPath, flags, gateFiles, SETTLED_WARMUP, gatePath, isMain, LineClient, loadNow, machine, ms, relayPath, section, stats, table, tempDir, us } from './lib.js';
 import { measureSequential } from './overhead.js';
 import '../src/policy/v8-guard.js';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
@@ -314,7 +314,7 @@ export async function oneCallTimeline(n: number, warmup: number, chunk = 250): P
 }
 
 export async function main() {
-  const f = flags({ scale: { type: 'string' } }, { n: 2000 });
+  const f = flags({ scale: { type: 'string' } }, { n: 2000, warmup: SETTLED_WARMUP });
   const scale = f.values.scale ? Number(f.values.scale) : 1;
   const loadBefore = loadNow();
   const { rows, rateRows, inProcess } = await measureBreakdown(scale);

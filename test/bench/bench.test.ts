@@ -16,10 +16,12 @@ function run(script: string, args: string[]) {
   return r.stdout;
 }
 
-test('overhead: direct, relay and gate, with the added latency and the targets', () => {
+test('overhead: direct, relay, durable relay and gate, with the added latency, the targets and their floors', () => {
   const out = run('overhead.js', ['--n', '20', '--warmup', '2', '--chunk', '10']);
   assert.match(out, /## Overhead: 20 sequential/);
-  for (const row of ['| direct ', '| relay (line copy) ', '| gate (enforce, Cedar, ledger, durable) ', 'added p50 per gated call', 'load before the run']) assert.ok(out.includes(row), row);
+  for (const row of ['| direct ', '| relay (line copy) ', "| durable relay (a signed, fsync'd record per call) ", '| gate (enforce, Cedar, ledger, durable) ', 'added p50 per gated call', 'load before the run']) assert.ok(out.includes(row), row);
+  for (const row of ['floor: a signed record made durable before forwarding (durable relay − direct, p50)', 'floor: the same, p99']) assert.match(out, new RegExp(`\\| ${row.replace(/[()]/g, '\\$&')} +\\| +— \\| +-?\\d+\\.\\d{3} ms \\| +floor \\|`), row);
+  assert.match(out, /\| gate added p50 over its warm-up \(its first 2 calls, not in the figures above\) +\| +— \| +-?\d+\.\d{3} ms \| +warm-up \|/);
 });
 
 test('throughput: 1, 8 and 64 in flight on each path', () => {
@@ -31,7 +33,7 @@ test('throughput: 1, 8 and 64 in flight on each path', () => {
 
 test('peers: supergateway and mcp-proxy relay the same calls (as stdio→HTTP→stdio pairs)', () => {
   const out = run('peers.js', ['--n', '10', '--warmup', '2', '--chunk', '5']);
-  for (const row of ['| supergateway (stdio→SSE→stdio, 2 procs) ', '| mcp-proxy (stdio→HTTP stream→stdio, 2 procs) ', 'no stdio→stdio mode']) assert.ok(out.includes(row), row);
+  for (const row of ['| supergateway (stdio→SSE→stdio, 2 procs) ', '| mcp-proxy (stdio→HTTP stream→stdio, 2 procs) ', "| durable relay (a signed, fsync'd record per call) ", 'no stdio→stdio mode']) assert.ok(out.includes(row), row);
 });
 
 test('http: the HTTP door beside server-everything direct over HTTP, supergateway and mcp-proxy in their HTTP modes', () => {
