@@ -9,9 +9,8 @@ import { isPkcs11Uri } from '../keys/uri.js';
 import { openTokenSigner, TokenError } from '../keys/token.js';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseFlags, UsageError } from './args.js';
+import { duration, parseFlags, UsageError } from './args.js';
 import { callFingerprint, readCallFile, readContextFlag } from './fingerprint.js';
-import { parseDuration } from '../util/duration.js';
 import { isDigest, type Digest } from '../core/digest.js';
 import { receiptId, signReceipt, type Receipt } from '../approvals/receipt.js';
 import { resolveHome } from '../store/home.js';
@@ -113,12 +112,7 @@ export async function run(argv: string[]): Promise<number> {
   if ((fpFlag === undefined) === (callPath === undefined)) throw new UsageError('give exactly one of --fingerprint and --call');
   if (v.context !== undefined && callPath === undefined) throw new UsageError('--context goes with --call');
   if (v.out !== undefined && v.home !== undefined) throw new UsageError('give at most one of --out and --home');
-  let ttlMs: number;
-  try {
-    ttlMs = parseDuration((v.ttl as string | undefined) ?? '15m');
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const ttlMs = duration((v.ttl as string | undefined) ?? '15m', '--ttl');
   if (ttlMs > MAX_TTL_MS) throw new UsageError('--ttl is at most 24h: an approval is for a call about to happen');
   const privateKey = loadApproverKey(keyPath, v['pin-file'] as string | undefined);
 

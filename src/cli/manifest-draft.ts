@@ -2,13 +2,12 @@
 // (onboarding.md). The drafting is src/onboarding/; this file is flags and files.
 import { writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
+import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';
 import { UPSTREAM_URL_OPTIONS, upstreamHeadersFrom } from './upstream-url.js';
 import { draftFromTools } from '../onboarding/draft.js';
 import { listServerTools, ServerError, type ServerTarget } from '../onboarding/list-tools.js';
 import { buildManifest, ManifestError } from '../contract/manifest.js';
-import { parseDuration } from '../util/duration.js';
 
 const OPTIONS = {
   out: { type: 'string', arg: 'FILE', help: 'write the manifest to FILE and the policy beside it (FILE with .cedar)', defaultText: 'both to stdout, the policy as a trailing comment' },
@@ -64,12 +63,7 @@ export async function run(argv: string[]): Promise<number> {
     if (server.length === 0) throw new UsageError('name the server: -- CMD ARGS, --upstream "CMD ARGS" or --upstream-url URL');
     target = { command: server[0], args: server.slice(1) };
   }
-  let timeoutMs: number;
-  try {
-    timeoutMs = parseDuration(values.timeout);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const timeoutMs = duration(values.timeout, '--timeout');
   let listed;
   try {
     listed = await listServerTools(target, timeoutMs);

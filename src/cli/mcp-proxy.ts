@@ -5,7 +5,6 @@ import { readProxyConfig, splitCommandLine } from './upstream-command.js';
 import { openGate, type GateConfig } from '../gate/open.js';
 import { DEFAULT_MAX_IN_FLIGHT, Relay } from '../doors/relay.js';
 import { StdioHostTransport } from '../doors/stdio.js';
-import { parseDuration } from '../util/duration.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { anchorTargets } from './ledger-anchor.js';
 import { resolveHome } from '../store/home.js';
@@ -104,18 +103,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!remote && upstream.length === 0) throw new UsageError('missing upstream command: after --, or --upstream "CMD ARGS", or "command" in --config, or --upstream-url URL');
   const mode = values.mode as string;
   if (mode !== 'enforce' && mode !== 'shadow') throw new UsageError('--mode must be enforce or shadow');
-  let callTimeoutMs: number;
-  try {
-    callTimeoutMs = parseDuration(values['call-timeout'] as string);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  let anchorIntervalMs: number | undefined;
-  try {
-    anchorIntervalMs = values['anchor-interval'] ? parseDuration(values['anchor-interval'] as string) : undefined;
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
+  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
   if (values.server !== undefined) {
     let files;
     try {

@@ -1,13 +1,12 @@
 // cloakpipe shadow report: what enforce would have refused in shadow mode (src/onboarding/shadow-report.ts).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
+import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { openLedgerView } from '../home/open.js';
 import { resolveHome } from '../store/home.js';
 import { EntryFormatError, parseStoredEntry, type LedgerEntry } from '../ledger/entry.js';
 import { loadManifest } from '../contract/manifest.js';
 import { shadowReport } from '../onboarding/shadow-report.js';
-import { parseDuration } from '../util/duration.js';
 
 const OPTIONS = {
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
@@ -35,13 +34,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parseFlags(rest, OPTIONS);
   if (values.help) return void process.stdout.write(HELP), 0;
   let sinceIso: string | undefined;
-  if (values.since !== undefined) {
-    try {
-      sinceIso = new Date(Date.now() - parseDuration(values.since)).toISOString();
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-  }
+  if (values.since !== undefined) sinceIso = new Date(Date.now() - duration(values.since, '--since')).toISOString();
   const home = resolveHome(values.home);
   const candidates = [...(values.manifest ?? [])];
   const servers = join(home.dir, 'servers');

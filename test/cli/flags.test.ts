@@ -132,3 +132,29 @@ test('line and column count lines from 1 and columns in code points', () => {
   assert.deepEqual(lineColumn('a\nbc', 3), { line: 2, column: 2 });
   assert.deepEqual(lineColumn('😀x', 2), { line: 1, column: 2 }); // a surrogate pair is one column
 });
+
+test('a bad duration is exit 2 naming its flag, on every command that takes one', () => {
+  const home = makeHome();
+  const image = 'sha256:' + 'a'.repeat(64);
+  const cases: [string[], string][] = [
+    [['mcp-proxy', '--home', home, '--call-timeout', 'soon', '--', 'x'], '--call-timeout'],
+    [['mcp-proxy', '--home', home, '--anchor-interval', '0s', '--', 'x'], '--anchor-interval'],
+    [['mcp-proxy', '--home', home, '--manifest', 'm.yaml', '--policy', 'p.cedar', '--request-ttl', '5', '--', 'x'], '--request-ttl'],
+    [['http-proxy', '--home', home, '--session-idle', '5', '--', 'x'], '--session-idle'],
+    [['http-proxy', '--home', home, '--call-timeout', '5', '--', 'x'], '--call-timeout'],
+    [['llm-proxy', '--home', home, '--upstream-url', 'http://127.0.0.1:1', '--call-timeout', '5'], '--call-timeout'],
+    [['llm-proxy', '--home', home, '--upstream-url', 'http://127.0.0.1:1', '--stream-timeout', '5'], '--stream-timeout'],
+    [['confine', '--context', 'c.json', '--input', 'i.jsonl', '--image', image, '--aliases', 'a.json', '--manifest', 'm.yaml', '--policy', 'p.cedar', '--timeout', '5', '--', 'x'], '--timeout'],
+    [['ledger', 'anchor', '--home', home, '--timeout', '1d'], '--timeout'],
+    [['approve', '--fingerprint', 'sha256:00', '--key', 'k.pem', '--ttl', '10x'], '--ttl'],
+    [['manifest', 'draft', '--timeout', 'forever', '--', 'x'], '--timeout'],
+    [['shadow', 'report', '--home', home, '--since', 'yesterday'], '--since'],
+    [['inbox', 'serve', '--home', home, '--approver-key', 'k.pem', '--ttl', '5'], '--ttl'],
+  ];
+  for (const [argv, flag] of cases) {
+    const r = cloakpipe(argv);
+    assert.equal(r.status, 2, `${argv.join(' ')}: ${r.stderr}`);
+    const value = argv[argv.indexOf(flag) + 1];
+    assert.match(r.stderr, new RegExp(`^cloakpipe \\w[\\w-]*: ${flag}: (invalid duration |duration must be positive: )"${value}"`), argv.join(' '));
+  }
+});
