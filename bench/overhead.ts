@@ -1,8 +1,8 @@
 // Overhead: N sequential tools/call round trips straight to the upstream, through the
 // pass-through relay (the floor for any stdio proxy), through the durable relay (the floor for
 // any proxy that makes a signed record durable before it forwards) and through the gate
-// (enforce mode, Cedar policy, signed ledger, durable commits). The paths run side by side, interleaved in chunks,
-// so a change of machine load during the run hits all of them alike.
+// (enforce mode, Cedar policy, signed ledger, durable commits). The paths run side by side,
+// interleaved in chunks, so a change of machine load during the run hits all of them alike.
 // Usage: node dist/bench/overhead.js [--n 5000] [--warmup 5000] [--chunk 250] [--json]
 import { reportTarget, directPath, durableRelayPath, flags, SETTLED_WARMUP, gatePath, isMain, LineClient, loadNow, machine, ms, ratio, relayPath, section, stats, table, type Path, type Stats } from './lib.js';
 

@@ -1,9 +1,9 @@
 // Peers: the overhead run through what a user would otherwise put in the path, the npm
 // packages supergateway and mcp-proxy, beside direct, the relay, the durable relay (the floor
-// of a record made durable before forwarding) and the gate, same client,
-// same upstream, interleaved. Neither peer relays stdio → stdio in one process (both turn a
-// stdio server into HTTP and back); each is measured as the pair a stdio host would need.
-// Usage: node dist/bench/peers.js [--n 2000] [--json]
+// of a record made durable before forwarding) and the gate, same client, same upstream,
+// interleaved. Neither peer relays stdio → stdio in one process (both turn a stdio server into
+// HTTP and back); each is measured as the pair a stdio host would need.
+// Usage: node dist/bench/peers.js [--n 2000] [--warmup 5000] [--json]
 import { reportTarget, ms, directPath, durableRelayPath, flags, SETTLED_WARMUP, gatePath, isMain, loadNow, machine, mcpProxyPath, relayPath, section, supergatewayPath, table } from './lib.js';
 import { durableFloor, measureSequential, overheadTable } from './overhead.js';
 
