@@ -26,7 +26,7 @@ import {
   type UsedReceipt,
   type WindowCounts,
 } from '../ports.js';
-import { expectRows, type UnitSlot } from './unit.js';
+import { expectRows, type Unit, type UnitSlot } from './unit.js';
 
 const key = (...parts: unknown[]) => JSON.stringify(parts);
 
@@ -410,6 +410,17 @@ export class PgLedger implements LedgerPort {
       const r = await c.query<EntryDbRow>(`SELECT seq, ts, kind, hash, body FROM ${this.s}.entries WHERE gate_id = $1 ORDER BY seq DESC LIMIT 1`, [this.gateId]);
       return r.rows[0] ? entryFromRow(r.rows[0]) : null;
     });
+  }
+
+  /**
+   * After a job of the transaction succeeded: the head its later jobs start from. The gate's row
+   * that job's head read locked stays locked until COMMIT, so no other writer moved the chain;
+   * later jobs neither lock it again nor read the head again.
+   */
+  headAfter(done: Unit): [string, LedgerRow | null] | null {
+    const mine = done.overlay.get('entries') as LedgerRow[] | undefined;
+    if (mine && mine.length > 0) return [key('head'), mine[mine.length - 1]];
+    return done.facts.has(key('head')) ? [key('head'), done.facts.get(key('head')) as LedgerRow | null] : null;
   }
 
   insert(row: LedgerRow): void {

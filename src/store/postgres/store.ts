@@ -11,7 +11,7 @@
 // dropped; the next batch connects again, so the gate recovers without a restart.
 import pg from 'pg';
 import { StoreError, type LedgerSnapshot, type Store } from '../ports.js';
-import { Conflict, Suspend, Unit, UnitSlot } from './unit.js';
+import { Conflict, Suspend, Unit, UnitSlot, type Carry } from './unit.js';
 import { PgAnchors, PgLedger, PgOperations, PgPins, PgRates, PgReceipts } from './ports.js';
 import { ident, migrate, schemaVersion, SCHEMA_VERSION } from './schema.js';
 import { PgApprovalRequests } from './approvals.js';
@@ -85,6 +85,8 @@ class Transactor {
   private running = false;
   private client: pg.Client | null = null;
   private closed = false;
+  /** Facts the ports pass from a job that succeeded to the later jobs of its transaction. */
+  readonly carries: Carry[] = [];
 
   constructor(
     private readonly url: string,
@@ -217,12 +219,18 @@ class Transactor {
     await c.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     const outcomes: Outcome[] = [];
     let holding = false;
+    // The savepoint of the job that succeeded last is released with the next statement, not in a
+    // round trip of its own (COMMIT releases the last one).
+    let release = false;
+    const carried = new Map<string, unknown>();
     for (const job of batch) {
       for (let tries = 1; ; tries++) {
-        await c.query(`SAVEPOINT job; SET LOCAL lock_timeout = '${holding ? 1 : this.timeoutMs}ms'`);
+        await c.query(`${release ? 'RELEASE SAVEPOINT job; ' : ''}SAVEPOINT job; SET LOCAL lock_timeout = '${holding ? 1 : this.timeoutMs}ms'`);
+        release = false;
         let out: Outcome;
+        const unit = new Unit(carried);
         try {
-          out = await this.runJob(c, job);
+          out = await this.runJob(c, job, unit);
         } catch (e) {
           const code = (e as { code?: string }).code;
           if (holding && code === '55P03') {
@@ -238,8 +246,13 @@ class Transactor {
         }
         if (!out.ok) await c.query('ROLLBACK TO SAVEPOINT job');
         else {
-          await c.query('RELEASE SAVEPOINT job');
+          release = true;
           holding = true;
+          // Only from a job that succeeded: a rolled-back savepoint takes its rows and locks with it.
+          for (const carry of this.carries) {
+            const kept = carry(unit);
+            if (kept) carried.set(kept[0], kept[1]);
+          }
         }
         outcomes.push(out);
         break;
@@ -249,9 +262,8 @@ class Transactor {
     return outcomes;
   }
 
-  /** Runs a job's function until it no longer asks for facts, then writes what it wrote. */
-  private async runJob(c: pg.Client, job: Job): Promise<Outcome> {
-    const unit = new Unit();
+  /** Runs a job's function over `unit` until it no longer asks for facts, then writes what it wrote. */
+  private async runJob(c: pg.Client, job: Job, unit: Unit): Promise<Outcome> {
     for (let runs = 0; ; runs++) {
       if (runs > 10_000) throw new StoreError('a store job kept reading new facts');
       unit.newRun();
@@ -295,10 +307,12 @@ function portsOver(url: string, gateId: string, registeredKey: string, schema: s
   const s = ident(schema);
   const slot = new UnitSlot();
   const tx = new Transactor(url, slot, timeoutMs, maxBatch);
+  const ledger = new PgLedger(slot, s, gateId);
+  tx.carries.push((done) => ledger.headAfter(done));
   return {
     gateId,
     registeredKey,
-    ledger: new PgLedger(slot, s, gateId),
+    ledger,
     operations: new PgOperations(slot, s),
     receipts: new PgReceipts(slot, s),
     approvalRequests: new PgApprovalRequests(slot, s),

@@ -22,9 +22,17 @@ export class Conflict extends Error {}
 export type Fetch = (c: pg.ClientBase) => Promise<unknown>;
 export type Write = (c: pg.ClientBase) => Promise<void>;
 
+/** What a job that succeeded leaves for the later jobs of its transaction: a fact that holds until COMMIT. */
+export type Carry = (done: Unit) => [key: string, fact: unknown] | null;
+
 export class Unit {
   /** Facts fetched in this job's transaction: they survive the job's runs, not a retry. */
-  readonly facts = new Map<string, unknown>();
+  readonly facts: Map<string, unknown>;
+
+  /** `carried`: what earlier jobs of the same transaction left (see Carry). */
+  constructor(carried?: ReadonlyMap<string, unknown>) {
+    this.facts = new Map(carried);
+  }
   /** This run's buffered writes and what they changed, by port. */
   writes: Write[] = [];
   overlay = new Map<string, unknown>();

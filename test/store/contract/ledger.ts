@@ -42,6 +42,52 @@ export function ledgerContract(name: string, open: StoreFactory): void {
     await assert.rejects(tx(store, () => l.insert(row(3))), 'a seq is taken once, as a transaction of its own too');
   });
 
+  test(`${name} ledger: the jobs of one transaction each find the head the jobs before them left; a failed job's rows are not in it`, async () => {
+    const { store, peer } = await open();
+    const l = store.ledger;
+    const other = await peer();
+    const fail = new Error('this job fails after appending');
+    // Queued in one turn: one transaction, a savepoint per job.
+    const jobs = [
+      tx(store, () => {
+        assert.equal(l.head(), null);
+        l.insert(row(0, 'startup'));
+        l.insert(row(1));
+      }),
+      tx(store, () => {
+        l.insert(row(2, 'decision', '{"rolled":"back"}'));
+        throw fail;
+      }),
+      tx(store, () => {
+        assert.deepEqual(l.head(), row(1), 'the failed job left nothing');
+        l.insert(row(2));
+      }),
+      tx(store, () => l.head()),
+      tx(store, () => 'no ledger read'),
+      tx(store, () => {
+        assert.deepEqual(l.head(), row(2));
+        l.insert(row(3));
+      }),
+    ];
+    const settled = await Promise.allSettled(jobs);
+    assert.deepEqual(settled.map((x) => x.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    assert.equal((settled[1] as PromiseRejectedResult).reason, fail);
+    assert.deepEqual((settled[3] as PromiseFulfilledResult<unknown>).value, row(2), 'a job that only reads the head sees the one before it left');
+    // Another connection moves the chain between two transactions: the next one reads it anew.
+    await tx(other, () => {
+      assert.deepEqual(other.ledger.head(), row(3));
+      other.ledger.insert(row(4));
+    });
+    await Promise.all([
+      tx(store, () => {
+        assert.deepEqual(l.head(), row(4));
+        l.insert(row(5));
+      }),
+      tx(store, () => assert.deepEqual(l.head(), row(5))),
+    ]);
+    assert.deepEqual(await tx(store, () => [...l.bodies(0, 10)]), [0, 1, 2, 3, 4, 5].map((i) => row(i).body));
+  });
+
   test(`${name} ledger: a seq taken by another connection cannot be taken again`, async () => {
     const { store, peer } = await open();
     const other = await peer();
