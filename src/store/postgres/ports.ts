@@ -250,6 +250,20 @@ const pinFromRow = (r: PinDbRow): PinRow => ({ release: dec(r.release), tool: de
 export class PgPins extends RunRows<PinRow> implements PinsPort {
   protected readonly rowsKey = 'pins';
 
+  /**
+   * After a job of the transaction succeeded: each pin row it read and found (locked until
+   * COMMIT), as it left it. A pin found missing locked nothing: later jobs read it again.
+   */
+  carry(done: Unit, carried: Map<string, unknown>): void {
+    const changed = done.overlay.get(this.rowsKey) as Map<string, PinRow> | undefined;
+    for (const [k, fact] of done.facts) {
+      const [kind, release, tool] = JSON.parse(k) as [unknown, string, string];
+      if (kind !== 'pin') continue;
+      const now = changed?.get(key(release, tool)) ?? (fact as PinRow | null);
+      if (now !== null) carried.set(k, now);
+    }
+  }
+
   get(release: string, tool: string): PinRow | null {
     return this.row(key(release, tool), key('pin', release, tool), async (c) => {
       const r = await c.query<PinDbRow>(`SELECT * FROM ${this.s}.pins WHERE release = $1 AND tool = $2 FOR UPDATE`, [enc(release), enc(tool)]);
@@ -358,6 +372,22 @@ export class PgRates implements RatesPort {
     return { calls: count(tool), callsAll: count(null) };
   }
 
+  /**
+   * After a job of the transaction succeeded: every window fact it holds (fetched, or carried in
+   * from the jobs before it), with the calls it recorded for that fact's task. The task's row the
+   * fact's fetch locked stays locked until COMMIT, so no other gate counted into that task since.
+   */
+  carry(done: Unit, carried: Map<string, unknown>): void {
+    const recorded = (done.overlay.get('rates') as { task: string; tool: string; at: number }[] | undefined) ?? [];
+    for (const [k, fact] of done.facts) {
+      const [kind, task] = JSON.parse(k) as [unknown, string];
+      if (kind !== 'rates') continue;
+      const f = fact as RateFact;
+      const mine = recorded.filter((r) => r.task === task).map((r) => ({ tool: r.tool, at: r.at }));
+      carried.set(k, mine.length === 0 ? f : { calls: [...f.calls, ...mine], middle: f.middle });
+    }
+  }
+
   record(taskId: string | null, tool: string, now: number): void {
     if (!Number.isSafeInteger(now)) throw new RangeError('rate counter: time must be integer milliseconds');
     const task = taskId ?? NO_TASK;
@@ -414,13 +444,13 @@ export class PgLedger implements LedgerPort {
 
   /**
    * After a job of the transaction succeeded: the head its later jobs start from. The gate's row
-   * that job's head read locked stays locked until COMMIT, so no other writer moved the chain;
-   * later jobs neither lock it again nor read the head again.
+   * that the head's first read locked stays locked until COMMIT, so no other writer moved the
+   * chain; later jobs neither lock it again nor read the head again.
    */
-  headAfter(done: Unit): [string, LedgerRow | null] | null {
+  carry(done: Unit, carried: Map<string, unknown>): void {
     const mine = done.overlay.get('entries') as LedgerRow[] | undefined;
-    if (mine && mine.length > 0) return [key('head'), mine[mine.length - 1]];
-    return done.facts.has(key('head')) ? [key('head'), done.facts.get(key('head')) as LedgerRow | null] : null;
+    if (mine && mine.length > 0) carried.set(key('head'), mine[mine.length - 1]);
+    else if (done.facts.has(key('head'))) carried.set(key('head'), done.facts.get(key('head')));
   }
 
   insert(row: LedgerRow): void {

@@ -249,10 +249,7 @@ class Transactor {
           release = true;
           holding = true;
           // Only from a job that succeeded: a rolled-back savepoint takes its rows and locks with it.
-          for (const carry of this.carries) {
-            const kept = carry(unit);
-            if (kept) carried.set(kept[0], kept[1]);
-          }
+          for (const carry of this.carries) carry(unit, carried);
         }
         outcomes.push(out);
         break;
@@ -308,7 +305,9 @@ function portsOver(url: string, gateId: string, registeredKey: string, schema: s
   const slot = new UnitSlot();
   const tx = new Transactor(url, slot, timeoutMs, maxBatch);
   const ledger = new PgLedger(slot, s, gateId);
-  tx.carries.push((done) => ledger.headAfter(done));
+  const rates = new PgRates(slot, s);
+  const pins = new PgPins(slot, s);
+  for (const port of [ledger, rates, pins]) tx.carries.push((done, carried) => port.carry(done, carried));
   return {
     gateId,
     registeredKey,
@@ -316,8 +315,8 @@ function portsOver(url: string, gateId: string, registeredKey: string, schema: s
     operations: new PgOperations(slot, s),
     receipts: new PgReceipts(slot, s),
     approvalRequests: new PgApprovalRequests(slot, s),
-    rates: new PgRates(slot, s),
-    pins: new PgPins(slot, s),
+    rates,
+    pins,
     anchors: new PgAnchors(slot, s, gateId),
     transact: (fn) => tx.run(fn),
     transactLater: (fn) => tx.runLater(fn),

@@ -22,8 +22,11 @@ export class Conflict extends Error {}
 export type Fetch = (c: pg.ClientBase) => Promise<unknown>;
 export type Write = (c: pg.ClientBase) => Promise<void>;
 
-/** What a job that succeeded leaves for the later jobs of its transaction: a fact that holds until COMMIT. */
-export type Carry = (done: Unit) => [key: string, fact: unknown] | null;
+/**
+ * After a job succeeded: the facts it read under locks its transaction holds until COMMIT, as its
+ * own writes left them, for the later jobs of that transaction (`carried`, updated in place).
+ */
+export type Carry = (done: Unit, carried: Map<string, unknown>) => void;
 
 export class Unit {
   /** Facts fetched in this job's transaction: they survive the job's runs, not a retry. */

@@ -34,4 +34,37 @@ export function pinsContract(name: string, open: StoreFactory): void {
     });
     assert.equal((await tx(store, () => p.get('r@1', 'send')))!.observed, null);
   });
+
+  test(`${name} pins: the jobs of one transaction read a pin as the jobs before them left it; a failed job's change never`, async () => {
+    const { store, peer } = await open();
+    const p = store.pins;
+    const fail = new Error('this job fails after its change');
+    const seen = await Promise.allSettled([
+      tx(store, () => {
+        assert.equal(p.get('r@1', 'send'), null);
+        p.insert('r@1', 'send', FP, T);
+      }),
+      tx(store, () => p.get('r@1', 'send')),
+      tx(store, () => {
+        p.setObserved('r@1', 'send', FP2);
+        throw fail;
+      }),
+      tx(store, () => p.get('r@1', 'send')!.observed),
+      tx(store, () => p.setObserved('r@1', 'send', FP2)),
+      tx(store, () => p.get('r@1', 'send')!.observed),
+      tx(store, () => p.promote('r@1', 'send', T + 1)),
+      tx(store, () => p.get('r@1', 'send')),
+    ]);
+    assert.deepEqual(seen.map((x) => x.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const value = (i: number) => (seen[i] as PromiseFulfilledResult<unknown>).value;
+    assert.deepEqual(value(1), { release: 'r@1', tool: 'send', digest: FP, observed: null, pinned_at: T });
+    assert.equal(value(3), null, 'the failed job left no change');
+    assert.equal(value(5), FP2);
+    assert.equal(value(6), true);
+    assert.deepEqual(value(7), { release: 'r@1', tool: 'send', digest: FP2, observed: null, pinned_at: T + 1 });
+    // Another connection changes the pin between two transactions: the next one reads it anew.
+    const o = await peer();
+    await tx(o, () => o.pins.setObserved('r@1', 'send', FP));
+    assert.equal((await tx(store, () => p.get('r@1', 'send')))!.observed, FP);
+  });
 }

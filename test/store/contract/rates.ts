@@ -32,6 +32,39 @@ export function ratesContract(name: string, open: StoreFactory): void {
     assert.equal(await tx(store, () => rc.counts(null, 'send_email', now).calls.minute), 1, 'and after it committed');
   });
 
+  test(`${name} rates: the jobs of one transaction count what the jobs before them recorded, whether those read the windows or not; a failed job's calls never`, async () => {
+    const { store } = await open();
+    const rc = store.rates;
+    const fail = new Error('this job fails after recording');
+    // Queued in one turn: one transaction, a savepoint per job.
+    const seen = await Promise.allSettled([
+      tx(store, () => {
+        const c = rc.counts('T-1', 'a', T);
+        rc.record('T-1', 'a', T);
+        return c;
+      }),
+      tx(store, () => rc.record('T-1', 'b', T + 1)), // records without reading the windows
+      tx(store, () => {
+        rc.record('T-1', 'a', T + 2);
+        throw fail;
+      }),
+      tx(store, () => rc.record('T-2', 'a', T + 2)), // another task
+      tx(store, () => {
+        const c = rc.counts('T-1', 'a', T + 3);
+        rc.record('T-1', 'a', T + 3);
+        return c;
+      }),
+      tx(store, () => rc.counts('T-1', 'a', T + 4)),
+    ]);
+    assert.deepEqual(seen.map((x) => x.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const counts = (i: number) => (seen[i] as PromiseFulfilledResult<ReturnType<typeof rc.counts>>).value;
+    assert.deepEqual(counts(0), { calls: { minute: 0, hour: 0, day: 0 }, callsAll: { minute: 0, hour: 0, day: 0 } });
+    assert.deepEqual(counts(4), { calls: { minute: 1, hour: 1, day: 1 }, callsAll: { minute: 2, hour: 2, day: 2 } });
+    assert.deepEqual(counts(5), { calls: { minute: 2, hour: 2, day: 2 }, callsAll: { minute: 3, hour: 3, day: 3 } });
+    assert.deepEqual(await tx(store, () => rc.counts('T-1', 'a', T + 5)), counts(5), 'and the same once committed');
+    assert.deepEqual(await tx(store, () => rc.counts('T-2', 'a', T + 5).callsAll), { minute: 1, hour: 1, day: 1 });
+  });
+
   test(`${name} rates: the day window counts calls from every part of the day`, async () => {
     const { store } = await open();
     const at = [1, 2 * HOUR_MS, 12 * HOUR_MS, DAY_MS - HOUR_MS + 10, DAY_MS - 30_000];
