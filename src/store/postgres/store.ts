@@ -216,16 +216,18 @@ class Transactor {
    * what the winner committed.
    */
   private async attempt(c: pg.Client, batch: Job[]): Promise<Outcome[]> {
-    await c.query('BEGIN ISOLATION LEVEL READ COMMITTED');
     const outcomes: Outcome[] = [];
     let holding = false;
-    // The savepoint of the job that succeeded last is released with the next statement, not in a
-    // round trip of its own (COMMIT releases the last one).
+    // BEGIN goes with the first job's savepoint, and the savepoint of the job that succeeded last
+    // is released with the next one: no round trip of their own (COMMIT releases the last one).
+    let begin = true;
     let release = false;
     const carried = new Map<string, unknown>();
     for (const job of batch) {
       for (let tries = 1; ; tries++) {
-        await c.query(`${release ? 'RELEASE SAVEPOINT job; ' : ''}SAVEPOINT job; SET LOCAL lock_timeout = '${holding ? 1 : this.timeoutMs}ms'`);
+        const before = begin ? 'BEGIN ISOLATION LEVEL READ COMMITTED; ' : release ? 'RELEASE SAVEPOINT job; ' : '';
+        await c.query(`${before}SAVEPOINT job; SET LOCAL lock_timeout = '${holding ? 1 : this.timeoutMs}ms'`);
+        begin = false;
         release = false;
         let out: Outcome;
         const unit = new Unit(carried);
