@@ -10,6 +10,7 @@ import {
   DAY_MS,
   HOUR_MS,
   MINUTE_MS,
+  PRUNE_STEP,
   StoreError,
   type AnchorRow,
   type AnchorsPort,
@@ -326,6 +327,8 @@ interface RateFact {
 
 export class PgRates implements RatesPort {
   private lastPrune = -Infinity;
+  /** The last prune dropped a full step: rows may be left, so the next call prunes again. */
+  private pruneDue = false;
 
   constructor(
     private readonly slot: UnitSlot,
@@ -395,12 +398,14 @@ export class PgRates implements RatesPort {
     unit.write(async (c) => {
       await c.query(`INSERT INTO ${this.s}.rate_calls (task_key, tool, at_ms) VALUES ($1, $2, $3)`, [enc(task), enc(tool), now]);
     });
-    if (now - this.lastPrune > MINUTE_MS) {
-      // Rows older than a day count in no window; dropped at most once a minute per gate.
+    if (this.pruneDue || now - this.lastPrune > MINUTE_MS) {
+      // Rows older than a day count in no window; dropped once a minute per gate, a step at a
+      // time (PRUNE_STEP, as on SQLite): a backlog goes one step with each following call.
       const before = now - DAY_MS - SLACK;
       unit.write(async (c) => {
-        await c.query(`DELETE FROM ${this.s}.rate_calls WHERE at_ms <= $1`, [before]);
+        const r = await c.query(`DELETE FROM ${this.s}.rate_calls WHERE ctid IN (SELECT ctid FROM ${this.s}.rate_calls WHERE at_ms <= $1 LIMIT ${PRUNE_STEP})`, [before]);
         this.lastPrune = now;
+        this.pruneDue = (r.rowCount ?? 0) >= PRUNE_STEP;
       });
     }
     this.recorded().push({ task, tool, at: now });

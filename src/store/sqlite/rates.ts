@@ -17,7 +17,7 @@
 import type Database from 'better-sqlite3';
 import type { Db } from './db.js';
 import { ensureLedgerSchema } from './schema.js';
-import { DAY_MS, HOUR_MS, MINUTE_MS, type CountsRead, type RateCounts, type RatesPort, type TxParticipant, type WindowCounts } from '../ports.js';
+import { DAY_MS, HOUR_MS, MINUTE_MS, PRUNE_STEP, type CountsRead, type RateCounts, type RatesPort, type TxParticipant, type WindowCounts } from '../ports.js';
 
 /** Calls made without a task id are counted together under this key. */
 export const NO_TASK = '';
@@ -61,6 +61,8 @@ export class SqliteRates implements RatesPort {
   private readonly prune: Database.Statement<[number]>;
   private readonly recordTx: (t: string, tool: string, now: number) => void;
   private lastPrune = -Infinity;
+  /** The last prune dropped a full step: rows may be left, so the next call prunes again. */
+  private pruneDue = false;
   /**
    * Inside a group commit (participant below): the last row of each (task, tool) and task group
    * this group inserted. The group holds the write lock, so no other gate writes meanwhile, and
@@ -69,7 +71,10 @@ export class SqliteRates implements RatesPort {
    */
   private tails: { tool: Map<string, Tail>; all: Map<string, Tail> } | null = null;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly pruneStep = PRUNE_STEP,
+  ) {
     ensureLedgerSchema(db); // rate_calls lives beside the entries; older homes gain it here
     // n of the last row of the group at or before @x: one backwards seek on the index.
     const tool = (n: string, x?: string) =>
@@ -88,7 +93,9 @@ export class SqliteRates implements RatesPort {
     this.shiftTool = db.prepare(`UPDATE rate_calls SET n_tool = n_tool + 1 WHERE task_id = ? AND tool = ? AND at_ms > ?`);
     this.shiftAll = db.prepare(`UPDATE rate_calls SET n_all = n_all + 1 WHERE task_id = ? AND at_ms > ?`);
     this.insert = db.prepare(`INSERT INTO rate_calls (task_id, tool, at_ms, n_tool, n_all) VALUES (?, ?, ?, ?, ?)`);
-    this.prune = db.prepare(`DELETE FROM rate_calls WHERE at_ms <= ?`);
+    // The oldest rows first, in (at_ms, rowid) order, which is each group's (at_ms, n) order: a
+    // step drops a prefix of every group, so the survivors stay consecutive.
+    this.prune = db.prepare(`DELETE FROM rate_calls WHERE rowid IN (SELECT rowid FROM rate_calls WHERE at_ms <= ? ORDER BY at_ms, rowid LIMIT ${pruneStep})`);
     // Read the previous counts and insert atomically. Alone, in a transaction of its own that
     // takes the write lock before reading, so two gates on one home cannot both number a row from
     // the same previous count. Inside a transaction (the gate's IMMEDIATE group) the lock is held
@@ -155,12 +162,12 @@ export class SqliteRates implements RatesPort {
     };
   }
 
-  /** Count one allowed call. Drops rows older than a day, at most once a minute. */
+  /** Count one allowed call. Drops rows older than a day, once a minute, a step at a time. */
   record(taskId: string | null, tool: string, now: number): void {
     if (!Number.isSafeInteger(now)) throw new RangeError('rate counter: time must be integer milliseconds');
     this.recordTx(taskId ?? NO_TASK, tool, now);
-    if (now - this.lastPrune >= MINUTE_MS || now < this.lastPrune) {
-      this.prune.run(now - DAY_MS);
+    if (this.pruneDue || now - this.lastPrune >= MINUTE_MS || now < this.lastPrune) {
+      this.pruneDue = this.prune.run(now - DAY_MS).changes >= this.pruneStep;
       this.lastPrune = now;
       // A pruned tail leaves its group empty: numbering on from it still gives exact windows.
     }

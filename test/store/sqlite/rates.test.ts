@@ -67,6 +67,39 @@ test('rows older than a day are pruned', () => {
   db.close();
 });
 
+test('a backlog of old rows is pruned a step at a time, one step with each call, until none is left', () => {
+  const db = open(join(tempDir(), 'rates.db'));
+  const rc = new RateCounter(db, 3);
+  for (let i = 0; i < 20; i++) rc.record(i % 2 ? 'T-1' : 'T-2', i % 3 ? 'a' : 'b', T0 + i);
+  const old = () => (db.prepare('SELECT COUNT(*) AS n FROM rate_calls WHERE at_ms < ?').get(T0 + DAY_MS) as { n: number }).n;
+  assert.equal(old(), 20);
+  const left: number[] = [];
+  for (let k = 1; k <= 8; k++) {
+    rc.record('T-1', 'a', T0 + DAY_MS + 100 + k); // a second apart: only the backlog makes them prune
+    left.push(old());
+  }
+  assert.deepEqual(left, [17, 14, 11, 8, 5, 2, 0, 0]);
+  assert.deepEqual(rc.counts('T-1', 'a', T0 + DAY_MS + 200), { calls: { minute: 8, hour: 8, day: 8 }, callsAll: { minute: 8, hour: 8, day: 8 } });
+  const plan = (db.prepare('EXPLAIN QUERY PLAN ' + (rc as unknown as { prune: { source: string } }).prune.source).all(0) as { detail: string }[]).map((p) => p.detail);
+  assert.ok(plan.some((d) => /USING COVERING INDEX rate_calls_at/.test(d)), plan.join('\n'));
+  assert.ok(!plan.some((d) => /TEMP B-TREE|^SCAN rate_calls/.test(d)), plan.join('\n'));
+  db.close();
+});
+
+test('property: pruned a few rows at a time, the windows still equal the naive count', () => {
+  fc.assert(
+    fc.property(fc.array(opArb, { maxLength: 60 }), fc.integer({ min: 1, max: 4 }), (ops, step) => {
+      const db = new Database(':memory:');
+      try {
+        replay(ops, [new RateCounter(db, step)], undefined, () => db);
+      } finally {
+        db.close();
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test('the counter uses its indexes: every window is a few seeks, no scan of the day', () => {
   const db = open(join(tempDir(), 'rates.db'));
   const rc = new RateCounter(db);
