@@ -317,6 +317,8 @@ export class PgPins extends RunRows<PinRow> implements PinsPort {
 const NO_TASK = '';
 /** A fetched window fact answers any `now` within ±SLACK of the time it was fetched for. */
 const SLACK = MINUTE_MS;
+/** How far apart the fleet's clocks may be before a prune could take a row another gate counts. */
+const CLOCK_SKEW = HOUR_MS;
 
 interface RateFact {
   /** Calls one by one: after (t0 − hour − slack), and around the day window's edge. */
@@ -400,8 +402,10 @@ export class PgRates implements RatesPort {
     });
     if (this.pruneDue || now - this.lastPrune > MINUTE_MS) {
       // Rows older than a day count in no window; dropped once a minute per gate, a step at a
-      // time (PRUNE_STEP, as on SQLite): a backlog goes one step with each following call.
-      const before = now - DAY_MS - SLACK;
+      // time (PRUNE_STEP, as on SQLite): a backlog goes one step with each following call. An
+      // hour more is kept: the gates' clocks differ, and a row another gate still counts in its
+      // day window must not go (it would count too few: the unsafe direction).
+      const before = now - DAY_MS - CLOCK_SKEW;
       unit.write(async (c) => {
         const r = await c.query(`DELETE FROM ${this.s}.rate_calls WHERE ctid IN (SELECT ctid FROM ${this.s}.rate_calls WHERE at_ms <= $1 LIMIT ${PRUNE_STEP})`, [before]);
         this.lastPrune = now;

@@ -39,3 +39,21 @@ test('postgres rates: a backlog of old rows is pruned a step at a time, one step
   const counts = await store.transact(() => store.rates.counts('T-1', 'a', T + 2 * DAY_MS + 10));
   assert.deepEqual(counts, { calls: { minute: 4, hour: 4, day: 4 }, callsAll: { minute: 4, hour: 4, day: 4 } });
 });
+
+test("postgres rates: a gate whose clock runs ahead does not prune rows another gate still counts", pgSkip, async () => {
+  const schema = freshSchema();
+  await initPostgresStore({ url: PG_URL, schema, gateId: 'gate-a', publicKeyPem: 'test key' });
+  const ahead: PostgresStore = await openPostgresStore({ url: PG_URL, schema, gateId: 'gate-a' });
+  const behind: PostgresStore = await openPostgresStore({ url: PG_URL, schema, gateId: 'gate-a' });
+  cleanup.push(async () => {
+    await ahead.end();
+    await behind.end();
+    await dropSchema(schema);
+  });
+  await behind.transact(() => behind.rates.record('T-1', 'a', T));
+  // 30 minutes ahead of the other gate, a day later: its prune runs.
+  await ahead.transact(() => ahead.rates.record('T-1', 'a', T + DAY_MS + 30 * 60_000));
+  // The other gate, a minute before its call at T leaves its day window, still counts it.
+  const counts = await behind.transact(() => behind.rates.counts('T-1', 'a', T + DAY_MS - 60_000));
+  assert.equal(counts.calls.day, 2, 'the call at T and the one stamped ahead (counted, the safe direction)');
+});
