@@ -16,7 +16,7 @@ import { openOperationsServices } from '../operations/open.js';
 import { FlowSession } from '../flow/session.js';
 import { setDeclaredTools } from '../telemetry/fields.js';
 import { guardOtelDiagnostics } from '../telemetry/spans.js';
-import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
+import { Anchoring, loadAnchorClients, type AnchorTargets } from '../ledger/anchoring.js';
 
 export interface GateConfig {
   home?: string;
@@ -114,6 +114,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
         scope,
       ),
   });
+  await loadAnchorClients(cfg.anchors ?? {});
   await gate.record({
     kind: 'startup',
     mode: cfg.mode,

@@ -8,8 +8,6 @@ import type { EntryFields } from './entry.js';
 import type { GateKey } from './keys.js';
 import type { Ledger } from './ledger.js';
 import { AnchorError } from './anchors/errors.js';
-import { requestTimestamp } from './anchors/tsa/client.js';
-import { submitToRekor } from './anchors/rekor/client.js';
 import { lastEpoch, rootBytes, sealEpochInTx, type EpochEntry } from './epoch.js';
 import { anchorKindsOf, storeAnchor, type AnchorKind } from './epoch-anchors.js';
 
@@ -37,6 +35,18 @@ export interface TickResult {
   outcomes: AnchorOutcome[];
 }
 
+// The clients (and the X.509, CMS and ASN.1 code they check answers with, ~75 modules) load when
+// a gate first anchors to a TSA or a Rekor log, not at every start: a gate without --tsa or
+// --rekor never needs them, and loading them was a fifth of mcp-proxy's start-up.
+const tsaClient = () => import('./anchors/tsa/client.js');
+const rekorClient = () => import('./anchors/rekor/client.js');
+
+/** Loads the clients `targets` names now: a gate that is to anchor and cannot load them fails at
+ *  start, as it did when they were imported statically, not quietly at its first epoch. */
+export async function loadAnchorClients(targets: AnchorTargets): Promise<void> {
+  await Promise.all([targets.tsa ? tsaClient() : null, targets.rekor ? rekorClient() : null]);
+}
+
 function reasonOf(e: unknown): string {
   if (e instanceof AnchorError) return e.code;
   return 'error';
@@ -52,19 +62,23 @@ export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Pro
   if (targets.tsa && !have.has('rfc3161')) {
     const tsa = targets.tsa;
     jobs.push(
-      requestTimestamp(tsa.url, { algorithm: 'sha256', value: root }, { chainPem: tsa.chainPem, timeoutMs: targets.timeoutMs }).then(
-        (r) => parts.transact(() => storeAnchor(anchors, { epoch: epoch.seq, kind: 'rfc3161', token: r.token.toString('base64') })).then(() => ({ kind: 'rfc3161' as const, ok: true as const })),
-        (e) => ({ kind: 'rfc3161' as const, ok: false as const, reason: reasonOf(e) }),
-      ),
+      tsaClient()
+        .then((c) => c.requestTimestamp(tsa.url, { algorithm: 'sha256', value: root }, { chainPem: tsa.chainPem, timeoutMs: targets.timeoutMs }))
+        .then(
+          (r) => parts.transact(() => storeAnchor(anchors, { epoch: epoch.seq, kind: 'rfc3161', token: r.token.toString('base64') })).then(() => ({ kind: 'rfc3161' as const, ok: true as const })),
+          (e) => ({ kind: 'rfc3161' as const, ok: false as const, reason: reasonOf(e) }),
+        ),
     );
   }
   if (targets.rekor && !have.has('rekor')) {
     const rekor = targets.rekor;
     jobs.push(
-      submitToRekor(rekor.url, root, parts.key, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs }).then(
-        (r) => parts.transact(() => storeAnchor(anchors, { epoch: epoch.seq, kind: 'rekor', entry: r.entry })).then(() => ({ kind: 'rekor' as const, ok: true as const })),
-        (e) => ({ kind: 'rekor' as const, ok: false as const, reason: reasonOf(e) }),
-      ),
+      rekorClient()
+        .then((c) => c.submitToRekor(rekor.url, root, parts.key, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs }))
+        .then(
+          (r) => parts.transact(() => storeAnchor(anchors, { epoch: epoch.seq, kind: 'rekor', entry: r.entry })).then(() => ({ kind: 'rekor' as const, ok: true as const })),
+          (e) => ({ kind: 'rekor' as const, ok: false as const, reason: reasonOf(e) }),
+        ),
     );
   }
   return Promise.all(jobs);

@@ -6,9 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { CLI, makeHome, cloakpipe, tempDir } from '../helpers/cli.js';
+import { CLI, EVERYTHING, MODULE_LOG_PRELOAD, makeHome, cloakpipe, tempDir } from '../helpers/cli.js';
+import { RawGate } from '../helpers/raw-gate.js';
 import { startOpensslTsa } from '../helpers/openssl-tsa.js';
 import { evidenceSuite } from '../helpers/evidence-suite.js';
 
@@ -102,4 +104,29 @@ test('a gate killed with SIGKILL leaves a ledger that verifies; its tail is unan
   assert.equal(b.status, 0, b.stdout + b.stderr);
   const after = verify(home, '--tsa-root', ev.trust.tsaRoot, '--rekor-key', ev.trust.rekorKey, '--require-anchors');
   assert.equal(after.status, 0, after.stdout + after.stderr);
+});
+
+test('a gate loads the TSA and Rekor clients only when it is to anchor, and then at start', async () => {
+  for (const anchoring of [false, true]) {
+    const list = join(tempDir(), 'modules.txt');
+    const home = makeHome();
+    const g = new RawGate({
+      home, manifest: ev.files['m.yaml'], policy: ev.files['p.cedar'], context: ev.files['c.json'],
+      flags: anchoring ? anchorFlags(ev.tsa.url) : [], upstream: [process.execPath, EVERYTHING, 'stdio'],
+      node: MODULE_LOG_PRELOAD, env: { CLOAKPIPE_TEST_MODULES: list },
+    });
+    await g.initialize();
+    const atStart = readFileSync(list, 'utf8').split('\n');
+    await echo(g, 'loaded');
+    assert.equal(await g.end(), 0, g.stderr);
+    const loaded = readFileSync(list, 'utf8').split('\n');
+    assert.ok(loaded.some((u) => u.endsWith('/dist/src/cli/mcp-proxy.js')), 'the log sees the gate\'s own modules');
+    for (const client of ['/ledger/anchors/tsa/client.js', '/ledger/anchors/rekor/client.js']) {
+      assert.equal(loaded.some((u) => u.endsWith(client)), anchoring, `${anchoring ? 'a gate that anchors loads' : 'a gate without --tsa or --rekor does not load'} ${client}`);
+      // A gate that is to anchor loads them before it serves: a broken install fails at start.
+      if (anchoring) assert.ok(atStart.some((u) => u.endsWith(client)), `${client} loaded at start`);
+    }
+    if (!anchoring) assert.ok(!loaded.some((u) => /node_modules\/(pkijs|asn1js|@peculiar)\//.test(u)), 'no X.509 or ASN.1 code without anchors');
+    if (anchoring) assert.ok(ledger(home).some((e) => e.kind === 'epoch'), g.stderr);
+  }
 });

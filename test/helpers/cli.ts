@@ -15,6 +15,8 @@ export const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-
 export const helperScript = (name: string) => join(ROOT, 'dist/test/helpers', name);
 /** Node options that preload an OpenTelemetry SDK (otel-preload.ts) the way an operator installs one. */
 export const OTEL_PRELOAD = ['--import', pathToFileURL(helperScript('otel-preload.js')).href];
+/** Node options that log every module the process loads to $CLOAKPIPE_TEST_MODULES (module-log-preload.ts). */
+export const MODULE_LOG_PRELOAD = ['--import', pathToFileURL(helperScript('module-log-preload.js')).href];
 
 export function cloakpipe(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [CLI, ...args], {
