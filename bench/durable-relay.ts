@@ -4,7 +4,9 @@
 // signature (node:crypto, the gate's algorithm) and one SQLite commit of the line's digest and
 // signature (WAL, synchronous=FULL, as the gate's store), before the line goes on. No parsing,
 // no checks, no chain, nothing on the way back. Payloads are never stored: digests only.
-// Usage: node dist/bench/durable-relay.js [--db PATH] -- COMMAND [ARGS...]
+// --no-fsync commits with synchronous=NORMAL (no fsync at COMMIT: not durable on power loss):
+// beside the durable relay, it shows what the disk costs on the machine of the run.
+// Usage: node dist/bench/durable-relay.js [--db PATH] [--no-fsync] -- COMMAND [ARGS...]
 import { spawn } from 'node:child_process';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { join } from 'node:path';
@@ -15,13 +17,15 @@ import { tempDir } from './lib.js';
 const dash = process.argv.indexOf('--');
 const own = dash >= 0 ? process.argv.slice(2, dash) : [];
 const argv = dash >= 0 ? process.argv.slice(dash + 1) : [];
-if (argv.length === 0 || (own.length !== 0 && (own.length !== 2 || own[0] !== '--db'))) {
-  process.stderr.write('usage: durable-relay.js [--db PATH] -- COMMAND [ARGS...]\n');
+const noFsync = own.includes('--no-fsync');
+const dbFlags = own.filter((a) => a !== '--no-fsync');
+if (argv.length === 0 || own.length - dbFlags.length > 1 || (dbFlags.length !== 0 && (dbFlags.length !== 2 || dbFlags[0] !== '--db'))) {
+  process.stderr.write('usage: durable-relay.js [--db PATH] [--no-fsync] -- COMMAND [ARGS...]\n');
   process.exit(2);
 }
-const db = new Database(own[1] ?? join(tempDir('cloakpipe-bench-durable-'), 'floor.db'));
+const db = new Database(dbFlags[1] ?? join(tempDir('cloakpipe-bench-durable-'), 'floor.db'));
 db.pragma('journal_mode = WAL');
-db.pragma('synchronous = FULL');
+db.pragma(noFsync ? 'synchronous = NORMAL' : 'synchronous = FULL');
 db.exec('CREATE TABLE IF NOT EXISTS records (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, sig TEXT NOT NULL)');
 const insert = db.prepare('INSERT INTO records (digest, sig) VALUES (?, ?)');
 const { privateKey } = generateKeyPairSync('ed25519');

@@ -248,6 +248,8 @@ export const directPath = (): Path => ({ name: 'direct', argv: upstreamArgv() })
 export const relayPath = (): Path => ({ name: 'relay (line copy)', argv: [process.execPath, RELAY, '--', ...upstreamArgv()] });
 /** The floor of a gate that makes a record durable before it forwards (bench/durable-relay.ts). */
 export const durableRelayPath = (): Path => ({ name: 'durable relay (a signed, fsync\'d record per call)', argv: [process.execPath, DURABLE_RELAY, '--', ...upstreamArgv()] });
+/** The durable relay without its fsync (not durable): beside it, what the disk costs here. */
+export const unsyncedRelayPath = (): Path => ({ name: 'the same relay without its fsync (not durable)', argv: [process.execPath, DURABLE_RELAY, '--no-fsync', '--', ...upstreamArgv()] });
 export const gatePath = (g: GateFiles = gateFiles()): Path => ({ name: 'gate (enforce, Cedar, ledger, durable)', argv: [process.execPath, ...GATE_NODE_FLAGS, ...gateArgv(g, upstreamArgv())] });
 
 export function freePort(): Promise<number> {

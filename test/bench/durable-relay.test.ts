@@ -33,10 +33,12 @@ async function session(argv: string[], lines: string[], env: NodeJS.ProcessEnv =
 
 const call = (id: number, message: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } });
 
-test('durable relay: each host line is committed before the upstream receives it', async () => {
-  const db = join(mkdtempSync(join(tmpdir(), 'durable-relay-')), 'floor.db');
-  const replies = await session([RELAY, '--db', db, '--', process.execPath, helperScript('record-counting-upstream.js')], Array.from({ length: 20 }, (_, i) => call(i + 1, 'x')), { ...process.env, RECORDS_DB: db });
-  assert.deepEqual(replies.map((r) => (JSON.parse(r) as { result: { records: number } }).result.records), Array.from({ length: 20 }, (_, i) => i + 1));
+test('durable relay: each host line is committed before the upstream receives it (also without its fsync)', async () => {
+  for (const flags of [[], ['--no-fsync']]) {
+    const db = join(mkdtempSync(join(tmpdir(), 'durable-relay-')), 'floor.db');
+    const replies = await session([RELAY, '--db', db, ...flags, '--', process.execPath, helperScript('record-counting-upstream.js')], Array.from({ length: 20 }, (_, i) => call(i + 1, 'x')), { ...process.env, RECORDS_DB: db });
+    assert.deepEqual(replies.map((r) => (JSON.parse(r) as { result: { records: number } }).result.records), Array.from({ length: 20 }, (_, i) => i + 1), flags.join(' '));
+  }
 });
 
 test('durable relay: replies are the upstream\'s own bytes, each record a signed digest and never the payload', async () => {
