@@ -54,6 +54,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   const load = fileRules(files, say);
   const initial = load(context.get().task);
   const { manifest, policy } = initial;
+  await loadAnchorClients(cfg.anchors ?? {}); // before anything is opened: a failure leaves nothing to close
   const opened = await openHomeWith({ home: cfg.home, store: cfg.store, key: cfg.key, log: say });
   const { store, ledger, key, paths: home } = opened;
   // A store error refuses the call (fail_closed, in the gate); the operator learns why here,
@@ -114,7 +115,6 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
         scope,
       ),
   });
-  await loadAnchorClients(cfg.anchors ?? {});
   await gate.record({
     kind: 'startup',
     mode: cfg.mode,

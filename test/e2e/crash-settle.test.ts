@@ -47,7 +47,10 @@ test('crash: SIGKILL at random instants while results are committed with the nex
     const sent: Sent[] = [];
     const stop = { now: false };
     const running = stream(g, round, sent, stop);
-    await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 400)));
+    // A random instant once the stream is under way: after the round's first answer (a busy or
+    // slow machine may take longer than the whole window to answer its first call).
+    for (const end = Date.now() + 60_000; !sent.some((c) => c.seen?.ok) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 400)));
     process.kill(g.pid, 'SIGKILL');
     stop.now = true;
     await running;
