@@ -195,7 +195,9 @@ export class Gate {
     } finally {
       this.inFlight--;
     }
-    reportDecision(timer.report(call.tool, outcome, this.mode)); // span + log line; never throws
+    // The span and the log line once the door has written the outcome (its write leaves on
+    // process.nextTick, before this): they are not on the call's path. Never throws.
+    setImmediate(reportDecision, timer.report(call.tool, outcome, this.mode));
     return outcome;
   }
 
@@ -312,20 +314,21 @@ export class Gate {
     // What the answer does to the session comes first: the label rises before anything else can fail.
     const after = [session.replyEffect(tool, d.tool)(reply), ...d.notes.afterReply.map((f) => f(reply, now))];
     const ts = ledger.timestamp(); // the reply's arrival, not the later group's turn
-    const result: EntryFields | null =
-      decision === null
-        ? null
-        : { kind: 'result', outcome: reply.error !== undefined ? 'error' : 'ok', fingerprint: d.fingerprint, decision, result_digest: digestJson(reply.error ?? reply.result ?? null) };
+    // Built once the reply is on its way (the digest is not on the call's path); the door does
+    // not change the reply it writes, so the digest is of what the host was sent.
+    let result: EntryFields | undefined;
+    const resultEntry = (seq: number): EntryFields =>
+      (result ??= { kind: 'result', outcome: reply.error !== undefined ? 'error' : 'ok', fingerprint: d.fingerprint, decision: seq, result_digest: digestJson(reply.error ?? reply.result ?? null) });
     // The last call in flight: once its reply is written and no other call came, its result
     // entry (the first the next group appends) is sealed while the gate waits (ADR 045).
     let appended = false;
-    if (result !== null && this.inFlight === 1) setImmediate(() => !appended && this.inFlight === 0 && ledger.preseal(result, ts));
+    if (decision !== null && this.inFlight === 1) setImmediate(() => !appended && this.inFlight === 0 && ledger.preseal(resultEntry(decision), ts));
     const commit = this.parts.commit.later ?? this.parts.commit.run;
     try {
       await commit(() => {
         for (const a of after) a.effect?.();
         appended = true;
-        if (result !== null) ledger.appendInTx(result, ts);
+        if (decision !== null) ledger.appendInTx(resultEntry(decision), ts);
         for (const a of after) for (const fields of a.entries ?? []) ledger.appendInTx(fields);
       });
     } catch {
