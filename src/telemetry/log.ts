@@ -4,7 +4,6 @@
 // never reported with its exception text or the payload it was given: the log must not become
 // the leak it exists to avoid.
 import { eventName, sanitize, type Fields } from './fields.js';
-import { writeBatched } from '../util/batched-write.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export type LogSink = (line: string) => void;
@@ -16,13 +15,48 @@ let sink: LogSink | null = null;
 let failures = 0;
 let stderrGuarded = false;
 
+/** How long a line may wait for others before stderr is written (issue 16). */
+export const LOG_FLUSH_MS = 5;
+const LOG_FLUSH_BYTES = 64 * 1024;
+let held: string[] = [];
+let heldBytes = 0;
+let flushTimer: ReturnType<typeof setTimeout> | null = null;
+
+// Lines wait up to LOG_FLUSH_MS and leave in one write: a write to stderr is a system call that
+// wakes its reader, which on some VMs costs more than deciding a call, and a line written after
+// each answer delayed the host's next call behind it. Each line keeps the time it was made.
+// The lines still held when the process exits are written then (the write to a pipe or file
+// is synchronous); a SIGKILL loses at most the last LOG_FLUSH_MS of lines, never evidence (the
+// ledger is written before any call goes on).
 function stderrSink(line: string): void {
   if (!stderrGuarded) {
     stderrGuarded = true;
     // An asynchronous write error (EPIPE after the host closed stderr) is counted, not thrown.
     process.stderr.on('error', () => void failures++);
+    process.on('exit', flushLog);
   }
-  writeBatched(process.stderr, line); // the lines of one turn (a group's decisions) in one write
+  held.push(line);
+  heldBytes += line.length;
+  if (heldBytes >= LOG_FLUSH_BYTES) return flushLog();
+  if (flushTimer === null) {
+    flushTimer = setTimeout(flushLog, LOG_FLUSH_MS);
+    flushTimer.unref(); // held lines never keep a process alive: exit writes them
+  }
+}
+
+/** Write the lines held for stderr now. */
+export function flushLog(): void {
+  if (flushTimer !== null) clearTimeout(flushTimer);
+  flushTimer = null;
+  if (held.length === 0) return;
+  const text = held.join('');
+  held = [];
+  heldBytes = 0;
+  try {
+    process.stderr.write(text);
+  } catch {
+    failures++;
+  }
 }
 
 /** Where lines go; null restores stderr. */

@@ -2,7 +2,8 @@
 // sink that leaks neither its exception text nor the payload.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { log, logFailures, setLogSink, setLogLevel } from '../../src/telemetry/log.js';
+import { spawnSync } from 'node:child_process';
+import { LOG_FLUSH_MS, log, logFailures, setLogSink, setLogLevel } from '../../src/telemetry/log.js';
 import { sanitize, setDeclaredTools } from '../../src/telemetry/fields.js';
 import { digestJson } from '../../src/core/digest.js';
 import { canary, captureOutput } from '../helpers/capture.js';
@@ -74,17 +75,31 @@ test('levels below the threshold are not written', () => {
   setLogSink(null);
 });
 
-test('the default sink is stderr', () => {
+test('the default sink is stderr: the lines of a burst leave together, within LOG_FLUSH_MS', async () => {
+  const writes: string[] = [];
   const cap = captureOutput();
+  const grab = process.stderr.write;
+  process.stderr.write = ((c: string) => (writes.push(c), grab.call(process.stderr, c))) as typeof process.stderr.write;
   try {
     setLogSink(null);
-    log.info('hello', { count: 1 });
+    for (let i = 1; i <= 3; i++) log.info('hello', { count: i });
+    assert.equal(writes.length, 0, 'held: not written in the turn that made them');
+    await new Promise((r) => setTimeout(r, LOG_FLUSH_MS * 4));
   } finally {
     cap.restore();
   }
-  const line = cap.text().trim().split('\n').find((l) => l.includes('"event":"hello"'));
-  assert.ok(line);
-  assert.equal(JSON.parse(line).count, 1);
+  assert.equal(writes.length, 1, 'one write for the burst');
+  const said = writes[0].trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(said.map((o) => [o.event, o.count]), [['hello', 1], ['hello', 2], ['hello', 3]]);
+});
+
+test('lines still held when the process exits are written, also on process.exit() in the turn that made them', () => {
+  const src = `import { log } from ${JSON.stringify(new URL('../../src/telemetry/log.js', import.meta.url).href)};
+log.info('last_words', { count: 7 }); log.warn('before_exit', { count: 8 }); process.exit(3);`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', src], { encoding: 'utf8' });
+  assert.equal(r.status, 3);
+  const said = r.stderr.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(said.map((o) => [o.event, o.count]), [['last_words', 7], ['before_exit', 8]]);
 });
 
 test('a failing sink (throwing, rejecting, throwing non-errors) leaks neither its exception text nor the payload', async () => {
