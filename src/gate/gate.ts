@@ -196,7 +196,7 @@ export class Gate {
       this.inFlight--;
     }
     // The span and the log line once the door has written the outcome (its write leaves on
-    // process.nextTick, before this): they are not on the call's path. Never throws.
+    // process.nextTick, before this): they are not on this call's path. Never throws.
     setImmediate(reportDecision, timer.report(call.tool, outcome, this.mode));
     return outcome;
   }
@@ -320,9 +320,17 @@ export class Gate {
     const resultEntry = (seq: number): EntryFields =>
       (result ??= { kind: 'result', outcome: reply.error !== undefined ? 'error' : 'ok', fingerprint: d.fingerprint, decision: seq, result_digest: digestJson(reply.error ?? reply.result ?? null) });
     // The last call in flight: once its reply is written and no other call came, its result
-    // entry (the first the next group appends) is sealed while the gate waits (ADR 045).
+    // entry (the first the next group appends) is sealed before the next call is read (ADR 045).
     let appended = false;
-    if (decision !== null && this.inFlight === 1) setImmediate(() => !appended && this.inFlight === 0 && ledger.preseal(resultEntry(decision), ts));
+    if (decision !== null && this.inFlight === 1)
+      setImmediate(() => {
+        if (appended || this.inFlight !== 0) return;
+        try {
+          ledger.preseal(resultEntry(decision), ts);
+        } catch {
+          // nothing sealed ahead: the group seals the entry (and meets the same failure there)
+        }
+      });
     const commit = this.parts.commit.later ?? this.parts.commit.run;
     try {
       await commit(() => {

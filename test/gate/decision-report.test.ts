@@ -89,3 +89,21 @@ test('calls at once, a refused one among them, and a close right after the last 
     assert.equal(result?.outcome, i < 16 ? 'ok' : 'error');
   }
 });
+
+test('an answer the ledger cannot digest (no door passes one: NaN is not JSON) leaves its result unrecorded and the gate serving', async () => {
+  const home = await withGate(async (opened, lines) => {
+    try {
+      const odd = await opened.gate.handleCall({ tool: 'lookup', arguments: { key: 'odd' }, meta: {} }, () => Promise.resolve({ result: { n: Number.NaN } }));
+      assert.equal(odd.kind, 'forwarded'); // the host already has it: withholding it undoes nothing
+      await new Promise((r) => setTimeout(r, 20)); // past the seal ahead and the later group
+      const next = await opened.gate.handleCall({ tool: 'lookup', arguments: { key: 'b' }, meta: {} }, answered('b'));
+      assert.equal(next.kind, 'forwarded');
+      await new Promise((r) => setImmediate(r));
+      assert.equal(decisions(lines).length, 2);
+    } finally {
+      await opened.close('test');
+    }
+  });
+  const entries = ledgerOf(home);
+  assert.deepEqual(entries.filter((e) => e.kind === 'result').map((e) => e.outcome), ['ok']);
+});
