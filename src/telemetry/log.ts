@@ -22,13 +22,14 @@ let held: string[] = [];
 let heldBytes = 0;
 let flushTimer: ReturnType<typeof setTimeout> | null = null;
 
-// Lines wait up to LOG_FLUSH_MS and leave in one write: a write to stderr is a system call that
-// wakes its reader, which on some VMs costs more than deciding a call, and a line written after
-// each answer delayed the host's next call behind it. Each line keeps the time it was made.
-// The lines still held when the process exits are written then (the write to a pipe or file
-// is synchronous); a SIGKILL loses at most the last LOG_FLUSH_MS of lines, never evidence (the
-// ledger is written before any call goes on).
-function stderrSink(line: string): void {
+// Info and debug lines wait up to LOG_FLUSH_MS and leave in one write: a write to stderr is a
+// system call that wakes its reader, which on some VMs costs more than deciding a call, and a
+// line written after each answer delayed the host's next call behind it. Each line keeps the
+// time it was made. A warning or an error leaves at once, after the lines held before it. The
+// lines still held when the process exits are written then (the write to a pipe or file is
+// synchronous); a SIGKILL loses at most the last LOG_FLUSH_MS of info lines, never evidence
+// (the ledger is written before any call goes on).
+function stderrSink(line: string, urgent: boolean): void {
   if (!stderrGuarded) {
     stderrGuarded = true;
     // An asynchronous write error (EPIPE after the host closed stderr) is counted, not thrown.
@@ -37,7 +38,7 @@ function stderrSink(line: string): void {
   }
   held.push(line);
   heldBytes += line.length;
-  if (heldBytes >= LOG_FLUSH_BYTES) return flushLog();
+  if (urgent || heldBytes >= LOG_FLUSH_BYTES) return flushLog();
   if (flushTimer === null) {
     flushTimer = setTimeout(flushLog, LOG_FLUSH_MS);
     flushTimer.unref(); // held lines never keep a process alive: exit writes them
@@ -77,7 +78,7 @@ function emit(level: LogLevel, event: string, fields: Fields = {}): void {
   try {
     if (LEVELS[level] < threshold) return;
     const line = JSON.stringify({ ts: new Date().toISOString(), level, event: eventName(event), ...sanitize(fields) }) + '\n';
-    const r: unknown = (sink ?? stderrSink)(line);
+    const r: unknown = sink ? sink(line) : stderrSink(line, LEVELS[level] >= LEVELS.warn);
     // An asynchronous sink's rejection is counted too, never left to print itself.
     if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function')
       (r as PromiseLike<unknown>).then(undefined, () => void failures++);

@@ -93,6 +93,22 @@ test('the default sink is stderr: the lines of a burst leave together, within LO
   assert.deepEqual(said.map((o) => [o.event, o.count]), [['hello', 1], ['hello', 2], ['hello', 3]]);
 });
 
+test('a warning leaves at once, after the info lines held before it, in one write', () => {
+  const writes: string[] = [];
+  const cap = captureOutput();
+  const grab = process.stderr.write;
+  process.stderr.write = ((c: string) => (writes.push(c), grab.call(process.stderr, c))) as typeof process.stderr.write;
+  try {
+    setLogSink(null);
+    log.info('hello', { count: 1 });
+    log.warn('telemetry_failure', { count: 2 });
+  } finally {
+    cap.restore();
+  }
+  assert.equal(writes.length, 1);
+  assert.deepEqual(writes[0].trim().split('\n').map((l) => [JSON.parse(l).event, JSON.parse(l).count]), [['hello', 1], ['telemetry_failure', 2]]);
+});
+
 test('lines still held when the process exits are written, also on process.exit() in the turn that made them', () => {
   const src = `import { log } from ${JSON.stringify(new URL('../../src/telemetry/log.js', import.meta.url).href)};
 log.info('last_words', { count: 7 }); log.warn('before_exit', { count: 8 }); process.exit(3);`;
