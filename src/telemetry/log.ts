@@ -15,7 +15,7 @@ let sink: LogSink | null = null;
 let failures = 0;
 let stderrGuarded = false;
 
-/** How long a line may wait for others before stderr is written (issue 16). */
+/** How long an info or debug line may wait for others before stderr is written (issue 16). */
 export const LOG_FLUSH_MS = 5;
 const LOG_FLUSH_BYTES = 64 * 1024;
 let held: string[] = [];
