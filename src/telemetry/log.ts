@@ -46,7 +46,7 @@ function stderrSink(line: string, urgent: boolean): void {
 }
 
 /** Write the lines held for stderr now. */
-export function flushLog(): void {
+function flushLog(): void {
   if (flushTimer !== null) clearTimeout(flushTimer);
   flushTimer = null;
   if (held.length === 0) return;
