@@ -1,8 +1,10 @@
 // Runs every compiled test file with Node's built-in runner and closes with the plain
 // `N passed, N failed` line. A run that executes no test fails: green must mean tested.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const roots = process.argv.slice(2).length ? process.argv.slice(2) : ['dist/test'];
 const files = [];
@@ -16,11 +18,37 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '3';
+// Besides the spec reporter on stdout, each file's time goes to a file read at the end.
+const timesDir = mkdtempSync(join(tmpdir(), 'cloakpipe-test-times-'));
+const timesFile = join(timesDir, 'times.json');
 const child = spawn(
   process.execPath,
-  ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=900000', '--test-reporter=spec', ...files],
+  [
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-timeout=900000',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${fileURLToPath(new URL('./file-times.mjs', import.meta.url))}`,
+    `--test-reporter-destination=${timesFile}`,
+    ...files,
+  ],
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
+
+/** The slowest files of the run, so the suite's time stays in view (never fails the run). */
+function slowestFiles(n = 10) {
+  try {
+    const times = Object.entries(JSON.parse(readFileSync(timesFile, 'utf8'))).sort((a, b) => b[1] - a[1]);
+    const total = times.reduce((s, [, ms]) => s + ms, 0);
+    console.log(`\nslowest test files (of ${times.length}, ${(total / 1000).toFixed(0)} s of tests in all, ${concurrency} at a time):`);
+    for (const [file, ms] of times.slice(0, n)) console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(process.cwd(), file)}`);
+  } catch {
+    console.log('(no file times were written)');
+  } finally {
+    rmSync(timesDir, { recursive: true, force: true });
+  }
+}
 // The summary lines (`ℹ pass N`) are read as they stream: the spec reporter prints the failing
 // tests after them, todo ones included, which can be longer than any fixed tail.
 const summary = {};
@@ -44,6 +72,7 @@ child.on('close', (code) => {
   const passed = num('pass');
   const failed = num('fail') + num('cancelled');
   const skipped = num('skipped') + num('todo');
+  slowestFiles();
   console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
   if (passed + failed === 0) {
     console.error('no test was executed');
