@@ -57,6 +57,17 @@ test('breakdown: every step of a gated call, floors and the end-to-end differenc
   for (const part of ['decide_ms', 'commit_ms', 'upstream_ms']) assert.match(out, new RegExp(`\\(${part}[^|]*\\|\\s+\\d+\\.\\d+ \\|`), part);
 });
 
+test('frames: the pages each commit writes, by table and index, for the gate and the durable relay', () => {
+  const out = run('frames.js', ['--n', '40', '--commits', '20']);
+  assert.match(out, /## Frames: what each commit writes, 40 sequential calls per path \(the newest 20 commits\)/);
+  // The relay writes its one table; the gate its entries and the rate rows (the bench policy reads
+  // context.calls), in ledger.db: read from the real WALs, so the names are SQLite's own.
+  assert.match(out, /\| durable relay \| +floor\.db \| +all \| +20 \| +\d+\.\d\d \|/);
+  assert.match(out, /\| +\| +\| +records \| +\| +\d+\.\d\d \|/);
+  assert.match(out, /\| gate +\| +ledger\.db \| +all \| +\d+ \| +\d+\.\d\d \|/);
+  for (const owner of ['entries', 'rate_calls', 'rate_calls_tool_n']) assert.match(out, new RegExp(`\\| +\\| +\\| +${owner} \\| +\\| +\\d+\\.\\d\\d \\|`), owner);
+});
+
 test('verify: raw Ed25519 rate on one and all cores, and the verifier or its TODO', () => {
   const out = run('verify.js', ['--sizes', '100', '--ref', '100', '--seconds', '0.2']);
   assert.ok(out.includes('node:crypto Ed25519 verify, 1 thread'));
