@@ -1,12 +1,11 @@
 // cloakpipe mcp-proxy: the gate in front of a stdio MCP server.
+// The gate and the doors (Cedar, the store, the relay) are imported in run() once the flags
+// hold: --help and a usage error answer without loading them.
 import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
-import { ProcessTransport, UpstreamStartError } from '../doors/upstream/process.js';
 import { readProxyConfig, splitCommandLine } from './upstream-command.js';
-import { openGate, type GateConfig } from '../gate/open.js';
-import { DEFAULT_MAX_IN_FLIGHT, Relay } from '../doors/relay.js';
-import { StdioHostTransport } from '../doors/stdio.js';
+import type { GateConfig } from '../gate/open.js';
+import { DEFAULT_MAX_IN_FLIGHT } from '../doors/limits.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
-import { anchorTargets } from './ledger-anchor.js';
 import { resolveHome } from '../store/home.js';
 import { serverGateFiles, ServerNameError } from '../onboarding/server-home.js';
 import { STORE_OPTION } from './store-flags.js';
@@ -118,11 +117,18 @@ export async function run(argv: string[]): Promise<number> {
     values.policy ??= files.policy;
     if (files.context !== undefined) values.context ??= files.context;
   }
+  const { anchorTargets } = await import('./ledger-anchor.js');
   const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
   const maxLineBytes = values['max-frame'] ? Number(values['max-frame']) : DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxLineBytes) || maxLineBytes < 1024) throw new UsageError('--max-frame must be an integer of at least 1024');
   const maxInFlight = Number(values['max-in-flight']);
   if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new UsageError('--max-in-flight must be a positive integer');
+  const [{ openGate }, { Relay }, { StdioHostTransport }, { ProcessTransport, UpstreamStartError }] = await Promise.all([
+    import('../gate/open.js'),
+    import('../doors/relay.js'),
+    import('../doors/stdio.js'),
+    import('../doors/upstream/process.js'),
+  ]);
   let opened;
   try {
     opened = await openGate(gateConfigFrom(values, { mode, callTimeoutMs, anchorIntervalMs, anchors, contextPath: values.context as string | undefined }));

@@ -22,6 +22,7 @@ import type { CallOutcome, RefusalData, UpstreamReply } from '../core/outcome.js
 import { NotForwarded, UpstreamGone, type Forward } from '../gate/gate.js';
 import { log } from '../telemetry/log.js';
 import type { InboundFrame, RequestLost, Transport, TransportClosed } from './transport.js';
+import { DEFAULT_MAX_IN_FLIGHT } from './limits.js';
 import { readCallParams } from './call-params.js';
 import { filterToolList } from './tool-list.js';
 import { notForwardedResponse, refusalResponse, unknownOutcomeResponse, upstreamGoneResponse, upstreamLostResponse } from './responses.js';
@@ -38,7 +39,6 @@ export interface RelayGate {
   declares(tool: string): boolean;
 }
 
-export const DEFAULT_MAX_IN_FLIGHT = 256;
 /** How long a stop waits for calls in flight before it stops the upstream (product.md 7a). */
 export const STOP_GRACE_MS = 5000;
 
