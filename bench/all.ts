@@ -14,6 +14,7 @@ export const SCRIPTS: { name: string; quick: string[] }[] = [
   { name: 'peers', quick: ['--n', '100', '--warmup', '10', '--chunk', '50'] },
   { name: 'breakdown', quick: ['--n', '100', '--warmup', '10', '--scale', '0.05'] },
   { name: 'frames', quick: ['--n', '100', '--commits', '50'] },
+  { name: 'startup', quick: ['--n', '3'] },
   { name: 'verify', quick: ['--sizes', '1000', '--ref', '1000', '--seconds', '0.5'] },
   { name: 'anchor-bounds', quick: ['--certs', '2000', '--lines', '10000', '--runs', '1'] },
   { name: 'offload', quick: ['--n', '256'] },

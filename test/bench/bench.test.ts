@@ -68,6 +68,15 @@ test('frames: the pages each commit writes, by table and index, for the gate and
   for (const owner of ['entries', 'rate_calls', 'rate_calls_tool_n']) assert.match(out, new RegExp(`\\| +\\| +\\| +${owner} \\| +\\| +\\d+\\.\\d\\d \\|`), owner);
 });
 
+test('startup: the first answer through each path from a fresh process, and the CLI beside node -e 0', () => {
+  const out = run('startup.js', ['--n', '2', '--warmup', '0']);
+  assert.match(out, /## Start-up: 2 fresh processes per path \(first 0 dropped\), in turns/);
+  for (const name of ['direct', 'relay \\(line copy\\)', 'gate \\(enforce, Cedar, ledger, durable\\)', 'node -e 0', 'cloakpipe --version', 'cloakpipe mcp-proxy --help'])
+    assert.match(out, new RegExp(`\\| ${name} +\\| +2 \\| +${MS} \\|`), name);
+  // The gate's row names what it adds to the upstream alone.
+  assert.match(out, new RegExp(`\\| gate \\(enforce, Cedar, ledger, durable\\) +\\| +2 \\| +${MS} \\| +${MS} \\| +${MS} \\| +${MS} \\|`));
+});
+
 test('verify: raw Ed25519 rate on one and all cores, and the verifier or its TODO', () => {
   const out = run('verify.js', ['--sizes', '100', '--ref', '100', '--seconds', '0.2']);
   assert.ok(out.includes('node:crypto Ed25519 verify, 1 thread'));
