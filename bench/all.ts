@@ -12,6 +12,7 @@ export const SCRIPTS: { name: string; quick: string[] }[] = [
   { name: 'overhead', quick: ['--n', '200', '--warmup', '20', '--chunk', '50'] },
   { name: 'throughput', quick: ['--n', '200', '--warmup', '20'] },
   { name: 'peers', quick: ['--n', '100', '--warmup', '10', '--chunk', '50'] },
+  { name: 'spaced', quick: ['--n', '5', '--gap', '50', '--warmup', '10'] },
   { name: 'breakdown', quick: ['--n', '100', '--warmup', '10', '--scale', '0.05'] },
   { name: 'frames', quick: ['--n', '100', '--commits', '50'] },
   { name: 'startup', quick: ['--n', '3'] },

@@ -40,6 +40,14 @@ test('peers: supergateway and mcp-proxy relay the same calls (as stdio→HTTP→
   for (const row of ['| supergateway (stdio→SSE→stdio, 2 procs) ', '| mcp-proxy (stdio→HTTP stream→stdio, 2 procs) ', "| durable relay (a signed, fsync'd record per call) ", 'no stdio→stdio mode']) assert.ok(out.includes(row), row);
 });
 
+test('spaced: the same paths with a pause before every call, the gate beside supergateway', () => {
+  const out = run('spaced.js', ['--n', '3', '--gap', '20', '--warmup', '2']);
+  assert.match(out, /## Spaced: 3 calls per path, one every 20 ms \(warm-up 2 back to back\), in turns/);
+  for (const name of ['direct', 'relay \\(line copy\\)', "durable relay \\(a signed, fsync'd record per call\\)", 'gate \\(enforce, Cedar, ledger, durable\\)', 'supergateway \\(stdio→SSE→stdio, 2 procs\\)', 'mcp-proxy \\(stdio→HTTP stream→stdio, 2 procs\\)'])
+    assert.match(out, new RegExp(`\\| ${name} +\\| +3 \\| +${MS} \\| +${MS} \\|`), name);
+  assert.match(out, new RegExp(`The gate adds ${MS} ms here against ${MS} ms for supergateway \\(-?\\d+\\.\\d\\d×\\)`));
+});
+
 test('http: the HTTP door beside server-everything direct over HTTP, supergateway and mcp-proxy in their HTTP modes', () => {
   const out = run('http.js', ['--n', '10', '--warmup', '2']);
   assert.match(out, /## HTTP: 10 tools\/call round trips/);
