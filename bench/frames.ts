@@ -68,7 +68,11 @@ function countFrames(path: string, dbPath: string, newest: number): FrameCount |
   if (last.length === 0) return null;
   const owners = pageOwners(dbPath);
   const by = new Map<string, number>();
-  for (const c of last) for (const p of c) by.set(owners.get(p) ?? 'a page freed since', (by.get(owners.get(p) ?? 'a page freed since') ?? 0) + 1);
+  for (const c of last)
+    for (const p of c) {
+      const owner = owners.get(p) ?? 'a page freed since';
+      by.set(owner, (by.get(owner) ?? 0) + 1);
+    }
   const frames = last.reduce((s, c) => s + c.length, 0);
   return { path, file: dbPath.split('/').pop()!, commits: last.length, framesPerCommit: frames / last.length, byOwner: [...by].map(([k, v]) => [k, v / last.length] as [string, number]).sort((a, b) => b[1] - a[1]) };
 }
