@@ -76,10 +76,8 @@ test('levels below the threshold are not written', () => {
 });
 
 test('the default sink is stderr: the lines of a burst leave together, within LOG_FLUSH_MS', async () => {
-  const writes: string[] = [];
   const cap = captureOutput();
-  const grab = process.stderr.write;
-  process.stderr.write = ((c: string) => (writes.push(c), grab.call(process.stderr, c))) as typeof process.stderr.write;
+  const writes = cap.stderrWrites;
   try {
     setLogSink(null);
     for (let i = 1; i <= 3; i++) log.info('hello', { count: i });
@@ -94,10 +92,8 @@ test('the default sink is stderr: the lines of a burst leave together, within LO
 });
 
 test('a warning leaves at once, after the info lines held before it, in one write', () => {
-  const writes: string[] = [];
   const cap = captureOutput();
-  const grab = process.stderr.write;
-  process.stderr.write = ((c: string) => (writes.push(c), grab.call(process.stderr, c))) as typeof process.stderr.write;
+  const writes = cap.stderrWrites;
   try {
     setLogSink(null);
     log.info('hello', { count: 1 });
