@@ -13,7 +13,6 @@ import { DURABLE_RELAY, flags, gateArgv, gateFiles, isMain, LineClient, machine,
 export interface WalCommits {
   /** The page numbers each commit wrote, oldest first, for the commits since the log restarted. */
   commits: number[][];
-  pageSize: number;
 }
 
 /**
@@ -22,7 +21,7 @@ export interface WalCommits {
  */
 export function readWal(path: string): WalCommits {
   const wal = readFileSync(path);
-  if (wal.length < 32) return { commits: [], pageSize: 0 };
+  if (wal.length < 32) return { commits: [] };
   const pageSize = wal.readUInt32BE(8);
   const salt1 = wal.readUInt32BE(16);
   const salt2 = wal.readUInt32BE(20);
@@ -36,7 +35,7 @@ export function readWal(path: string): WalCommits {
       open = [];
     }
   }
-  return { commits, pageSize };
+  return { commits };
 }
 
 /** Each page's owner (table or index) as the database file has it now; page 1 is the header. */
