@@ -17,7 +17,7 @@ import type { GateSession, SessionScope } from './session.js';
 import { RulesBroken, type RulesSource } from './rules.js';
 import type { CallOutcome, Mode, RefusalData, UnknownWhy, UpstreamReply } from '../core/outcome.js';
 export type { CallOutcome, Mode, RefusalData };
-import { DecisionTimer, reportDecision } from '../telemetry/decision.js';
+import { DecisionTimer, LaterReports } from '../telemetry/decision.js';
 import { log } from '../telemetry/log.js';
 
 /** A door's way to reach the tool: resolves with the upstream's reply, rejects when it died. */
@@ -184,6 +184,12 @@ export class Gate {
 
   /** Calls between arriving and their outcome going back to the door, over every session (ADR 045). */
   private inFlight = 0;
+  private readonly reports = new LaterReports();
+
+  /** Report now every decision whose report still waits (the gate is closing). */
+  flushReports(): void {
+    this.reports.flush();
+  }
 
   /** Decide one tools/call of `session`, record it durably, and forward it only when allowed. */
   async handleCall(call: Omit<Call, 'taskId'>, forward: Forward, session: GateSession = this.session): Promise<CallOutcome> {
@@ -197,7 +203,7 @@ export class Gate {
     }
     // The span and the log line once the door has written the outcome (its write leaves on
     // process.nextTick, before this): they are not on this call's path. Never throws.
-    setImmediate(reportDecision, timer.report(call.tool, outcome, this.mode));
+    this.reports.add(timer.report(call.tool, outcome, this.mode));
     return outcome;
   }
 

@@ -144,6 +144,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     home,
     store,
     async close(reason: string) {
+      gate.flushReports(); // before anything closing is awaited: the last calls' reports are not lost
       if (closed) return;
       closed = true;
       try {
@@ -151,6 +152,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
         await gate.record({ kind: 'shutdown', reason });
         if (sealing) await anchoring.tick().catch((e) => process.stderr.write(`cloakpipe mcp-proxy: shutdown epoch not sealed: ${(e as Error).message}\n`));
       } finally {
+        gate.flushReports(); // calls answered while the shutdown entry was committed
         opened.close();
       }
     },

@@ -81,6 +81,25 @@ export class DecisionTimer {
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /** The decision span and the `decision` log line. Never throws. */
+/**
+ * Reports made once the door has written the call's outcome (issue 16): they wait for the next
+ * turn, off the call's path, and `flush` makes every one still waiting, so a gate that closes
+ * right after its last answer has reported each of its calls before the close resolves.
+ */
+export class LaterReports {
+  private pending: DecisionTelemetry[] = [];
+
+  add(t: DecisionTelemetry): void {
+    if (this.pending.push(t) === 1) setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    const due = this.pending;
+    this.pending = [];
+    for (const t of due) reportDecision(t);
+  }
+}
+
 export function reportDecision(t: DecisionTelemetry): void {
   let fields: Sanitized;
   try {

@@ -69,8 +69,13 @@ test('calls at once, a refused one among them, and a close right after the last 
     calls.push(gate.handleCall({ tool: 'lookup', arguments: { key: 'missing' }, meta: {} }, failed));
     calls.push(gate.handleCall({ tool: 'not_declared', arguments: {}, meta: {} }, answered('x')));
     outcomes.push(...(await Promise.all(calls)));
-    await opened.close('test'); // in the same turn as the last answer
+    // In the same turn as the last answer, and before the reports' own turn comes: the close
+    // makes every waiting report at once, whatever it then waits for (under load its commit
+    // could come back before that turn, and a process exiting then lost the last reports).
+    const closing = opened.close('test');
     const reported = decisions(lines);
+    await closing;
+    assert.equal(decisions(lines).length, reported.length, 'no report twice');
     assert.equal(reported.length, outcomes.length);
     assert.deepEqual(reported.map((l) => l.entry).sort(), outcomes.map(entryOf).sort());
     assert.deepEqual(
