@@ -6,6 +6,10 @@
 // an evaluation that errors is evaluated again each time, and fails closed each time.
 // Bounded: at most `maxEntries` keys of at most `maxKey` characters (a longer request, e.g. a
 // long argument a policy reads, is simply not kept); the oldest key goes first.
+// Kept by the request's SHA-256, never its text: the text holds the argument values a policy
+// reads, and the gate keeps no value past its call (a heap dump of a running gate shows none:
+// test/gate/no-values-kept.test.ts).
+import { createHash } from 'node:crypto';
 import type { CedarAnswer } from './evaluate.js';
 
 export class AnswerCache {
@@ -18,9 +22,10 @@ export class AnswerCache {
     private readonly maxKey = 2048,
   ) {}
 
-  /** The answer for `key`, from the cache or from `evaluate` (which may throw: not kept). */
-  answer(key: string, evaluate: () => CedarAnswer): CedarAnswer {
-    const keep = key.length <= this.maxKey;
+  /** The answer for `request`, from the cache or from `evaluate` (which may throw: not kept). */
+  answer(request: string, evaluate: () => CedarAnswer): CedarAnswer {
+    const keep = request.length <= this.maxKey;
+    const key = keep ? createHash('sha256').update(request).digest('base64') : '';
     if (keep) {
       const hit = this.map.get(key);
       if (hit) {
