@@ -1,0 +1,77 @@
+// A running gate holds no argument value or tool result past its call. The real binary in front
+// of the real server-everything, driven by the SDK client: after echo calls whose message a
+// policy reads (one of them refused by it, one asked twice so Cedar's answer is reused) and whose
+// results carry the message back, the gate writes a heap snapshot on SIGUSR2 (Node's
+// --heapsnapshot-signal: what an attacker on the host gets from a heap dump) and no canary is in
+// it. A heap snapshot holds the process's strings, not the bytes of its buffers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { EVERYTHING, makeHome, tempDir, writeFiles } from '../helpers/cli.js';
+import { startGate } from '../helpers/gate.js';
+
+const MANIFEST = `version: 1
+release: heap-canary@1
+tools:
+  echo:
+    effect: read
+    arguments:
+      message: { type: string, max_len: 200 }
+`;
+const POLICY = `permit (principal, action, resource);
+forbid (principal, action, resource) when { context.args has message && context.args.message like "*forbidden*" };
+`;
+
+async function snapshotOf(pid: number, dir: string): Promise<string> {
+  process.kill(pid, 'SIGUSR2');
+  // Node writes the file in one go; it is whole once its size stops changing and it parses.
+  for (let last = -1; ; ) {
+    await new Promise((r) => setTimeout(r, 250));
+    const file = readdirSync(dir).find((n) => n.endsWith('.heapsnapshot'));
+    if (!file) continue;
+    const size = statSync(join(dir, file)).size;
+    if (size > 0 && size === last) {
+      const text = readFileSync(join(dir, file), 'utf8');
+      JSON.parse(text);
+      return text;
+    }
+    last = size;
+  }
+}
+
+test('after its calls, the running gate binary holds none of their argument values or results', { timeout: 180_000 }, async () => {
+  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': POLICY });
+  const dumps = tempDir();
+  const g = await startGate({
+    home: makeHome(),
+    manifest: f['m.yaml'],
+    policy: f['p.cedar'],
+    upstream: [process.execPath, EVERYTHING, 'stdio'],
+    node: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dumps}`],
+  });
+  try {
+    const tag = randomUUID().replaceAll('-', '');
+    const canary = (i: number) => ['canary', tag, String(i)].join('-'); // the test keeps no whole one
+    const texts: string[] = [];
+    for (const i of [0, 1, 1, 2]) {
+      const r = await g.client.callTool({ name: 'echo', arguments: { message: canary(i) } });
+      const [part] = r.content as { type: string; text: string }[];
+      texts.push(part.text.includes(canary(i)) ? 'echoed' : part.text);
+    }
+    const refused = await g.client.callTool({ name: 'echo', arguments: { message: `${canary(3)}-forbidden` } }).then(
+      () => 'forwarded',
+      (e: unknown) => (e instanceof McpError ? 'refused' : String(e)),
+    );
+    // Positive control: the values went through the gate, both ways.
+    assert.deepEqual([...texts, refused], ['echoed', 'echoed', 'echoed', 'echoed', 'refused']);
+    await new Promise((r) => setTimeout(r, 100)); // the last result entry's group
+    const heap = await snapshotOf(g.pid, dumps);
+    assert.ok(heap.includes('heap-canary@1'), 'the snapshot is of the gate and holds its manifest');
+    assert.equal(heap.includes(tag), false, 'the gate still holds an argument value or a result');
+  } finally {
+    await g.close();
+  }
+});
