@@ -1,5 +1,6 @@
-// A running gate holds no argument value or tool result past its call. The real binary in front
-// of the real server-everything, driven by the SDK client: after echo calls whose message a
+// A running gate holds no argument value or tool result past its call. The real binary, both
+// doors (stdio, and HTTP with its sessions), in front of the real server-everything, driven by
+// the SDK client: after echo calls whose message a
 // policy reads (one of them refused by it, one asked twice so Cedar's answer is reused) and whose
 // results carry the message back, the gate writes a heap snapshot on SIGUSR2 (Node's
 // --heapsnapshot-signal: what an attacker on the host gets from a heap dump) and no canary is in
@@ -9,9 +10,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { EVERYTHING, makeHome, tempDir, writeFiles } from '../helpers/cli.js';
 import { startGate } from '../helpers/gate.js';
+import { httpClient, spawnDoor } from '../helpers/http-gate.js';
 
 const MANIFEST = `version: 1
 release: heap-canary@1
@@ -42,36 +45,51 @@ async function snapshotOf(pid: number, dir: string): Promise<string> {
   }
 }
 
-test('after its calls, the running gate binary holds none of their argument values or results', { timeout: 180_000 }, async () => {
+/** The calls, then the snapshot of the gate's process `pid` (its dumps going to `dumps`). */
+async function callsThenSnapshot(client: Client, pid: number, dumps: string): Promise<void> {
+  const tag = randomUUID().replaceAll('-', '');
+  const canary = (i: number) => ['canary', tag, String(i)].join('-'); // the test keeps no whole one
+  const texts: string[] = [];
+  for (const i of [0, 1, 1, 2]) {
+    const r = await client.callTool({ name: 'echo', arguments: { message: canary(i) } });
+    const [part] = r.content as { type: string; text: string }[];
+    texts.push(part.text.includes(canary(i)) ? 'echoed' : part.text);
+  }
+  const refused = await client.callTool({ name: 'echo', arguments: { message: `${canary(3)}-forbidden` } }).then(
+    () => 'forwarded',
+    (e: unknown) => (e instanceof McpError ? 'refused' : String(e)),
+  );
+  // Positive control: the values went through the gate, both ways.
+  assert.deepEqual([...texts, refused], ['echoed', 'echoed', 'echoed', 'echoed', 'refused']);
+  await new Promise((r) => setTimeout(r, 100)); // the last result entry's group
+  const heap = await snapshotOf(pid, dumps);
+  assert.ok(heap.includes('heap-canary@1'), 'the snapshot is of the gate and holds its manifest');
+  assert.equal(heap.includes(tag), false, 'the gate still holds an argument value or a result');
+}
+
+const SNAPSHOT_ON_SIGNAL = (dumps: string) => ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dumps}`];
+
+test('stdio: after its calls, the running gate binary holds none of their argument values or results', { timeout: 180_000 }, async () => {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': POLICY });
   const dumps = tempDir();
-  const g = await startGate({
-    home: makeHome(),
-    manifest: f['m.yaml'],
-    policy: f['p.cedar'],
-    upstream: [process.execPath, EVERYTHING, 'stdio'],
-    node: ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dumps}`],
-  });
+  const g = await startGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'], node: SNAPSHOT_ON_SIGNAL(dumps) });
   try {
-    const tag = randomUUID().replaceAll('-', '');
-    const canary = (i: number) => ['canary', tag, String(i)].join('-'); // the test keeps no whole one
-    const texts: string[] = [];
-    for (const i of [0, 1, 1, 2]) {
-      const r = await g.client.callTool({ name: 'echo', arguments: { message: canary(i) } });
-      const [part] = r.content as { type: string; text: string }[];
-      texts.push(part.text.includes(canary(i)) ? 'echoed' : part.text);
-    }
-    const refused = await g.client.callTool({ name: 'echo', arguments: { message: `${canary(3)}-forbidden` } }).then(
-      () => 'forwarded',
-      (e: unknown) => (e instanceof McpError ? 'refused' : String(e)),
-    );
-    // Positive control: the values went through the gate, both ways.
-    assert.deepEqual([...texts, refused], ['echoed', 'echoed', 'echoed', 'echoed', 'refused']);
-    await new Promise((r) => setTimeout(r, 100)); // the last result entry's group
-    const heap = await snapshotOf(g.pid, dumps);
-    assert.ok(heap.includes('heap-canary@1'), 'the snapshot is of the gate and holds its manifest');
-    assert.equal(heap.includes(tag), false, 'the gate still holds an argument value or a result');
+    await callsThenSnapshot(g.client, g.pid, dumps);
   } finally {
     await g.close();
+  }
+});
+
+test('http: after its calls, the running gate binary holds none of their argument values or results', { timeout: 180_000 }, async () => {
+  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': POLICY });
+  const dumps = tempDir();
+  const args = ['--home', makeHome(), '--manifest', f['m.yaml'], '--policy', f['p.cedar'], '--listen', '127.0.0.1:0', '--', process.execPath, EVERYTHING, 'stdio'];
+  const g = await spawnDoor('http-proxy', args, {}, SNAPSHOT_ON_SIGNAL(dumps));
+  const client = await httpClient(g.url);
+  try {
+    await callsThenSnapshot(client, g.child.pid!, dumps);
+  } finally {
+    await client.close();
+    await g.stop();
   }
 });
