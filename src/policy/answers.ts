@@ -7,8 +7,8 @@
 // Bounded: at most `maxEntries` keys of at most `maxKey` characters (a longer request, e.g. a
 // long argument a policy reads, is simply not kept); the oldest key goes first.
 // Kept by the request's SHA-256, never its text: the text holds the argument values a policy
-// reads, and the gate keeps no value past its call (a heap dump of a running gate shows none:
-// test/gate/no-values-kept.test.ts).
+// reads, and the gate keeps no value past its call (a heap snapshot of a running gate shows
+// none: test/gate/no-values-kept.test.ts).
 import { createHash } from 'node:crypto';
 import type { CedarAnswer } from './evaluate.js';
 

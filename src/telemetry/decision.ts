@@ -80,7 +80,6 @@ export class DecisionTimer {
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
-/** The decision span and the `decision` log line. Never throws. */
 /**
  * Reports made once the door has written the call's outcome (issue 16): they wait for the next
  * turn, off the call's path, and `flush` makes every one still waiting, so a gate that closes
@@ -100,6 +99,7 @@ export class LaterReports {
   }
 }
 
+/** The decision span and the `decision` log line. Never throws. */
 export function reportDecision(t: DecisionTelemetry): void {
   let fields: Sanitized;
   try {

@@ -1,12 +1,12 @@
-// A running gate holds no argument value or tool result past its call. The real binary, its
-// MCP doors (stdio, and HTTP with its sessions) in front of the real server-everything, driven by
-// the SDK client: after echo calls whose message a
-// policy reads (one of them refused by it, one asked twice so Cedar's answer is reused) and whose
-// results carry the message back, the gate writes a heap snapshot on SIGUSR2 (Node's
-// --heapsnapshot-signal: what an attacker on the host gets from a heap dump) and no canary is in
-// it. The LLM door likewise, after turns of the official OpenAI SDK whose proposed calls carry
-// canaries (one refused) and whose next request sends a canary back as a tool result. A heap
-// snapshot holds the process's strings, not the bytes of its buffers.
+// A running gate holds no argument value or tool result past its call. The real binary's MCP
+// doors (stdio, and HTTP with its sessions) in front of the real server-everything, driven by
+// the SDK client: after echo calls whose message a policy reads (one refused by it, one asked
+// twice so Cedar's answer is reused) and whose results carry the message back, the gate writes
+// a heap snapshot on SIGUSR2 (Node's --heapsnapshot-signal) and no canary is in it. The LLM door
+// likewise, after turns of the official OpenAI SDK whose proposed calls carry canaries (one
+// refused) and whose next request sends a canary back as a tool result. A heap snapshot holds
+// every live string up to its first 1,024 characters, not the bytes of buffers: each message
+// here carries its canaries within its first 1,024 (checked for the LLM requests, the longest).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -36,7 +36,7 @@ forbid (principal, action, resource) when { context.args has message && context.
 async function snapshotOf(pid: number, dir: string): Promise<string> {
   process.kill(pid, 'SIGUSR2');
   // Node writes the file in one go; it is whole once its size stops changing and it parses.
-  for (let last = -1; ; ) {
+  for (let last = -1, deadline = Date.now() + 60_000; Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 250));
     const file = readdirSync(dir).find((n) => n.endsWith('.heapsnapshot'));
     if (!file) continue;
@@ -48,6 +48,7 @@ async function snapshotOf(pid: number, dir: string): Promise<string> {
     }
     last = size;
   }
+  throw new Error(`no heap snapshot from the gate (pid ${pid}) within 60 s`);
 }
 
 /** The calls, then the snapshot of the gate's process `pid` (its dumps going to `dumps`). */
@@ -123,6 +124,7 @@ test('llm: after its turns, the running gate binary holds none of the proposed c
     // Positive control: the values went through the gate, both ways.
     assert.deepEqual(names, ['get_weather with its canary', 'refused', 'get_weather with its canary', 'refused']);
     assert.ok(fake.seen.some((r) => JSON.stringify(r.body).includes(canary('result'))), 'the model got the result');
+    for (const r of fake.seen) assert.ok(JSON.stringify(r.body).lastIndexOf(tag) < 1000, 'a canary past what a snapshot shows of a string');
     await new Promise((r) => setTimeout(r, 100));
     const heap = await snapshotOf(g.child.pid!, dumps);
     assert.ok(heap.includes('llm-e2e@1'), 'the snapshot is of the gate and holds its manifest');

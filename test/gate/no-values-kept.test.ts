@@ -1,7 +1,7 @@
 // The gate keeps no argument value past its call: after calls were decided, recorded and
-// answered, a heap snapshot of the process holding the open gate (the snapshot a heap dump
-// gives an attacker on the host) holds none of the canaries they carried, also where a policy
-// reads the argument and Cedar's answer is kept for the next identical request (ADR 039).
+// answered, a heap snapshot of the process holding the open gate holds none of the canaries
+// they carried, also where a policy reads the argument and Cedar's answer is kept for the next
+// identical request (ADR 039).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
