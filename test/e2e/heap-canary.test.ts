@@ -10,8 +10,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { EVERYTHING, makeHome, tempDir, writeFiles } from '../helpers/cli.js';
@@ -20,36 +18,7 @@ import { httpClient, spawnDoor } from '../helpers/http-gate.js';
 import { startFakeModel } from '../helpers/fake-model.js';
 import { llmSetup, openaiAgent } from '../helpers/llm-gate.js';
 import { openaiTurn } from '../helpers/llm-agent.js';
-
-const MANIFEST = `version: 1
-release: heap-canary@1
-tools:
-  echo:
-    effect: read
-    arguments:
-      message: { type: string, max_len: 200 }
-`;
-const POLICY = `permit (principal, action, resource);
-forbid (principal, action, resource) when { context.args has message && context.args.message like "*forbidden*" };
-`;
-
-async function snapshotOf(pid: number, dir: string): Promise<string> {
-  process.kill(pid, 'SIGUSR2');
-  // Node writes the file in one go; it is whole once its size stops changing and it parses.
-  for (let last = -1, deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-    await new Promise((r) => setTimeout(r, 250));
-    const file = readdirSync(dir).find((n) => n.endsWith('.heapsnapshot'));
-    if (!file) continue;
-    const size = statSync(join(dir, file)).size;
-    if (size > 0 && size === last) {
-      const text = readFileSync(join(dir, file), 'utf8');
-      JSON.parse(text);
-      return text;
-    }
-    last = size;
-  }
-  throw new Error(`no heap snapshot from the gate (pid ${pid}) within 60 s`);
-}
+import { CANARY_MANIFEST, CANARY_POLICY, heapSnapshotOf, snapshotOnSignal } from '../helpers/heap.js';
 
 /** The calls, then the snapshot of the gate's process `pid` (its dumps going to `dumps`). */
 async function callsThenSnapshot(client: Client, pid: number, dumps: string): Promise<void> {
@@ -68,17 +37,15 @@ async function callsThenSnapshot(client: Client, pid: number, dumps: string): Pr
   // Positive control: the values went through the gate, both ways.
   assert.deepEqual([...texts, refused], ['echoed', 'echoed', 'echoed', 'echoed', 'refused']);
   await new Promise((r) => setTimeout(r, 100)); // the last result entry's group
-  const heap = await snapshotOf(pid, dumps);
+  const heap = await heapSnapshotOf(pid, dumps);
   assert.ok(heap.includes('heap-canary@1'), 'the snapshot is of the gate and holds its manifest');
   assert.equal(heap.includes(tag), false, 'the gate still holds an argument value or a result');
 }
 
-const SNAPSHOT_ON_SIGNAL = (dumps: string) => ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dumps}`];
-
 test('stdio: after its calls, the running gate binary holds none of their argument values or results', { timeout: 180_000 }, async () => {
-  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': POLICY });
+  const f = writeFiles({ 'm.yaml': CANARY_MANIFEST, 'p.cedar': CANARY_POLICY });
   const dumps = tempDir();
-  const g = await startGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'], node: SNAPSHOT_ON_SIGNAL(dumps) });
+  const g = await startGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'], node: snapshotOnSignal(dumps) });
   try {
     await callsThenSnapshot(g.client, g.pid, dumps);
   } finally {
@@ -87,10 +54,10 @@ test('stdio: after its calls, the running gate binary holds none of their argume
 });
 
 test('http: after its calls, the running gate binary holds none of their argument values or results', { timeout: 180_000 }, async () => {
-  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': POLICY });
+  const f = writeFiles({ 'm.yaml': CANARY_MANIFEST, 'p.cedar': CANARY_POLICY });
   const dumps = tempDir();
   const args = ['--home', makeHome(), '--manifest', f['m.yaml'], '--policy', f['p.cedar'], '--listen', '127.0.0.1:0', '--', process.execPath, EVERYTHING, 'stdio'];
-  const g = await spawnDoor('http-proxy', args, {}, SNAPSHOT_ON_SIGNAL(dumps));
+  const g = await spawnDoor('http-proxy', args, {}, snapshotOnSignal(dumps));
   const client = await httpClient(g.url);
   try {
     await callsThenSnapshot(client, g.child.pid!, dumps);
@@ -105,7 +72,7 @@ test('llm: after its turns, the running gate binary holds none of the proposed c
   const s = llmSetup();
   const dumps = tempDir();
   const args = ['--home', s.home, '--manifest', s.manifest, '--policy', s.policy, '--context', s.context, '--upstream-url', fake.url, '--listen', '127.0.0.1:0'];
-  const g = await spawnDoor('llm-proxy', args, {}, SNAPSHOT_ON_SIGNAL(dumps));
+  const g = await spawnDoor('llm-proxy', args, {}, snapshotOnSignal(dumps));
   try {
     const tag = randomUUID().replaceAll('-', '');
     const canary = (what: string) => ['canary', tag, what].join('-');
@@ -126,7 +93,7 @@ test('llm: after its turns, the running gate binary holds none of the proposed c
     assert.ok(fake.seen.some((r) => JSON.stringify(r.body).includes(canary('result'))), 'the model got the result');
     for (const r of fake.seen) assert.ok(JSON.stringify(r.body).lastIndexOf(tag) < 1000, 'a canary past what a snapshot shows of a string');
     await new Promise((r) => setTimeout(r, 100));
-    const heap = await snapshotOf(g.child.pid!, dumps);
+    const heap = await heapSnapshotOf(g.child.pid!, dumps);
     assert.ok(heap.includes('llm-e2e@1'), 'the snapshot is of the gate and holds its manifest');
     assert.equal(heap.includes(tag), false, 'the gate still holds an argument value or a result');
   } finally {

@@ -4,15 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { getHeapSnapshot } from 'node:v8';
 import { parseStrict } from '../../src/wire/strict-parse.js';
 import type { JsonObject } from '../../src/core/json.js';
+import { ownHeapSnapshot } from '../helpers/heap.js';
 
-async function heapHolds(text: string): Promise<boolean> {
-  const chunks: string[] = [];
-  for await (const c of getHeapSnapshot()) chunks.push(String(c));
-  return chunks.join('').includes(text);
-}
+const heapHolds = async (text: string) => (await ownHeapSnapshot()).includes(text);
 
 /** Members of a message read by the parser, the message itself dropped. */
 function membersOf(secret: string): string[] {
