@@ -63,6 +63,8 @@ interface Held {
   events: { e: SseEvent; data: JsonObject }[];
   /** The input a block's start carried (used when no input_json_delta follows). */
   startInput: JsonObject;
+  /** An input_json_delta came: the input is the deltas' text, even all empty (the SDK then reads {}). */
+  deltas: boolean;
   stopped: boolean;
 }
 
@@ -102,13 +104,17 @@ class AnthropicStream implements StreamRewriter {
     need(isJsonObject(v) && isString(v.type) && (e.type === undefined || e.type === v.type), null, 'a stream event needs a type');
     const data = v as JsonObject;
     switch (data.type) {
-      case 'message_start':
+      case 'message_start': {
+        // The SDK starts its message from this one: blocks in it would reach the agent ungated.
+        const m = data.message;
+        need(isJsonObject(m) && (m.content === undefined || (Array.isArray(m.content) && m.content.length === 0)), null, 'a message_start must hold no content');
         this.blocks = new Map();
         this.nextOut = 0;
         this.textOut = false;
         this.calls = this.newCalls();
         this.reported = false;
         return this.ctx.write(e.raw);
+      }
       case 'content_block_start':
         return this.start(e, data);
       case 'content_block_delta':
@@ -134,7 +140,7 @@ class AnthropicStream implements StreamRewriter {
     if (block.type === 'tool_use') {
       need(isString(block.id) && isString(block.name), null, 'a tool_use block needs an id and a name');
       const startInput = block.input === undefined ? {} : need(isJsonObject(block.input), block.input as JsonObject, 'tool_use input must be an object');
-      const slot: Slot<Held> = { index, id: block.id as string, tool: block.name as string, args: '', held: { events: [{ e, data }], startInput, stopped: false } };
+      const slot: Slot<Held> = { index, id: block.id as string, tool: block.name as string, args: '', held: { events: [{ e, data }], startInput, deltas: false, stopped: false } };
       this.blocks.set(index, { kind: 'tool', slot });
       this.calls.slots.push(slot);
       return;
@@ -159,12 +165,18 @@ class AnthropicStream implements StreamRewriter {
     if (data.type === 'content_block_stop') return this.complete(slot);
     const delta = data.delta;
     need(isJsonObject(delta) && delta.type === 'input_json_delta' && isString(delta.partial_json), null, 'a tool_use block takes input_json_delta only');
+    slot.held.deltas = true;
     slot.args = appendBounded(slot.args as string, (delta as JsonObject).partial_json as string, this.ctx.maxArgumentBytes);
   }
 
+  /**
+   * The block's input as the SDK reads it: the start's input while no delta came; once one did,
+   * the deltas' text alone, and `{}` when that text is empty (what the start said is then gone).
+   */
   private complete(slot: Slot<Held>): void {
     slot.held.stopped = true;
-    if (slot.args === '') slot.args = slot.held.startInput;
+    if (!slot.held.deltas) slot.args = slot.held.startInput;
+    else if (slot.args === '') slot.args = {};
     this.calls.complete(slot);
   }
 

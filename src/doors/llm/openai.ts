@@ -143,6 +143,9 @@ class OpenAiStream implements StreamRewriter {
     const finishing: Choice[] = [];
     const outChoices = choices.map((ch) => {
       need(isIndex(ch.index), null, 'a choice needs an index');
+      // The SDK merges a streamed choice's other members into its snapshot: a whole message
+      // there would be the agent's, calls and all, without a fragment the gate reads.
+      need(ch.message === undefined || ch.message === null, null, 'a streamed choice carries a whole message');
       const st = this.choice(ch.index as number);
       const delta = ch.delta === undefined || ch.delta === null ? {} : need(isJsonObject(ch.delta), ch.delta as JsonObject, 'delta must be an object');
       noLegacyCall(delta);
@@ -170,14 +173,23 @@ class OpenAiStream implements StreamRewriter {
     this.ctx.write(encodeEvent(JSON.stringify(out)));
   }
 
-  /** One fragment of a call: a new index completes the calls before it (calls stream one by one). */
+  /**
+   * One fragment of a call: a new index completes the calls before it (calls stream one by one).
+   * Readers join fragments differently (the official SDK copies any other member into the call,
+   * keeps the last name and appends any truthy `arguments`; other frameworks join names), so a
+   * fragment is read only when every reader gets the call the gate decides: no member but these,
+   * each of its type or null, the type `function` each time, one non-empty name.
+   */
   private fragment(st: Choice, f: JsonObject, raw: Uint8Array | null, role: boolean): void {
     need(isIndex(f.index), null, 'a tool call fragment needs an index');
+    for (const [k, v] of Object.entries(f)) need(FRAGMENT_MEMBERS.has(k) || v === null, null, 'a tool call fragment has a member the gate does not read');
+    need(f.type === undefined || f.type === null || f.type === 'function', null, 'a tool call must be of type function');
+    need(optional(f.id, isString), null, 'a tool call id must be a string');
     const fn = f.function === undefined ? {} : need(isJsonObject(f.function), f.function as JsonObject, 'function must be an object');
+    need(optional(fn.name, isString) && optional(fn.arguments, isString), null, 'a function name and arguments must be strings');
     let slot = st.byIndex.get(f.index as number);
     if (!slot) {
       need(!st.finished, null, 'a tool call after the choice finished');
-      need(f.type === undefined || f.type === 'function', null, 'a tool call must be of type function');
       for (const s of st.calls.slots) if (s.verdict === undefined && !this.completed.has(s)) this.complete(st, s);
       slot = { index: f.index as number, id: '', tool: '', args: '', held: { raws: [], whole: true, role: false } };
       st.byIndex.set(slot.index, slot);
@@ -185,7 +197,10 @@ class OpenAiStream implements StreamRewriter {
     }
     need(!this.completed.has(slot), null, 'a fragment of a call already complete');
     if (isString(f.id) && f.id !== '') slot.id = slot.id === '' ? f.id : need(slot.id === f.id, slot.id, 'a call changed its id');
-    if (isString(fn.name)) slot.tool += fn.name;
+    if (isString(fn.name) && fn.name !== '') {
+      need(slot.tool === '', null, 'a call named in two fragments');
+      slot.tool = fn.name;
+    }
     if (isString(fn.arguments)) slot.args = appendBounded(slot.args as string, fn.arguments, this.ctx.maxArgumentBytes);
     if (raw) slot.held.raws.push(raw);
     else slot.held.whole = false;
@@ -242,6 +257,12 @@ class OpenAiStream implements StreamRewriter {
     for (const st of this.choices.values()) await this.finish(st);
   }
 }
+
+/** The members of a streamed tool call fragment the gate reads (any other must be null). */
+const FRAGMENT_MEMBERS = new Set(['index', 'id', 'type', 'function']);
+
+/** Absent, null, or of the type `is` checks. */
+const optional = (v: JsonValue | undefined, is: (v: unknown) => boolean) => v === undefined || v === null || is(v);
 
 /** Whether a choice carries more than tool call fragments (text, a finish, log probabilities). */
 function hasMore(ch: JsonObject, delta: JsonObject): boolean {

@@ -1,0 +1,284 @@
+// The LLM door against a model API that streams on purpose what the real APIs never send: a
+// call's name in two fragments, a fragment that turns a function call into another kind, argument
+// fragments that are not text, a tool_use block whose start carries an input its deltas then
+// replace. The gate decides what it reads; the agent runs what its SDK reads. The property: every
+// call the official SDK hands the agent through the gate is one the gate allowed, with the same
+// name and the same arguments (digest for digest), and no call of a kind the gate does not gate
+// reaches it. Straight from the fake API, the same streams make the SDKs read something else than
+// a naive reading (the positive controls), so each case would let a call through unseen.
+// Then the same property over random streams: fragments cut anywhere, empty and null members,
+// repeated ids, and now and then one of the hostile members above.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
+import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
+import { anthropicParams, openaiParams } from '../helpers/llm-agent.js';
+import { decisions } from '../helpers/gate.js';
+import { digestJson } from '../../src/core/digest.js';
+
+let fake: FakeModel;
+let s: LlmSetup;
+let gate: LlmGate;
+
+before(async () => {
+  fake = await startFakeModel();
+  s = llmSetup();
+  gate = await startLlmGate(s, fake.url);
+});
+
+after(async () => {
+  await gate?.stop();
+  await fake?.close();
+});
+
+/** A call as the agent's SDK hands it over. */
+interface Read {
+  type: string;
+  name: unknown;
+  args: unknown;
+}
+
+/** What the official SDK reads from a stream, or the error it raises. */
+type Reading = { calls: Read[] } | { error: string };
+
+async function openaiReads(base: string, events: string): Promise<Reading> {
+  const { stream: _s, ...params } = openaiParams({ rawBody: events }, true);
+  try {
+    const c = await openaiAgent(base).chat.completions.stream(params).finalChatCompletion();
+    return {
+      calls: (c.choices[0]?.message.tool_calls ?? []).map((t) => {
+        const any = t as unknown as { type: string; function?: { name: unknown; arguments: string }; custom?: { name: unknown; input: unknown } };
+        return any.type === 'function' ? { type: 'function', name: any.function!.name, args: JSON.parse(any.function!.arguments) } : { type: any.type, name: any.custom?.name, args: any.custom?.input };
+      }),
+    };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+}
+
+async function anthropicReads(base: string, events: string): Promise<Reading> {
+  const { stream: _s, ...params } = anthropicParams({ rawBody: events }, true);
+  try {
+    const m = await anthropicAgent(base).messages.stream(params).finalMessage();
+    return { calls: m.content.flatMap((b) => (b.type === 'tool_use' ? [{ type: 'tool_use', name: b.name, args: b.input }] : [])) };
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+}
+
+/**
+ * Through the gate: the SDK reads calls the gate allowed, each as the gate decided it, or it
+ * raises the gate's fail_closed refusal. Returns the reading.
+ */
+async function gated(format: 'openai' | 'anthropic', events: string): Promise<Reading> {
+  const before = decisions(s.home).length;
+  const r = format === 'openai' ? await openaiReads(gate.url, events) : await anthropicReads(gate.url, events);
+  const made = decisions(s.home).slice(before);
+  if ('error' in r) {
+    assert.match(r.error, /fail_closed/, 'an SDK error through the gate is the gate refusing the stream');
+    return r;
+  }
+  const allowed = made.filter((e) => e.outcome === 'allow');
+  for (const c of r.calls) {
+    assert.equal(c.type, format === 'openai' ? 'function' : 'tool_use', `a call of kind ${c.type} reached the agent`);
+    const match = allowed.findIndex((e) => e.tool === c.name && e.args_digest === digestJson(c.args));
+    assert.ok(match >= 0, `the agent got ${JSON.stringify(c.name)} with arguments the gate never allowed (allowed: ${JSON.stringify(allowed.map((e) => e.tool))})`);
+    allowed.splice(match, 1);
+  }
+  return r;
+}
+
+// ── OpenAI Chat Completions streams ─────────────────────────────────────────────────────────
+
+const HEAD = { id: 'chatcmpl-readings', object: 'chat.completion.chunk', created: 1764547200, model: 'gpt-4o-2024-08-06' };
+const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ ...HEAD, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+const frag = (f: object) => chunk({ tool_calls: [{ index: 0, ...f }] });
+const openaiStream = (...frags: object[]) => [chunk({ role: 'assistant', content: null }), ...frags.map(frag), chunk({}, 'tool_calls'), 'data: [DONE]\n\n'].join('');
+const FIRST = { id: 'call_readings_1', type: 'function', function: { name: 'get_weather', arguments: '' } };
+
+/** The tool call fragments an agent iterating the SDK's chunks sees (many frameworks join them themselves). */
+async function openaiFragments(base: string, events: string): Promise<Record<string, unknown>[] | { error: string }> {
+  const params = { ...openaiParams({ rawBody: events }, false), stream: true as const };
+  const out: Record<string, unknown>[] = [];
+  try {
+    for await (const c of await openaiAgent(base).chat.completions.create(params)) for (const ch of c.choices) out.push(...((ch.delta.tool_calls ?? []) as unknown as Record<string, unknown>[]));
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+  return out;
+}
+
+test('openai stream: a later fragment turns the function call into a custom tool call: no agent sees it through the gate', async () => {
+  const events = openaiStream(FIRST, { function: { arguments: '{"city":"Paris"}' } }, { type: 'custom', custom: { name: 'shell_exec', input: 'cat /etc/shadow' } });
+  // An agent joining the chunks itself gets a custom call to shell_exec; the SDK's own stream helper refuses custom calls.
+  const direct = await openaiFragments(fake.url, events);
+  assert.ok(Array.isArray(direct) && direct.some((f) => f.type === 'custom'), `positive control: ${JSON.stringify(direct)}`);
+  const through = await openaiFragments(gate.url, events);
+  assert.ok(!Array.isArray(through) || !through.some((f) => f.type === 'custom' || 'custom' in f), JSON.stringify(through));
+  const r = await gated('openai', events);
+  assert.ok('error' in r || r.calls.length === 0, `refused: ${JSON.stringify(r)}`);
+});
+
+const OPENAI_HOSTILE: { name: string; events: string; direct: (c: Read[]) => boolean }[] = [
+  {
+    name: 'the name comes in two fragments (the SDK keeps the last, other readers join them)',
+    events: openaiStream({ ...FIRST, function: { name: 'get_', arguments: '' } }, { function: { name: 'weather', arguments: '{"city":"Paris"}' } }),
+    direct: (c) => c[0]?.name === 'weather',
+  },
+  {
+    name: 'argument fragments that are numbers, not text',
+    events: openaiStream({ ...FIRST, function: { name: 'transfer', arguments: '{"amount":5' } }, { function: { arguments: 9 } }, { function: { arguments: 9 } }, { function: { arguments: 9 } }, { function: { arguments: '}' } }),
+    direct: (c) => (c[0]?.args as { amount?: number })?.amount === 5999,
+  },
+  {
+    name: 'a later fragment names the call with a number',
+    events: openaiStream(FIRST, { function: { name: 7, arguments: '{"city":"Paris"}' } }),
+    direct: (c) => c[0]?.name === 7,
+  },
+];
+
+for (const h of OPENAI_HOSTILE) {
+  test(`openai stream: ${h.name}: the agent never gets a call the gate did not allow`, async () => {
+    const direct = await openaiReads(fake.url, h.events);
+    assert.ok('calls' in direct && h.direct(direct.calls), `positive control: straight from the API the SDK reads ${JSON.stringify(direct)}`);
+    const r = await gated('openai', h.events);
+    assert.ok('error' in r || r.calls.length === 0, `refused: ${JSON.stringify(r)}`);
+  });
+}
+
+test('openai stream: a chunk whose choice carries a whole message with calls: the SDK takes that message, so the gate refuses the stream', async () => {
+  const smuggled = { role: 'assistant', content: null, tool_calls: [{ id: 'call_smuggled', type: 'function', function: { name: 'transfer', arguments: '{"amount":99999}' } }] };
+  const events = [`data: ${JSON.stringify({ ...HEAD, choices: [{ index: 0, delta: { role: 'assistant', content: 'On it.' }, message: smuggled, logprobs: null, finish_reason: null }] })}\n\n`, chunk({}, 'tool_calls'), 'data: [DONE]\n\n'].join('');
+  const direct = await openaiReads(fake.url, events);
+  assert.ok('calls' in direct && direct.calls.some((c) => c.name === 'transfer'), `positive control: ${JSON.stringify(direct)}`);
+  const r = await gated('openai', events);
+  assert.ok('error' in r || r.calls.length === 0, `refused: ${JSON.stringify(r)}`);
+});
+
+// ── Anthropic Messages streams ──────────────────────────────────────────────────────────────
+
+const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const MESSAGE_START = ev('message_start', { message: { id: 'msg_readings', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+const MESSAGE_END = ev('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }) + ev('message_stop', {});
+function anthropicStream(input: object, pieces: string[] | null, name = 'get_weather'): string {
+  const deltas = (pieces ?? []).map((p) => ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: p } }));
+  return [MESSAGE_START, ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_readings_1', name, input } }), ...deltas, ev('content_block_stop', { index: 0 }), MESSAGE_END].join('');
+}
+
+test('anthropic stream: a block whose start carries an input and whose deltas are empty: the agent gets what the deltas say ({}), so the gate decides that', async () => {
+  const events = anthropicStream({ city: 'Paris' }, ['']);
+  const direct = await anthropicReads(fake.url, events);
+  assert.ok('calls' in direct && JSON.stringify(direct.calls[0]?.args) === '{}', `positive control: the SDK reads ${JSON.stringify(direct)}`);
+  const r = await gated('anthropic', events);
+  // get_weather requires a city: the call the agent would run is refused.
+  assert.ok('calls' in r && r.calls.length === 0, JSON.stringify(r));
+  // The start's input alone (no delta) is what the SDK reads then, and the gate allows it.
+  const alone = await gated('anthropic', anthropicStream({ city: 'Paris' }, null));
+  assert.deepEqual('calls' in alone && alone.calls.map((c) => c.args), [{ city: 'Paris' }]);
+});
+
+test('anthropic stream: a message_start whose message already holds a tool_use block: the SDK starts from it, so the gate refuses the stream', async () => {
+  const start = ev('message_start', { message: { id: 'msg_smuggled', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [{ type: 'tool_use', id: 'toolu_smuggled', name: 'transfer', input: { amount: 99999 } }], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+  const events = start + MESSAGE_END;
+  const direct = await anthropicReads(fake.url, events);
+  assert.ok('calls' in direct && direct.calls.some((c) => c.name === 'transfer'), `positive control: ${JSON.stringify(direct)}`);
+  const r = await gated('anthropic', events);
+  assert.ok('error' in r || r.calls.length === 0, `refused: ${JSON.stringify(r)}`);
+});
+
+// ── Random streams ──────────────────────────────────────────────────────────────────────────
+
+/** A small seeded generator, so that a failure names the stream that caused it. */
+function rng(seed: number) {
+  let x = seed >>> 0 || 1;
+  const next = () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), (x >>> 0) / 2 ** 32);
+  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(a: readonly T[]) => a[Math.floor(next() * a.length)] };
+}
+
+function cuts(r: ReturnType<typeof rng>, text: string, most: number): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (rest.length > 0 && out.length < most - 1) {
+    const n = r.int(rest.length + 1);
+    out.push(rest.slice(0, n));
+    rest = rest.slice(n);
+  }
+  out.push(rest);
+  return out;
+}
+
+/** Calls to stream; `text`, when given, is how the arguments are spelled (escapes, exponents, spaces). */
+const CALLS: { name: string; args: object; text?: string }[] = [
+  { name: 'get_weather', args: { city: 'Paris' } },
+  { name: 'get_weather', args: { city: 'Zürich "quoted"' } },
+  { name: 'get_weather', args: { city: 'été' }, text: '{ "city" : "\\u00e9t\\u00e9" }' },
+  { name: 'transfer', args: { amount: 20 } },
+  { name: 'transfer', args: { amount: 100 }, text: '{"amount":1E2}' },
+  { name: 'transfer', args: { amount: 5000 } },
+  { name: 'read_file', args: { path: '/srv/notes/a.md' } },
+];
+const argsText = (c: (typeof CALLS)[number]) => c.text ?? JSON.stringify(c.args);
+
+/** One random OpenAI stream of one call: the name and arguments cut anywhere, members that mean nothing, sometimes a hostile one. */
+function randomOpenai(seed: number): string {
+  const r = rng(seed);
+  const call = r.pick(CALLS);
+  const names = r.next() < 0.2 ? cuts(r, call.name, 3) : [call.name];
+  const args = cuts(r, argsText(call), 1 + r.int(6));
+  const frags: Record<string, unknown>[] = [];
+  const n = Math.max(names.length, args.length);
+  for (let i = 0; i < n; i++) {
+    const f: Record<string, unknown> = {};
+    const fn: Record<string, unknown> = {};
+    if (i === 0) Object.assign(f, { id: 'call_random_1', type: 'function' });
+    else if (r.next() < 0.15) f.id = r.pick(['call_random_1', '', null]);
+    if (i > 0 && r.next() < 0.1) f.type = r.pick(['function', null]);
+    if (i < names.length) fn.name = names[i];
+    else if (r.next() < 0.15) fn.name = r.pick(['', null]);
+    if (i < args.length) fn.arguments = args[i];
+    else if (r.next() < 0.15) fn.arguments = r.pick(['', null]);
+    f.function = fn;
+    frags.push(f);
+  }
+  if (r.next() < 0.3) {
+    const at = 1 + r.int(frags.length);
+    const hostile: Record<string, unknown>[] = [
+      { type: 'custom', custom: { name: 'shell_exec', input: 'id' } },
+      { function: { arguments: r.int(10) } },
+      { function: { name: 'shell_exec' } },
+      { function: { name: 3 } },
+      { id: 42 },
+      { custom: { name: 'shell_exec', input: 'id' } },
+    ];
+    frags.splice(at, 0, r.pick(hostile));
+  }
+  return openaiStream(...frags);
+}
+
+/** One random Anthropic stream of one call: an input at the start or none, the deltas cut anywhere, empty ones. */
+function randomAnthropic(seed: number): string {
+  const r = rng(seed);
+  const call = r.pick(CALLS);
+  const start = r.next() < 0.5 ? {} : r.next() < 0.5 ? call.args : r.pick(CALLS).args;
+  const mode = r.int(3);
+  const pieces = mode === 0 ? null : mode === 1 ? cuts(r, argsText(call), 1 + r.int(6)) : r.next() < 0.5 ? [''] : ['', ''];
+  if (pieces && r.next() < 0.3) pieces.splice(r.int(pieces.length + 1), 0, '');
+  return anthropicStream(start, pieces, call.name);
+}
+
+test('random streams, both formats: every call the SDK hands the agent through the gate is one the gate allowed, name and arguments', async () => {
+  let released = 0;
+  let refused = 0;
+  for (let seed = 1; seed <= 150; seed++) {
+    for (const format of ['openai', 'anthropic'] as const) {
+      const events = format === 'openai' ? randomOpenai(seed) : randomAnthropic(seed);
+      const r = await gated(format, events).catch((e: Error) => {
+        throw new Error(`${format} seed ${seed}: ${e.message}\n${events}`);
+      });
+      if ('calls' in r && r.calls.length > 0) released++;
+      else refused++;
+    }
+  }
+  // Both kinds happened: the property was checked on calls that went through, not only on refusals.
+  assert.ok(released > 50 && refused > 20, `released ${released}, refused ${refused}`);
+});
