@@ -13,7 +13,8 @@ import assert from 'node:assert/strict';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
 import { anthropicParams, openaiParams } from '../helpers/llm-agent.js';
-import { decisions } from '../helpers/gate.js';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { digestJson } from '../../src/core/digest.js';
 
 let fake: FakeModel;
@@ -66,14 +67,32 @@ async function anthropicReads(base: string, events: string): Promise<Reading> {
   }
 }
 
+/** The newest entry's seq, and the decision entries after a seq, read from the gate's ledger as it runs. */
+function newestSeq(): number {
+  const db = new Database(join(s.home, 'ledger.db'), { readonly: true });
+  try {
+    return (db.prepare('SELECT MAX(seq) AS n FROM entries').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+function decisionsAfter(seq: number): Record<string, unknown>[] {
+  const db = new Database(join(s.home, 'ledger.db'), { readonly: true });
+  try {
+    return (db.prepare("SELECT body FROM entries WHERE seq > ? AND kind = 'decision' ORDER BY seq").all(seq) as { body: string }[]).map((r) => JSON.parse(r.body));
+  } finally {
+    db.close();
+  }
+}
+
 /**
  * Through the gate: the SDK reads calls the gate allowed, each as the gate decided it, or it
  * raises the gate's fail_closed refusal. Returns the reading.
  */
 async function gated(format: 'openai' | 'anthropic', events: string): Promise<Reading> {
-  const before = decisions(s.home).length;
+  const before = newestSeq();
   const r = format === 'openai' ? await openaiReads(gate.url, events) : await anthropicReads(gate.url, events);
-  const made = decisions(s.home).slice(before);
+  const made = decisionsAfter(before);
   if ('error' in r) {
     assert.match(r.error, /fail_closed/, 'an SDK error through the gate is the gate refusing the stream');
     return r;
