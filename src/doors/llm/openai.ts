@@ -185,7 +185,7 @@ class OpenAiStream implements StreamRewriter {
     for (const [k, v] of Object.entries(f)) need(FRAGMENT_MEMBERS.has(k) || v === null, null, 'a tool call fragment has a member the gate does not read');
     need(f.type === undefined || f.type === null || f.type === 'function', null, 'a tool call must be of type function');
     need(optional(f.id, isString), null, 'a tool call id must be a string');
-    const fn = f.function === undefined ? {} : need(isJsonObject(f.function), f.function as JsonObject, 'function must be an object');
+    const fn = f.function === undefined || f.function === null ? {} : need(isJsonObject(f.function), f.function as JsonObject, 'function must be an object');
     need(optional(fn.name, isString) && optional(fn.arguments, isString), null, 'a function name and arguments must be strings');
     let slot = st.byIndex.get(f.index as number);
     if (!slot) {
