@@ -10,12 +10,13 @@
 // repeated ids, and now and then one of the hostile members above.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
 import { anthropicParams, openaiParams } from '../helpers/llm-agent.js';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { digestJson } from '../../src/core/digest.js';
+import { openLedgerSnapshot } from '../../src/store/sqlite/store.js';
+import type { LedgerSnapshot } from '../../src/store/ports.js';
 
 let fake: FakeModel;
 let s: LlmSetup;
@@ -67,21 +68,13 @@ async function anthropicReads(base: string, events: string): Promise<Reading> {
   }
 }
 
-/** The newest entry's seq, and the decision entries after a seq, read from the gate's ledger as it runs. */
-function newestSeq(): number {
-  const db = new Database(join(s.home, 'ledger.db'), { readonly: true });
+/** A read of the gate's ledger as it runs (the read-only snapshot verify and export use). */
+function ledger<T>(read: (l: LedgerSnapshot) => T): T {
+  const l = openLedgerSnapshot(join(s.home, 'ledger.db'));
   try {
-    return (db.prepare('SELECT MAX(seq) AS n FROM entries').get() as { n: number }).n;
+    return read(l);
   } finally {
-    db.close();
-  }
-}
-function decisionsAfter(seq: number): Record<string, unknown>[] {
-  const db = new Database(join(s.home, 'ledger.db'), { readonly: true });
-  try {
-    return (db.prepare("SELECT body FROM entries WHERE seq > ? AND kind = 'decision' ORDER BY seq").all(seq) as { body: string }[]).map((r) => JSON.parse(r.body));
-  } finally {
-    db.close();
+    l.close();
   }
 }
 
@@ -90,14 +83,14 @@ function decisionsAfter(seq: number): Record<string, unknown>[] {
  * raises the gate's fail_closed refusal. Returns the reading.
  */
 async function gated(format: 'openai' | 'anthropic', events: string): Promise<Reading> {
-  const before = newestSeq();
+  const next = ledger((l) => l.total); // seqs run from 0 without a gap: the next entry's
   const r = format === 'openai' ? await openaiReads(gate.url, events) : await anthropicReads(gate.url, events);
-  const made = decisionsAfter(before);
   if ('error' in r) {
     assert.match(r.error, /fail_closed/, 'an SDK error through the gate is the gate refusing the stream');
     return r;
   }
-  const allowed = made.filter((e) => e.outcome === 'allow');
+  const made = ledger((l) => [...l.bodies(next)].map((b) => JSON.parse(b) as Record<string, unknown>));
+  const allowed = made.filter((e) => e.kind === 'decision' && e.outcome === 'allow');
   for (const c of r.calls) {
     assert.equal(c.type, format === 'openai' ? 'function' : 'tool_use', `a call of kind ${c.type} reached the agent`);
     const match = allowed.findIndex((e) => e.tool === c.name && e.args_digest === digestJson(c.args));
