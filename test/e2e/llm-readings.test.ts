@@ -1,11 +1,13 @@
 // The LLM door against a model API that streams on purpose what the real APIs never send: a
 // call's name in two fragments, a fragment that turns a function call into another kind, argument
 // fragments that are not text, a tool_use block whose start carries an input its deltas then
-// replace. The gate decides what it reads; the agent runs what its SDK reads. The property: every
-// call the official SDK hands the agent through the gate is one the gate allowed, with the same
-// name and the same arguments (digest for digest), and no call of a kind the gate does not gate
-// reaches it. Straight from the fake API, the same streams make the SDKs read something else than
-// a naive reading (the positive controls), so each case would let a call through unseen.
+// replace, a tool_use block naming a toolset. The gate decides what it reads; the agent runs what
+// its SDK reads. Two agents read each stream: the official SDKs, and the Vercel AI SDK, whose
+// providers parse the wire themselves. The property: every call an agent runs through the gate is
+// one the gate allowed, with the same name and the same arguments (digest for digest), and no
+// call of a kind the gate does not gate reaches it. Straight from the fake API, the same streams
+// make an agent run something else than a naive reading (the positive controls), so each case
+// would let a call through unseen.
 // Then the same property over random streams: fragments cut anywhere, empty and null members,
 // repeated ids, and now and then one of the hostile members above.
 import { test, before, after } from 'node:test';
@@ -13,7 +15,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
-import { anthropicParams, openaiParams } from '../helpers/llm-agent.js';
+import { anthropicParams, openaiParams, type Format } from '../helpers/llm-agent.js';
+import { aiSdkTurn } from '../helpers/ai-sdk-agent.js';
 import { digestJson } from '../../src/core/digest.js';
 import { openLedgerSnapshot } from '../../src/store/sqlite/store.js';
 import type { LedgerSnapshot } from '../../src/store/ports.js';
@@ -40,8 +43,9 @@ interface Read {
   args: unknown;
 }
 
-/** What the official SDK reads from a stream, or the error it raises. */
-type Reading = { calls: Read[] } | { error: string };
+/** What an agent runs from a stream, and the error it met (after which it may still have run calls released before). */
+type Reading = { calls: Read[]; error?: string };
+type Reader = (base: string, events: string) => Promise<Reading>;
 
 async function openaiReads(base: string, events: string): Promise<Reading> {
   const { stream: _s, ...params } = openaiParams({ rawBody: events }, true);
@@ -54,7 +58,7 @@ async function openaiReads(base: string, events: string): Promise<Reading> {
       }),
     };
   } catch (e) {
-    return { error: (e as Error).message };
+    return { calls: [], error: (e as Error).message };
   }
 }
 
@@ -64,9 +68,24 @@ async function anthropicReads(base: string, events: string): Promise<Reading> {
     const m = await anthropicAgent(base).messages.stream(params).finalMessage();
     return { calls: m.content.flatMap((b) => (b.type === 'tool_use' ? [{ type: 'tool_use', name: b.name, args: b.input }] : [])) };
   } catch (e) {
-    return { error: (e as Error).message };
+    return { calls: [], error: (e as Error).message };
   }
 }
+
+/** The Vercel AI SDK as the agent: the tools it ran (a tool of the manifest runs whatever it is given). */
+function aiSdkReads(format: Format, stream = true): Reader {
+  return async (base, events) => {
+    const t = await aiSdkTurn(base, format, { rawBody: events }, stream);
+    const calls = t.ran.map((r) => ({ type: format === 'openai' ? 'function' : 'tool_use', name: r.name, args: r.args }));
+    return t.error === undefined ? { calls } : { calls, error: t.error };
+  };
+}
+
+const OFFICIAL: Record<Format, Reader> = { openai: openaiReads, anthropic: anthropicReads };
+const READERS = (format: Format): [string, Reader][] => [
+  ['the official SDK', OFFICIAL[format]],
+  ['the AI SDK', aiSdkReads(format)],
+];
 
 /** A read of the gate's ledger as it runs (the read-only snapshot verify and export use). */
 function ledger<T>(read: (l: LedgerSnapshot) => T): T {
@@ -79,16 +98,14 @@ function ledger<T>(read: (l: LedgerSnapshot) => T): T {
 }
 
 /**
- * Through the gate: the SDK reads calls the gate allowed, each as the gate decided it, or it
- * raises the gate's fail_closed refusal. Returns the reading.
+ * Through the gate: the agent runs calls the gate allowed, each as the gate decided it, and any
+ * error it meets is the gate's fail_closed refusal. Returns the reading.
  */
-async function gated(format: 'openai' | 'anthropic', events: string): Promise<Reading> {
+async function gated(format: Format, events: string, reader: Reader = OFFICIAL[format]): Promise<Reading> {
   const next = ledger((l) => l.total); // seqs run from 0 without a gap: the next entry's
-  const r = format === 'openai' ? await openaiReads(gate.url, events) : await anthropicReads(gate.url, events);
-  if ('error' in r) {
-    assert.match(r.error, /fail_closed/, 'an SDK error through the gate is the gate refusing the stream');
-    return r;
-  }
+  const r = await reader(gate.url, events);
+  if (r.error !== undefined) assert.match(r.error, /fail_closed/, 'an SDK error through the gate is the gate refusing the stream');
+  if (r.calls.length === 0) return r;
   const made = ledger((l) => [...l.bodies(next)].map((b) => JSON.parse(b) as Record<string, unknown>));
   const allowed = made.filter((e) => e.kind === 'decision' && e.outcome === 'allow');
   for (const c of r.calls) {
@@ -99,6 +116,9 @@ async function gated(format: 'openai' | 'anthropic', events: string): Promise<Re
   }
   return r;
 }
+
+/** Nothing ran: the stream was refused, or every call in it. */
+const noneRan = (r: Reading) => r.calls.length === 0;
 
 // ── OpenAI Chat Completions streams ─────────────────────────────────────────────────────────
 
@@ -127,11 +147,11 @@ test('openai stream: a later fragment turns the function call into a custom tool
   assert.ok(Array.isArray(direct) && direct.some((f) => f.type === 'custom'), `positive control: ${JSON.stringify(direct)}`);
   const through = await openaiFragments(gate.url, events);
   assert.ok(!Array.isArray(through) || !through.some((f) => f.type === 'custom' || 'custom' in f), JSON.stringify(through));
-  const r = await gated('openai', events);
-  assert.ok('error' in r || r.calls.length === 0, `refused: ${JSON.stringify(r)}`);
+  for (const [who, read] of READERS('openai')) assert.ok(noneRan(await gated('openai', events, read)), who);
 });
 
-const OPENAI_HOSTILE: { name: string; events: string; direct: (c: Read[]) => boolean }[] = [
+/** Each with its positive control: what the agent named in `by` (the official SDK unless named) runs straight from the API. */
+const OPENAI_HOSTILE: { name: string; events: string; direct: (c: Read[]) => boolean; by?: 'the AI SDK' }[] = [
   {
     name: 'the name comes in two fragments (the SDK keeps the last, other readers join them)',
     events: openaiStream({ ...FIRST, function: { name: 'get_', arguments: '' } }, { function: { name: 'weather', arguments: '{"city":"Paris"}' } }),
@@ -147,14 +167,19 @@ const OPENAI_HOSTILE: { name: string; events: string; direct: (c: Read[]) => boo
     events: openaiStream(FIRST, { function: { name: 7, arguments: '{"city":"Paris"}' } }),
     direct: (c) => c[0]?.name === 7,
   },
+  {
+    name: 'a named fragment opens new arguments at the same index (the AI SDK runs it as a second call)',
+    events: openaiStream({ ...FIRST, function: { name: 'transfer', arguments: '{"amount":5}' } }, { function: { name: 'transfer', arguments: '{"amount":5000}' } }),
+    direct: (c) => c.some((x) => (x.args as { amount?: number })?.amount === 5000),
+    by: 'the AI SDK',
+  },
 ];
 
 for (const h of OPENAI_HOSTILE) {
   test(`openai stream: ${h.name}: the agent never gets a call the gate did not allow`, async () => {
-    const direct = await openaiReads(fake.url, h.events);
-    assert.ok('calls' in direct && h.direct(direct.calls), `positive control: straight from the API the SDK reads ${JSON.stringify(direct)}`);
-    const r = await gated('openai', h.events);
-    assert.ok('error' in r || r.calls.length === 0, `refused: ${JSON.stringify(r)}`);
+    const direct = await (h.by ? aiSdkReads('openai') : openaiReads)(fake.url, h.events);
+    assert.ok(h.direct(direct.calls), `positive control: straight from the API the SDK reads ${JSON.stringify(direct)}`);
+    for (const [who, read] of READERS('openai')) assert.ok(noneRan(await gated('openai', h.events, read)), who);
   });
 }
 
@@ -162,9 +187,24 @@ test('openai stream: a chunk whose choice carries a whole message with calls: th
   const smuggled = { role: 'assistant', content: null, tool_calls: [{ id: 'call_smuggled', type: 'function', function: { name: 'transfer', arguments: '{"amount":99999}' } }] };
   const events = [`data: ${JSON.stringify({ ...HEAD, choices: [{ index: 0, delta: { role: 'assistant', content: 'On it.' }, message: smuggled, logprobs: null, finish_reason: null }] })}\n\n`, chunk({}, 'tool_calls'), 'data: [DONE]\n\n'].join('');
   const direct = await openaiReads(fake.url, events);
-  assert.ok('calls' in direct && direct.calls.some((c) => c.name === 'transfer'), `positive control: ${JSON.stringify(direct)}`);
-  const r = await gated('openai', events);
-  assert.ok('error' in r || r.calls.length === 0, `refused: ${JSON.stringify(r)}`);
+  assert.ok(direct.calls.some((c) => c.name === 'transfer'), `positive control: ${JSON.stringify(direct)}`);
+  for (const [who, read] of READERS('openai')) assert.ok(noneRan(await gated('openai', events, read)), who);
+});
+
+test('openai stream: a second choice\'s calls: the AI SDK reads choices[0] of every chunk and runs them too, so the gate decides every choice', async () => {
+  const call = (i: number, id: string, name: string, args: string) => `data: ${JSON.stringify({ ...HEAD, choices: [{ index: i, delta: { tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: args } }] }, logprobs: null, finish_reason: null }] })}\n\n`;
+  const events = [
+    `data: ${JSON.stringify({ ...HEAD, choices: [0, 1].map((index) => ({ index, delta: { role: 'assistant', content: null }, logprobs: null, finish_reason: null })) })}\n\n`,
+    call(0, 'call_choice_0', 'get_weather', '{"city":"Paris"}'),
+    call(1, 'call_choice_1', 'transfer', '{"amount":5000}'),
+    `data: ${JSON.stringify({ ...HEAD, choices: [0, 1].map((index) => ({ index, delta: {}, logprobs: null, finish_reason: 'tool_calls' })) })}\n\n`,
+    'data: [DONE]\n\n',
+  ].join('');
+  const direct = await aiSdkReads('openai')(fake.url, events);
+  assert.deepEqual(direct.calls.map((c) => c.name).sort(), ['get_weather', 'transfer'], `positive control: ${JSON.stringify(direct)}`);
+  // The transfer is over the policy's limit: refused in its own choice; the weather call runs.
+  const r = await gated('openai', events, aiSdkReads('openai'));
+  assert.deepEqual(r.calls.map((c) => c.name), ['get_weather'], JSON.stringify(r));
 });
 
 // ── Anthropic Messages streams ──────────────────────────────────────────────────────────────
@@ -172,38 +212,70 @@ test('openai stream: a chunk whose choice carries a whole message with calls: th
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 const MESSAGE_START = ev('message_start', { message: { id: 'msg_readings', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
 const MESSAGE_END = ev('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }) + ev('message_stop', {});
-function anthropicStream(input: object, pieces: string[] | null, name = 'get_weather'): string {
+function anthropicStream(input: object, pieces: string[] | null, name = 'get_weather', more: object = {}): string {
   const deltas = (pieces ?? []).map((p) => ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: p } }));
-  return [MESSAGE_START, ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_readings_1', name, input } }), ...deltas, ev('content_block_stop', { index: 0 }), MESSAGE_END].join('');
+  return [MESSAGE_START, ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_readings_1', name, input, ...more } }), ...deltas, ev('content_block_stop', { index: 0 }), MESSAGE_END].join('');
 }
 
-test('anthropic stream: a block whose start carries an input and whose deltas are empty: the agent gets what the deltas say ({}), so the gate decides that', async () => {
-  const events = anthropicStream({ city: 'Paris' }, ['']);
-  const direct = await anthropicReads(fake.url, events);
-  assert.ok('calls' in direct && JSON.stringify(direct.calls[0]?.args) === '{}', `positive control: the SDK reads ${JSON.stringify(direct)}`);
-  const r = await gated('anthropic', events);
-  // get_weather requires a city: the call the agent would run is refused.
-  assert.ok('calls' in r && r.calls.length === 0, JSON.stringify(r));
-  // The start's input alone (no delta) is what the SDK reads then, and the gate allows it.
-  const alone = await gated('anthropic', anthropicStream({ city: 'Paris' }, null));
-  assert.deepEqual('calls' in alone && alone.calls.map((c) => c.args), [{ city: 'Paris' }]);
+test('anthropic stream: a block whose start holds an input and whose deltas are empty: the official SDK runs {}, the AI SDK the start\'s input, so the gate refuses it', async () => {
+  const events = anthropicStream({ amount: 5000 }, [''], 'transfer');
+  const official = await anthropicReads(fake.url, events);
+  assert.deepEqual(official.calls.map((c) => c.args), [{}], `positive control: the official SDK reads ${JSON.stringify(official)}`);
+  // The same stream makes the AI SDK run a transfer the policy forbids, where the official SDK's reading ({}) is allowed.
+  const ai = await aiSdkReads('anthropic')(fake.url, events);
+  assert.deepEqual(ai.calls.map((c) => c.args), [{ amount: 5000 }], `positive control: the AI SDK reads ${JSON.stringify(ai)}`);
+  for (const [who, read] of READERS('anthropic')) assert.ok(noneRan(await gated('anthropic', events, read)), who);
+  // Non-empty deltas after a start's input: the official SDK reads the deltas, the AI SDK both joined.
+  for (const [who, read] of READERS('anthropic')) assert.ok(noneRan(await gated('anthropic', anthropicStream({ amount: 5000 }, ['{"amount":', '5}'], 'transfer'), read)), who);
+  // The start's input alone (no delta) reads the same to both, as the deltas after an empty start do; the gate allows them.
+  for (const [who, read] of READERS('anthropic')) {
+    const alone = await gated('anthropic', anthropicStream({ city: 'Paris' }, null), read);
+    assert.deepEqual(alone.calls.map((c) => c.args), [{ city: 'Paris' }], who);
+    const deltas = await gated('anthropic', anthropicStream({}, ['{"city":', '"Paris"}']), read);
+    assert.deepEqual(deltas.calls.map((c) => c.args), [{ city: 'Paris' }], who);
+  }
+});
+
+/** A message body holding one tool_use block. */
+const anthropicBody = (block: object) => JSON.stringify({ id: 'msg_readings', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [{ type: 'tool_use', id: 'toolu_readings_1', ...block }], stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 9 } });
+
+test('anthropic: a tool_use block naming a toolset: the AI SDK runs the toolset\'s tool, not the block\'s, so the gate refuses it, streamed or not', async () => {
+  const toolset = { toolset_name: 'delete_branch' };
+  const events = anthropicStream({}, ['{"city":"Paris"}'], 'get_weather', toolset);
+  const body = anthropicBody({ name: 'get_weather', input: { city: 'Paris' }, ...toolset });
+  // get_weather is allowed; straight from the API the AI SDK runs delete_branch, which needs an approval.
+  for (const [what, read, text] of [['stream', aiSdkReads('anthropic'), events], ['body', aiSdkReads('anthropic', false), body]] as const) {
+    const direct = await read(fake.url, text);
+    assert.deepEqual(direct.calls.map((c) => c.name), ['delete_branch'], `positive control (${what}): ${JSON.stringify(direct)}`);
+    assert.ok(noneRan(await gated('anthropic', text, read)), what);
+  }
+  assert.ok(noneRan(await gated('anthropic', events)), 'the official SDK, streamed');
+  // A null toolset_name is no toolset: the call is the block's, and the gate allows it.
+  for (const [who, read] of READERS('anthropic')) {
+    const plain = await gated('anthropic', anthropicStream({}, ['{"city":"Paris"}'], 'get_weather', { toolset_name: null }), read);
+    assert.deepEqual(plain.calls.map((c) => c.name), ['get_weather'], who);
+  }
 });
 
 test('anthropic stream: a message_start whose message already holds a tool_use block: the SDK starts from it, so the gate refuses the stream', async () => {
   const start = ev('message_start', { message: { id: 'msg_smuggled', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [{ type: 'tool_use', id: 'toolu_smuggled', name: 'transfer', input: { amount: 99999 } }], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
   const events = start + MESSAGE_END;
   const direct = await anthropicReads(fake.url, events);
-  assert.ok('calls' in direct && direct.calls.some((c) => c.name === 'transfer'), `positive control: ${JSON.stringify(direct)}`);
-  const r = await gated('anthropic', events);
-  assert.ok('error' in r || r.calls.length === 0, `refused: ${JSON.stringify(r)}`);
+  assert.ok(direct.calls.some((c) => c.name === 'transfer'), `positive control: ${JSON.stringify(direct)}`);
+  for (const [who, read] of READERS('anthropic')) assert.ok(noneRan(await gated('anthropic', events, read)), who);
 });
 
 // ── Random streams ──────────────────────────────────────────────────────────────────────────
 
-/** A small seeded generator, so that a failure names the stream that caused it. */
+/**
+ * A small seeded generator, so that a failure names the stream that caused it. The seed is mixed
+ * and the first outputs dropped: xorshift from a small seed starts near 0, so every stream's first
+ * pick was the same call.
+ */
 function rng(seed: number) {
-  let x = seed >>> 0 || 1;
+  let x = Math.imul(seed, 0x9e3779b1) >>> 0 || 1;
   const next = () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), (x >>> 0) / 2 ** 32);
+  for (let i = 0; i < 8; i++) next();
   return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(a: readonly T[]) => a[Math.floor(next() * a.length)] };
 }
 
@@ -267,7 +339,7 @@ function randomOpenai(seed: number): string {
   return openaiStream(...frags);
 }
 
-/** One random Anthropic stream of one call: an input at the start or none, the deltas cut anywhere, empty ones. */
+/** One random Anthropic stream of one call: an input at the start or none, the deltas cut anywhere, empty ones, now and then a toolset or a caller. */
 function randomAnthropic(seed: number): string {
   const r = rng(seed);
   const call = r.pick(CALLS);
@@ -275,22 +347,25 @@ function randomAnthropic(seed: number): string {
   const mode = r.int(3);
   const pieces = mode === 0 ? null : mode === 1 ? cuts(r, argsText(call), 1 + r.int(6)) : r.next() < 0.5 ? [''] : ['', ''];
   if (pieces && r.next() < 0.3) pieces.splice(r.int(pieces.length + 1), 0, '');
-  return anthropicStream(start, pieces, call.name);
+  const more = r.next() < 0.15 ? r.pick([{ toolset_name: 'delete_branch' }, { toolset_name: null }, { caller: { type: 'direct' } }]) : {};
+  return anthropicStream(start, pieces, call.name, more);
 }
 
-test('random streams, both formats: every call the SDK hands the agent through the gate is one the gate allowed, name and arguments', async () => {
+test('random streams, both formats, both agents: every call an agent runs through the gate is one the gate allowed, name and arguments', async () => {
   let released = 0;
   let refused = 0;
   for (let seed = 1; seed <= 150; seed++) {
     for (const format of ['openai', 'anthropic'] as const) {
       const events = format === 'openai' ? randomOpenai(seed) : randomAnthropic(seed);
-      const r = await gated(format, events).catch((e: Error) => {
-        throw new Error(`${format} seed ${seed}: ${e.message}\n${events}`);
-      });
-      if ('calls' in r && r.calls.length > 0) released++;
-      else refused++;
+      for (const [who, read] of READERS(format)) {
+        const r = await gated(format, events, read).catch((e: Error) => {
+          throw new Error(`${format} seed ${seed}, ${who}: ${e.message}\n${events}`);
+        });
+        if (r.calls.length > 0) released++;
+        else refused++;
+      }
     }
   }
   // Both kinds happened: the property was checked on calls that went through, not only on refusals.
-  assert.ok(released > 50 && refused > 20, `released ${released}, refused ${refused}`);
+  assert.ok(released > 100 && refused > 40, `released ${released}, refused ${refused}`);
 });

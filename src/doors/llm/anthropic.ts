@@ -33,6 +33,7 @@ function bodyCalls(body: JsonObject): Slot<null>[][] {
   const slots: Slot<null>[] = [];
   contentOf(body).forEach((b, index) => {
     if (b.type !== 'tool_use') return;
+    onlyReadMembers(b);
     need(isString(b.id) && isString(b.name) && isJsonObject(b.input), null, 'a tool_use block needs an id, a name and an input object');
     slots.push({ index, id: b.id as string, tool: b.name as string, args: b.input as JsonObject, held: null });
   });
@@ -63,7 +64,7 @@ interface Held {
   events: { e: SseEvent; data: JsonObject }[];
   /** The input a block's start carried (used when no input_json_delta follows). */
   startInput: JsonObject;
-  /** An input_json_delta came: the input is the deltas' text, even all empty (the SDK then reads {}). */
+  /** An input_json_delta came: the input is the deltas' text, even all empty (the SDKs then read {}). */
   deltas: boolean;
   stopped: boolean;
 }
@@ -138,6 +139,7 @@ class AnthropicStream implements StreamRewriter {
     const index = data.index as number;
     const block = data.content_block as JsonObject;
     if (block.type === 'tool_use') {
+      onlyReadMembers(block);
       need(isString(block.id) && isString(block.name), null, 'a tool_use block needs an id and a name');
       const startInput = block.input === undefined ? {} : need(isJsonObject(block.input), block.input as JsonObject, 'tool_use input must be an object');
       const slot: Slot<Held> = { index, id: block.id as string, tool: block.name as string, args: '', held: { events: [{ e, data }], startInput, deltas: false, stopped: false } };
@@ -165,13 +167,16 @@ class AnthropicStream implements StreamRewriter {
     if (data.type === 'content_block_stop') return this.complete(slot);
     const delta = data.delta;
     need(isJsonObject(delta) && delta.type === 'input_json_delta' && isString(delta.partial_json), null, 'a tool_use block takes input_json_delta only');
+    // The official SDK reads the deltas instead of the start's input, the AI SDK appends them to
+    // it (skipping empty ones): once the start holds an input, no delta reads the same to both.
+    need(Object.keys(slot.held.startInput).length === 0, null, 'a tool_use block whose start holds an input takes no input_json_delta');
     slot.held.deltas = true;
     slot.args = appendBounded(slot.args as string, (delta as JsonObject).partial_json as string, this.ctx.maxArgumentBytes);
   }
 
   /**
-   * The block's input as the SDK reads it: the start's input while no delta came; once one did,
-   * the deltas' text alone, and `{}` when that text is empty (what the start said is then gone).
+   * The block's input as the SDKs read it: the start's input while no delta came; once one did
+   * (the start's input was then empty), the deltas' text, and `{}` when that text is empty.
    */
   private complete(slot: Slot<Held>): void {
     slot.held.stopped = true;
@@ -209,6 +214,18 @@ class AnthropicStream implements StreamRewriter {
     this.ctx.write(encodeEvent(JSON.stringify({ type: 'content_block_stop', index }), 'content_block_stop'));
   }
 
+}
+
+/**
+ * The members of a tool_use block the gate reads; any other must be null. Readers take the call
+ * from more than `name` and `input`: the AI SDK runs a block with a `toolset_name` as that
+ * toolset's tool, the block's name moved into its input, so such a block would run a tool the
+ * gate never decided. `caller` (programmatic tool calling) only says who asked for the call.
+ */
+const TOOL_USE_MEMBERS = new Set(['type', 'id', 'name', 'input', 'caller']);
+
+function onlyReadMembers(block: JsonObject): void {
+  for (const [k, v] of Object.entries(block)) need(TOOL_USE_MEMBERS.has(k) || v === null, null, 'a tool_use block has a member the gate does not read');
 }
 
 export const anthropic: LlmFormat = {
