@@ -2,8 +2,8 @@
 // call's name in two fragments, a fragment that turns a function call into another kind, argument
 // fragments that are not text, a tool_use block whose start carries an input its deltas then
 // replace, a tool_use block naming a toolset. The gate decides what it reads; the agent runs what
-// its SDK reads. Two agents read each stream: the official SDKs, and the Vercel AI SDK, whose
-// providers parse the wire themselves. The property: every call an agent runs through the gate is
+// its SDK reads. Three agents read each stream: the official SDKs; the Vercel AI SDK, whose
+// providers parse the wire themselves; LangChain, which joins the chunks its own way. The property: every call an agent runs through the gate is
 // one the gate allowed, with the same name and the same arguments (digest for digest), and no
 // call of a kind the gate does not gate reaches it. Straight from the fake API, the same streams
 // make an agent run something else than a naive reading (the positive controls), so each case
@@ -17,6 +17,7 @@ import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
 import { anthropicParams, openaiParams, type Format } from '../helpers/llm-agent.js';
 import { aiSdkTurn } from '../helpers/ai-sdk-agent.js';
+import { langchainTurn } from '../helpers/langchain-agent.js';
 import { digestJson } from '../../src/core/digest.js';
 import { openLedgerSnapshot } from '../../src/store/sqlite/store.js';
 import type { LedgerSnapshot } from '../../src/store/ports.js';
@@ -81,10 +82,20 @@ function aiSdkReads(format: Format, stream = true): Reader {
   };
 }
 
+/** LangChain as the agent: the tool calls of the message it joined, which its agents run. */
+function langchainReads(format: Format, stream = true): Reader {
+  return async (base, events) => {
+    const t = await langchainTurn(base, format, { rawBody: events }, stream);
+    const calls = t.calls.map((c) => ({ type: format === 'openai' ? 'function' : 'tool_use', name: c.name, args: c.args }));
+    return t.error === undefined ? { calls } : { calls, error: t.error };
+  };
+}
+
 const OFFICIAL: Record<Format, Reader> = { openai: openaiReads, anthropic: anthropicReads };
 const READERS = (format: Format): [string, Reader][] => [
   ['the official SDK', OFFICIAL[format]],
   ['the AI SDK', aiSdkReads(format)],
+  ['LangChain', langchainReads(format)],
 ];
 
 /** A read of the gate's ledger as it runs (the read-only snapshot verify and export use). */
@@ -217,22 +228,27 @@ function anthropicStream(input: object, pieces: string[] | null, name = 'get_wea
   return [MESSAGE_START, ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_readings_1', name, input, ...more } }), ...deltas, ev('content_block_stop', { index: 0 }), MESSAGE_END].join('');
 }
 
-test('anthropic stream: a block whose start holds an input and whose deltas are empty: the official SDK runs {}, the AI SDK the start\'s input, so the gate refuses it', async () => {
-  const events = anthropicStream({ amount: 5000 }, [''], 'transfer');
-  const official = await anthropicReads(fake.url, events);
-  assert.deepEqual(official.calls.map((c) => c.args), [{}], `positive control: the official SDK reads ${JSON.stringify(official)}`);
-  // The same stream makes the AI SDK run a transfer the policy forbids, where the official SDK's reading ({}) is allowed.
-  const ai = await aiSdkReads('anthropic')(fake.url, events);
-  assert.deepEqual(ai.calls.map((c) => c.args), [{ amount: 5000 }], `positive control: the AI SDK reads ${JSON.stringify(ai)}`);
-  for (const [who, read] of READERS('anthropic')) assert.ok(noneRan(await gated('anthropic', events, read)), who);
-  // Non-empty deltas after a start's input: the official SDK reads the deltas, the AI SDK both joined.
-  for (const [who, read] of READERS('anthropic')) assert.ok(noneRan(await gated('anthropic', anthropicStream({ amount: 5000 }, ['{"amount":', '5}'], 'transfer'), read)), who);
-  // The start's input alone (no delta) reads the same to both, as the deltas after an empty start do; the gate allows them.
+test('anthropic stream: a block whose start holds an input: each agent reads another call (the official SDK the deltas, the AI SDK both joined, LangChain the deltas alone), so the gate refuses it', async () => {
+  // Straight from the API, the same three streams read three ways; one is a transfer the policy forbids.
+  const cases: [string, string, [string, unknown][]][] = [
+    ['one empty delta', anthropicStream({ amount: 5000 }, [''], 'transfer'), [['the official SDK', {}], ['the AI SDK', { amount: 5000 }], ['LangChain', {}]]],
+    ['no delta', anthropicStream({ amount: 5 }, null, 'transfer'), [['the official SDK', { amount: 5 }], ['the AI SDK', { amount: 5 }], ['LangChain', {}]]],
+    ['deltas', anthropicStream({ amount: 5 }, ['{"amount":', '7}'], 'transfer'), [['the official SDK', { amount: 7 }], ['LangChain', { amount: 7 }]]],
+  ];
+  for (const [what, events, expected] of cases) {
+    const readers = new Map(READERS('anthropic'));
+    for (const [who, args] of expected) {
+      const direct = await readers.get(who)!(fake.url, events);
+      assert.deepEqual(direct.calls.map((c) => c.args), [args], `positive control (${what}): ${who} reads ${JSON.stringify(direct)}`);
+    }
+    for (const [who, read] of readers) assert.ok(noneRan(await gated('anthropic', events, read)), `${what}: ${who}`);
+  }
+  // An empty start, with deltas or without, reads the same to all three; the gate allows it.
   for (const [who, read] of READERS('anthropic')) {
-    const alone = await gated('anthropic', anthropicStream({ city: 'Paris' }, null), read);
-    assert.deepEqual(alone.calls.map((c) => c.args), [{ city: 'Paris' }], who);
     const deltas = await gated('anthropic', anthropicStream({}, ['{"city":', '"Paris"}']), read);
     assert.deepEqual(deltas.calls.map((c) => c.args), [{ city: 'Paris' }], who);
+    const none = await gated('anthropic', anthropicStream({}, null, 'transfer'), read);
+    assert.deepEqual(none.calls.map((c) => c.args), [{}], who);
   }
 });
 
@@ -351,7 +367,7 @@ function randomAnthropic(seed: number): string {
   return anthropicStream(start, pieces, call.name, more);
 }
 
-test('random streams, both formats, both agents: every call an agent runs through the gate is one the gate allowed, name and arguments', async () => {
+test('random streams, both formats, three agents: every call an agent runs through the gate is one the gate allowed, name and arguments', async () => {
   let released = 0;
   let refused = 0;
   for (let seed = 1; seed <= 150; seed++) {

@@ -62,10 +62,6 @@ function errorEvent(text: string, refusal: RefusalData): Uint8Array {
 
 interface Held {
   events: { e: SseEvent; data: JsonObject }[];
-  /** The input a block's start carried (used when no input_json_delta follows). */
-  startInput: JsonObject;
-  /** An input_json_delta came: the input is the deltas' text, even all empty (the SDKs then read {}). */
-  deltas: boolean;
   stopped: boolean;
 }
 
@@ -141,8 +137,10 @@ class AnthropicStream implements StreamRewriter {
     if (block.type === 'tool_use') {
       onlyReadMembers(block);
       need(isString(block.id) && isString(block.name), null, 'a tool_use block needs an id and a name');
-      const startInput = block.input === undefined ? {} : need(isJsonObject(block.input), block.input as JsonObject, 'tool_use input must be an object');
-      const slot: Slot<Held> = { index, id: block.id as string, tool: block.name as string, args: '', held: { events: [{ e, data }], startInput, deltas: false, stopped: false } };
+      // Readers disagree on a start's input: the official SDK reads it until a delta comes, the
+      // AI SDK appends the deltas to it, LangChain never reads it. The API sends it empty.
+      need(block.input === undefined || (isJsonObject(block.input) && Object.keys(block.input).length === 0), null, 'a streamed tool_use block must start with an empty input');
+      const slot: Slot<Held> = { index, id: block.id as string, tool: block.name as string, args: '', held: { events: [{ e, data }], stopped: false } };
       this.blocks.set(index, { kind: 'tool', slot });
       this.calls.slots.push(slot);
       return;
@@ -167,21 +165,13 @@ class AnthropicStream implements StreamRewriter {
     if (data.type === 'content_block_stop') return this.complete(slot);
     const delta = data.delta;
     need(isJsonObject(delta) && delta.type === 'input_json_delta' && isString(delta.partial_json), null, 'a tool_use block takes input_json_delta only');
-    // The official SDK reads the deltas instead of the start's input, the AI SDK appends them to
-    // it (skipping empty ones): once the start holds an input, no delta reads the same to both.
-    need(Object.keys(slot.held.startInput).length === 0, null, 'a tool_use block whose start holds an input takes no input_json_delta');
-    slot.held.deltas = true;
     slot.args = appendBounded(slot.args as string, (delta as JsonObject).partial_json as string, this.ctx.maxArgumentBytes);
   }
 
-  /**
-   * The block's input as the SDKs read it: the start's input while no delta came; once one did
-   * (the start's input was then empty), the deltas' text, and `{}` when that text is empty.
-   */
+  /** The block's input as every reader reads it: the deltas' text, `{}` when there is none. */
   private complete(slot: Slot<Held>): void {
     slot.held.stopped = true;
-    if (!slot.held.deltas) slot.args = slot.held.startInput;
-    else if (slot.args === '') slot.args = {};
+    if (slot.args === '') slot.args = {};
     this.calls.complete(slot);
   }
 
