@@ -98,6 +98,29 @@ const READERS = (format: Format): [string, Reader][] => [
   ['LangChain', langchainReads(format)],
 ];
 
+/** The official SDK reading a whole body (not streamed): the first choice's calls, the message's tool_use blocks. */
+async function officialBodyReads(format: Format, base: string, body: string): Promise<Reading> {
+  try {
+    if (format === 'anthropic') {
+      const { stream: _s, ...params } = anthropicParams({ rawBody: body }, false);
+      const m = await anthropicAgent(base).messages.create(params);
+      return { calls: m.content.flatMap((b) => (b.type === 'tool_use' ? [{ type: 'tool_use', name: b.name, args: b.input }] : [])) };
+    }
+    const { stream: _s, ...params } = openaiParams({ rawBody: body }, false);
+    const c = await openaiAgent(base).chat.completions.create(params);
+    return { calls: (c.choices[0]?.message.tool_calls ?? []).map((t) => (t.type === 'function' ? { type: 'function', name: t.function.name, args: JSON.parse(t.function.arguments) } : { type: t.type, name: t.custom.name, args: t.custom.input })) };
+  } catch (e) {
+    return { calls: [], error: (e as Error).message };
+  }
+}
+
+/** The three agents reading whole bodies. */
+const BODY_READERS = (format: Format): [string, Reader][] => [
+  ['the official SDK', (base, body) => officialBodyReads(format, base, body)],
+  ['the AI SDK', aiSdkReads(format, false)],
+  ['LangChain', langchainReads(format, false)],
+];
+
 /** A read of the gate's ledger as it runs (the read-only snapshot verify and export use). */
 function ledger<T>(read: (l: LedgerSnapshot) => T): T {
   const l = openLedgerSnapshot(join(s.home, 'ledger.db'));
@@ -383,5 +406,61 @@ test('random streams, both formats, three agents: every call an agent runs throu
     }
   }
   // Both kinds happened: the property was checked on calls that went through, not only on refusals.
+  assert.ok(released > 100 && refused > 40, `released ${released}, refused ${refused}`);
+});
+
+/** One random OpenAI body: one or two calls in the first choice, now and then a second choice, a member no reader should follow, a legacy call. */
+function randomOpenaiBody(seed: number): string {
+  const r = rng(seed);
+  const toolCall = (i: number) => {
+    const c = r.pick(CALLS);
+    const t: Record<string, unknown> = { id: `call_body_${i}`, type: 'function', function: { name: c.name, arguments: argsText(c) } };
+    if (r.next() < 0.15) Object.assign(t, r.pick([{ type: 'custom', custom: { name: 'delete_branch', input: 'main' } }, { custom: { name: 'delete_branch', input: 'main' } }, { extra: true }, { function: { name: c.name, arguments: argsText(c), extra: 'x' } }]));
+    return t;
+  };
+  const message = (n: number): Record<string, unknown> => {
+    const m: Record<string, unknown> = { role: 'assistant', content: r.next() < 0.3 ? 'Let me check.' : null, tool_calls: Array.from({ length: n }, (_, i) => toolCall(i)) };
+    if (r.next() < 0.1) m.function_call = { name: 'delete_branch', arguments: '{"branch":"main"}' };
+    if (r.next() < 0.1) m.refusal = null;
+    return m;
+  };
+  const choices = [{ index: 0, message: message(1 + r.int(2)), logprobs: null, finish_reason: 'tool_calls' }];
+  if (r.next() < 0.2) choices.push({ index: 1, message: message(1), logprobs: null, finish_reason: 'tool_calls' });
+  if (r.next() < 0.2) choices.reverse();
+  return JSON.stringify({ id: 'chatcmpl-body', object: 'chat.completion', created: 1764547200, model: 'gpt-4o-2024-08-06', choices, usage: { prompt_tokens: 10, completion_tokens: 9, total_tokens: 19 } });
+}
+
+/** One random Anthropic body: text and tool_use blocks in any order, now and then a toolset, a caller, a block the server ran. */
+function randomAnthropicBody(seed: number): string {
+  const r = rng(seed);
+  const content: Record<string, unknown>[] = [];
+  for (let i = 0, n = 1 + r.int(3); i < n; i++) {
+    if (r.next() < 0.3) {
+      content.push({ type: 'text', text: 'Let me check.' });
+      continue;
+    }
+    const c = r.pick(CALLS);
+    const b: Record<string, unknown> = { type: 'tool_use', id: `toolu_body_${i}`, name: c.name, input: c.args };
+    if (r.next() < 0.2) Object.assign(b, r.pick([{ toolset_name: 'delete_branch' }, { toolset_name: null }, { caller: { type: 'direct' } }, { type: 'server_tool_use', name: 'web_search', input: { query: 'q' } }]));
+    content.push(b);
+  }
+  return JSON.stringify({ id: 'msg_body', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content, stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 9 } });
+}
+
+test('random bodies, both formats, three agents: every call an agent runs through the gate is one the gate allowed, name and arguments', async () => {
+  let released = 0;
+  let refused = 0;
+  for (let seed = 1; seed <= 100; seed++) {
+    for (const format of ['openai', 'anthropic'] as const) {
+      const body = format === 'openai' ? randomOpenaiBody(seed) : randomAnthropicBody(seed);
+      for (const [who, read] of BODY_READERS(format)) {
+        const r = await gated(format, body, read).catch((e: Error) => {
+          throw new Error(`${format} body seed ${seed}, ${who}: ${e.message}\n${body}`);
+        });
+        if (r.calls.length > 0) released++;
+        else refused++;
+      }
+    }
+  }
   assert.ok(released > 100 && refused > 40, `released ${released}, refused ${refused}`);
 });
