@@ -14,7 +14,7 @@ export interface Ran {
   args: unknown;
 }
 
-/** The tools the agent ran, or the first error it met (a stream's error event, a failed request). */
+/** The tools the agent ran, and the first error it met (a stream's error event, a failed request). */
 export type AiSdkTurn = { ran: Ran[]; error?: string };
 
 function tools(ran: Ran[]): ToolSet {
