@@ -8,8 +8,8 @@
 // call of a kind the gate does not gate reaches it. Straight from the fake API, the same streams
 // make an agent run something else than a naive reading (the positive controls), so each case
 // would let a call through unseen.
-// Then the same property over random streams: fragments cut anywhere, empty and null members,
-// repeated ids, and now and then one of the hostile members above.
+// Then the same property over random streams (fragments cut anywhere, empty and null members,
+// repeated ids, and now and then one of the hostile members above) and random whole bodies.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -44,7 +44,7 @@ interface Read {
   args: unknown;
 }
 
-/** What an agent runs from a stream, and the error it met (after which it may still have run calls released before). */
+/** What an agent runs from a response, and the error it met (after which it may still have run calls released before). */
 type Reading = { calls: Read[]; error?: string };
 type Reader = (base: string, events: string) => Promise<Reading>;
 
