@@ -304,6 +304,36 @@ test('anthropic stream: a message_start whose message already holds a tool_use b
   for (const [who, read] of READERS('anthropic')) assert.ok(noneRan(await gated('anthropic', events, read)), who);
 });
 
+// ── Rewritten responses ─────────────────────────────────────────────────────────────────────
+
+const WEATHER = { name: 'get_weather', arguments: { city: 'Paris' } };
+const LARGE_TRANSFER = { name: 'transfer', arguments: { amount: 5000 } };
+
+for (const format of ['openai', 'anthropic'] as const) {
+  for (const stream of [false, true]) {
+    test(`${format} ${stream ? 'streamed' : 'body'}: a refused call reaches the AI SDK and LangChain agents as the refusal's text; they run the allowed call only, and with none left the turn ends`, async () => {
+      const both = { text: 'Working on it.', calls: [WEATHER, LARGE_TRANSFER] };
+      const ai = await aiSdkTurn(gate.url, format, both, stream);
+      assert.equal(ai.error, undefined);
+      assert.deepEqual(ai.ran, [{ name: 'get_weather', args: { city: 'Paris' } }]);
+      assert.match(ai.text, /cloakpipe refused transfer: policy_denied: /);
+      assert.equal(ai.finish, 'tool-calls');
+      const lc = await langchainTurn(gate.url, format, both, stream);
+      assert.equal(lc.error, undefined);
+      assert.deepEqual(lc.calls, [{ name: 'get_weather', args: { city: 'Paris' } }]);
+      assert.match(lc.text, /cloakpipe refused transfer: policy_denied: /);
+      // Only the refused call: nothing to run, and the AI SDK reads the turn as over.
+      const alone = { calls: [LARGE_TRANSFER] };
+      const aiAlone = await aiSdkTurn(gate.url, format, alone, stream);
+      assert.deepEqual([aiAlone.ran, aiAlone.finish], [[], 'stop']);
+      assert.match(aiAlone.text, /^cloakpipe refused transfer: policy_denied: /);
+      const lcAlone = await langchainTurn(gate.url, format, alone, stream);
+      assert.deepEqual(lcAlone.calls, []);
+      assert.match(lcAlone.text, /^cloakpipe refused transfer: policy_denied: /);
+    });
+  }
+}
+
 // ── Random streams ──────────────────────────────────────────────────────────────────────────
 
 /**

@@ -14,8 +14,8 @@ export interface Ran {
   args: unknown;
 }
 
-/** The tools the agent ran, and the first error it met (a stream's error event, a failed request). */
-export type AiSdkTurn = { ran: Ran[]; error?: string };
+/** The tools the agent ran, the text and finish reason it read, and the first error it met (a stream's error event, a failed request). */
+export type AiSdkTurn = { ran: Ran[]; text: string; finish: string; error?: string };
 
 function tools(ran: Ran[]): ToolSet {
   const set: ToolSet = {};
@@ -32,16 +32,19 @@ export async function aiSdkTurn(base: string, format: Format, script: Script, st
   const ran: Ran[] = [];
   const turn = { model, prompt: JSON.stringify(script), tools: tools(ran), maxRetries: 0 };
   let error: string | undefined;
+  let text = '';
+  let finish = '';
   try {
     if (stream) {
       const r = streamText({ ...turn, onError: ({ error: e }) => void (error ??= (e as Error).message ?? String(e)) });
       await r.consumeStream();
-      await r.toolCalls;
+      [text, finish] = [await r.text, await r.finishReason];
     } else {
-      await generateText(turn);
+      const r = await generateText(turn);
+      [text, finish] = [r.text, r.finishReason];
     }
   } catch (e) {
     error ??= (e as Error).message;
   }
-  return error === undefined ? { ran } : { ran, error };
+  return error === undefined ? { ran, text, finish } : { ran, text, finish, error };
 }

@@ -11,6 +11,7 @@ import type { Format } from './llm-agent.js';
 
 export interface LangChainTurn {
   calls: { name: string; args: unknown }[];
+  text: string;
   error?: string;
 }
 
@@ -24,8 +25,8 @@ export async function langchainTurn(base: string, format: Format, script: Script
     let message: AIMessageChunk | undefined;
     if (stream) for await (const c of await agent.stream(JSON.stringify(script))) message = message ? message.concat(c) : c;
     else message = await agent.invoke(JSON.stringify(script));
-    return { calls: (message?.tool_calls ?? []).map((c) => ({ name: c.name, args: c.args })) };
+    return { calls: (message?.tool_calls ?? []).map((c) => ({ name: c.name, args: c.args })), text: message?.text ?? '' };
   } catch (e) {
-    return { calls: [], error: (e as Error).message };
+    return { calls: [], text: '', error: (e as Error).message };
   }
 }
