@@ -12,6 +12,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { llmSetup, startLlmGate, openaiAgent, anthropicAgent } from '../helpers/llm-gate.js';
 import { anthropicTurn, openaiTurn, rawTurn } from '../helpers/llm-agent.js';
+import { aiSdkTurn } from '../helpers/ai-sdk-agent.js';
+import { langchainTurn } from '../helpers/langchain-agent.js';
 import { decisions, ledgerOf } from '../helpers/support-desk.js';
 import { canary } from '../helpers/capture.js';
 import { cloakpipe } from '../helpers/cli.js';
@@ -118,6 +120,17 @@ test('--on-refusal error: the response becomes an error each SDK raises; the all
     await assert.rejects(anthropicTurn(anthropicAgent(g.url), script, false), (e: Error) => e instanceof Anthropic.PermissionDeniedError && /cloakpipe refused transfer: policy_denied: /.test(e.message));
     await assert.rejects(openaiTurn(openaiAgent(g.url), script, true), (e: Error) => e instanceof OpenAI.APIError && /cloakpipe refused transfer: policy_denied: /.test(e.message));
     await assert.rejects(anthropicTurn(anthropicAgent(g.url), script, true), (e: Error) => e instanceof Anthropic.APIError && /cloakpipe refused transfer: policy_denied: /.test(e.message));
+    // Agents on the AI SDK and on LangChain meet the same error and run no refused call; a body's allowed call never went out.
+    for (const format of ['openai', 'anthropic'] as const) {
+      for (const stream of [false, true]) {
+        const ai = await aiSdkTurn(g.url, format, script, stream);
+        assert.match(ai.error ?? '', /cloakpipe refused transfer: policy_denied: /, `AI SDK, ${format}, stream ${stream}`);
+        assert.deepEqual(ai.ran.filter((r) => !stream || r.name === 'transfer'), []);
+        const lc = await langchainTurn(g.url, format, script, stream);
+        assert.match(lc.error ?? '', /cloakpipe refused transfer: policy_denied: /, `LangChain, ${format}, stream ${stream}`);
+        assert.deepEqual(lc.calls, []);
+      }
+    }
     // The 403's body carries the refusal as data.
     const raw = await rawTurn(g.url, 'openai', script, false);
     assert.equal(raw.status, 403);
