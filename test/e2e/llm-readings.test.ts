@@ -420,21 +420,30 @@ function randomAnthropic(seed: number): string {
   return anthropicStream(start, pieces, call.name, more);
 }
 
-test('random streams, both formats, three agents: every call an agent runs through the gate is one the gate allowed, name and arguments', async () => {
+/**
+ * Each seed's response in both formats, read by each agent through the gate (the property of
+ * `gated`); how many readings ran a call and how many ran none. A failure names the seed.
+ */
+async function randomRounds(seeds: number, make: Record<Format, (seed: number) => string>, readers: (f: Format) => [string, Reader][]): Promise<{ released: number; refused: number }> {
   let released = 0;
   let refused = 0;
-  for (let seed = 1; seed <= 150; seed++) {
+  for (let seed = 1; seed <= seeds; seed++) {
     for (const format of ['openai', 'anthropic'] as const) {
-      const events = format === 'openai' ? randomOpenai(seed) : randomAnthropic(seed);
-      for (const [who, read] of READERS(format)) {
-        const r = await gated(format, events, read).catch((e: Error) => {
-          throw new Error(`${format} seed ${seed}, ${who}: ${e.message}\n${events}`);
+      const response = make[format](seed);
+      for (const [who, read] of readers(format)) {
+        const r = await gated(format, response, read).catch((e: Error) => {
+          throw new Error(`${format} seed ${seed}, ${who}: ${e.message}\n${response}`);
         });
         if (r.calls.length > 0) released++;
         else refused++;
       }
     }
   }
+  return { released, refused };
+}
+
+test('random streams, both formats, three agents: every call an agent runs through the gate is one the gate allowed, name and arguments', async () => {
+  const { released, refused } = await randomRounds(150, { openai: randomOpenai, anthropic: randomAnthropic }, READERS);
   // Both kinds happened: the property was checked on calls that went through, not only on refusals.
   assert.ok(released > 100 && refused > 40, `released ${released}, refused ${refused}`);
 });
@@ -478,19 +487,6 @@ function randomAnthropicBody(seed: number): string {
 }
 
 test('random bodies, both formats, three agents: every call an agent runs through the gate is one the gate allowed, name and arguments', async () => {
-  let released = 0;
-  let refused = 0;
-  for (let seed = 1; seed <= 100; seed++) {
-    for (const format of ['openai', 'anthropic'] as const) {
-      const body = format === 'openai' ? randomOpenaiBody(seed) : randomAnthropicBody(seed);
-      for (const [who, read] of BODY_READERS(format)) {
-        const r = await gated(format, body, read).catch((e: Error) => {
-          throw new Error(`${format} body seed ${seed}, ${who}: ${e.message}\n${body}`);
-        });
-        if (r.calls.length > 0) released++;
-        else refused++;
-      }
-    }
-  }
+  const { released, refused } = await randomRounds(100, { openai: randomOpenaiBody, anthropic: randomAnthropicBody }, BODY_READERS);
   assert.ok(released > 100 && refused > 40, `released ${released}, refused ${refused}`);
 });
