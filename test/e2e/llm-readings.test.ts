@@ -3,8 +3,8 @@
 // fragments that are not text, a tool_use block whose start carries an input its deltas then
 // replace, a tool_use block naming a toolset. The gate decides what it reads; the agent runs what
 // its SDK reads. Three agents read each stream: the official SDKs; the Vercel AI SDK, whose
-// providers parse the wire themselves; LangChain, which joins the chunks its own way. The property: every call an agent runs through the gate is
-// one the gate allowed, with the same name and the same arguments (digest for digest), and no
+// providers parse the wire themselves; LangChain, which joins the chunks its own way. The
+// property: every call an agent runs through the gate is one the gate allowed, with the same name and the same arguments (digest for digest), and no
 // call of a kind the gate does not gate reaches it. Straight from the fake API, the same streams
 // make an agent run something else than a naive reading (the positive controls), so each case
 // would let a call through unseen.
@@ -73,12 +73,17 @@ async function anthropicReads(base: string, events: string): Promise<Reading> {
   }
 }
 
+/** A framework's calls as a reading: of the format's one kind (these agents run no other). */
+function reading(format: Format, calls: { name: string; args: unknown }[], error: string | undefined): Reading {
+  const read = calls.map((c) => ({ type: format === 'openai' ? 'function' : 'tool_use', name: c.name, args: c.args }));
+  return error === undefined ? { calls: read } : { calls: read, error };
+}
+
 /** The Vercel AI SDK as the agent: the tools it ran (a tool of the manifest runs whatever it is given). */
 function aiSdkReads(format: Format, stream = true): Reader {
   return async (base, events) => {
     const t = await aiSdkTurn(base, format, { rawBody: events }, stream);
-    const calls = t.ran.map((r) => ({ type: format === 'openai' ? 'function' : 'tool_use', name: r.name, args: r.args }));
-    return t.error === undefined ? { calls } : { calls, error: t.error };
+    return reading(format, t.ran, t.error);
   };
 }
 
@@ -86,8 +91,7 @@ function aiSdkReads(format: Format, stream = true): Reader {
 function langchainReads(format: Format, stream = true): Reader {
   return async (base, events) => {
     const t = await langchainTurn(base, format, { rawBody: events }, stream);
-    const calls = t.calls.map((c) => ({ type: format === 'openai' ? 'function' : 'tool_use', name: c.name, args: c.args }));
-    return t.error === undefined ? { calls } : { calls, error: t.error };
+    return reading(format, t.calls, t.error);
   };
 }
 
@@ -256,6 +260,7 @@ test('anthropic stream: a block whose start holds an input: each agent reads ano
   const cases: [string, string, [string, unknown][]][] = [
     ['one empty delta', anthropicStream({ amount: 5000 }, [''], 'transfer'), [['the official SDK', {}], ['the AI SDK', { amount: 5000 }], ['LangChain', {}]]],
     ['no delta', anthropicStream({ amount: 5 }, null, 'transfer'), [['the official SDK', { amount: 5 }], ['the AI SDK', { amount: 5 }], ['LangChain', {}]]],
+    // (the AI SDK's join of start and deltas is not JSON: it runs nothing)
     ['deltas', anthropicStream({ amount: 5 }, ['{"amount":', '7}'], 'transfer'), [['the official SDK', { amount: 7 }], ['LangChain', { amount: 7 }]]],
   ];
   for (const [what, events, expected] of cases) {
