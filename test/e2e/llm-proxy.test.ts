@@ -8,8 +8,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startFakeModel, type FakeModel, type Script, type ScriptCall } from '../helpers/fake-model.js';
-import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
-import { anthropicTurn, openaiTurn, rawTurn, type Format, type Turn } from '../helpers/llm-agent.js';
+import type Anthropic from '@anthropic-ai/sdk';
+import { generateText } from 'ai';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, API_KEY, TOOLS_ANTHROPIC, TOOLS_OPENAI, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
+import { anthropicParams, anthropicTurn, openaiParams, openaiTurn, rawTurn, type Format, type Turn } from '../helpers/llm-agent.js';
 import { decisions } from '../helpers/support-desk.js';
 import { callFile, keygen } from '../helpers/recording-gate.js';
 import { cloakpipe } from '../helpers/cli.js';
@@ -165,6 +168,100 @@ for (const { format, stream } of COMBOS) {
     assert.match(text, /cloakpipe refused the response: fail_closed: /);
     if (!stream) assert.equal(raw.status, 502);
     await assert.rejects(turn(gate.url, format, { rawBody: broken }, stream), (e: Error) => /fail_closed/.test(e.message));
+    assert.ok(decisions(s.home).slice(before).some((e) => e.reason === 'fail_closed'));
+  });
+}
+
+/** Requests whose calls the gate would never decide: tools the model API runs itself, a toolset, kinds of call the gate does not read. */
+const UNDECIDABLE: { format: Format; what: string; extra: Record<string, unknown>; detail: RegExp }[] = [
+  { format: 'anthropic', what: 'web search', extra: { tools: [...TOOLS_ANTHROPIC, { type: 'web_search_20250305', name: 'web_search', max_uses: 1 }] }, detail: /request: tools\[6\]: a tool the model API runs itself/ },
+  { format: 'anthropic', what: 'web fetch', extra: { tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }, ...TOOLS_ANTHROPIC] }, detail: /request: tools\[0\]: / },
+  { format: 'anthropic', what: 'code execution', extra: { tools: [...TOOLS_ANTHROPIC, { type: 'code_execution_20250825', name: 'code_execution' }] }, detail: /request: tools\[6\]: / },
+  { format: 'anthropic', what: 'a toolset', extra: { tools: [...TOOLS_ANTHROPIC, { type: 'computer_toolset_20260801', name: 'computer' }] }, detail: /request: tools\[6\]: .*or a toolset/ },
+  { format: 'anthropic', what: 'the MCP connector', extra: { mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'tickets' }] }, detail: /request: mcp_servers: the model API would call those servers itself/ },
+  { format: 'openai', what: 'web search', extra: { web_search_options: {} }, detail: /request: web_search_options: / },
+  { format: 'openai', what: 'a custom tool', extra: { tools: [...TOOLS_OPENAI, { type: 'custom', custom: { name: 'delete_branch' } }] }, detail: /request: tools\[6\]: not of type function/ },
+  { format: 'openai', what: 'legacy functions', extra: { functions: [{ name: 'transfer', parameters: { type: 'object', properties: {} } }] }, detail: /request: functions: / },
+];
+
+function sdkRequest(base: string, format: Format, extra: Record<string, unknown>): Promise<unknown> {
+  const script: Script = { calls: [WEATHER] };
+  return format === 'openai'
+    ? openaiAgent(base).chat.completions.create({ ...openaiParams(script, false), ...extra } as never)
+    : anthropicAgent(base).messages.create({ ...anthropicParams(script, false), ...extra } as never);
+}
+
+for (const c of UNDECIDABLE) {
+  test(`${c.format}: a request for ${c.what}, whose calls the gate would never decide, is refused fail_closed and never reaches the API`, async () => {
+    // Straight to the API the request goes through: the refusal is the gate's.
+    const direct = fake.seen.length;
+    await sdkRequest(fake.url, c.format, c.extra);
+    assert.equal(fake.seen.length, direct + 1);
+    const before = decisions(s.home).length;
+    const seen = fake.seen.length;
+    await assert.rejects(sdkRequest(gate.url, c.format, c.extra), (e: Error & { status?: number }) => {
+      assert.equal(e.status, 400);
+      assert.match(e.message, /cloakpipe refused the request: fail_closed: /);
+      assert.match(e.message, c.detail);
+      return true;
+    });
+    assert.equal(fake.seen.length, seen, 'nothing reached the model API');
+    assert.ok(decisions(s.home).slice(before).some((e) => e.outcome === 'refuse' && e.reason === 'fail_closed'));
+  });
+}
+
+test('anthropic: the tools Anthropic defines for the agent to run are forwarded, and their calls decided by name', async () => {
+  const clientTools = [
+    { type: 'bash_20250124', name: 'bash' },
+    { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' },
+    { type: 'memory_20250818', name: 'memory' },
+    { type: 'computer_20251124', name: 'computer', display_width_px: 1024, display_height_px: 768 },
+    { type: 'custom', name: 'lookup', input_schema: { type: 'object', properties: {} } },
+  ];
+  const seen = fake.seen.length;
+  const m = await anthropicAgent(gate.url).messages.create({ ...anthropicParams({ calls: [WEATHER, { name: 'bash', arguments: { command: 'rm -rf /srv' } }] }, false), tools: [...TOOLS_ANTHROPIC, ...clientTools] } as never);
+  assert.equal(fake.seen.length, seen + 1);
+  assert.deepEqual(fake.seen.at(-1)!.body.tools.slice(6), clientTools, 'forwarded as sent');
+  assert.deepEqual(m.content.flatMap((b) => (b.type === 'tool_use' ? [b.name] : [])), ['get_weather']);
+  assert.match(m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), /cloakpipe refused bash: undeclared_tool: /);
+});
+
+test('anthropic, an AI SDK agent: its provider-run web search is refused before the model API, as an error the agent reads', async () => {
+  const provider = createAnthropic({ baseURL: `${gate.url}/v1`, apiKey: API_KEY });
+  const seen = fake.seen.length;
+  await assert.rejects(
+    generateText({ model: provider('claude-sonnet-5-5'), prompt: JSON.stringify({ calls: [WEATHER] }), tools: { web_search: provider.tools.webSearch_20250305({ maxUses: 1 }) }, maxRetries: 0 }),
+    /cloakpipe refused the request: fail_closed: request: tools\[0\]: /,
+  );
+  assert.equal(fake.seen.length, seen);
+});
+
+/** A message where the API ran a web search itself: a server_tool_use block and its result. */
+const SERVER_RAN = {
+  body: '{"id":"msg_srv","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[{"type":"server_tool_use","id":"srvtoolu_01","name":"web_search","input":{"query":"q"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_01","content":[]},{"type":"text","text":"Found nothing."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":9}}',
+  stream: [
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_srv","type":"message","role":"assistant","model":"claude-sonnet-5-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}\n\n',
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_01","name":"web_search","input":{}}}\n\n',
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"query\\":\\"q\\"}"}}\n\n',
+    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+    'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}\n\n',
+    'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+  ].join(''),
+};
+
+for (const stream of [false, true]) {
+  test(`anthropic ${stream ? 'streamed' : 'body'}: a block of a tool the model API ran is refused fail_closed, never passed on`, async () => {
+    const rawBody = stream ? SERVER_RAN.stream : SERVER_RAN.body;
+    // The SDK reads it straight from the API: the response is one an agent would take.
+    const params = anthropicParams({ rawBody }, false) as Anthropic.MessageCreateParamsNonStreaming;
+    const m = stream ? await anthropicAgent(fake.url).messages.stream(params).finalMessage() : await anthropicAgent(fake.url).messages.create(params);
+    assert.equal(m.content[0].type, 'server_tool_use');
+    const before = decisions(s.home).length;
+    const raw = await rawTurn(gate.url, 'anthropic', { rawBody }, stream);
+    const text = raw.bytes.toString('utf8');
+    assert.ok(!text.includes('srvtoolu_01'), text);
+    assert.match(text, /cloakpipe refused the response: fail_closed: /);
+    if (!stream) assert.equal(raw.status, 502);
     assert.ok(decisions(s.home).slice(before).some((e) => e.reason === 'fail_closed'));
   });
 }

@@ -9,7 +9,7 @@ import { parseStrict } from '../../wire/strict-parse.js';
 import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
 import { HeldCalls, type Slot } from './held.js';
 import type { ToolResult } from './session.js';
-import { appendBounded, isIndex, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, isIndex, undecidableTool, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const messages = isJsonObject(request) ? request.messages : undefined;
@@ -24,9 +24,34 @@ function results(request: JsonValue): ToolResult[] {
   return out;
 }
 
+/**
+ * Tools whose calls come back to the agent as tool_use blocks for the gate to decide: the
+ * agent's own (no type, `custom`) and those Anthropic defines for the agent to run. The API runs
+ * every other kind itself (web search and fetch, code execution and the client tools it calls,
+ * tool search, advisor), its calls done before the gate sees them; toolsets come back as blocks
+ * with a `toolset_name`, which the gate refuses (TOOL_USE_MEMBERS).
+ */
+const AGENT_RUN_TOOL = /^(custom|(bash|text_editor|computer|memory)_\d{8})$/;
+
+function undecidable(request: JsonObject): string | null {
+  // The MCP connector: the API calls these servers' tools itself.
+  if (!absent(request.mcp_servers)) return 'mcp_servers: the model API would call those servers itself, where the gate cannot decide the calls';
+  const tool = undecidableTool(request.tools, (t) => t.type === undefined || t.type === null || (isString(t.type) && AGENT_RUN_TOOL.test(t.type)));
+  return tool && `${tool}: a tool the model API runs itself, or a toolset: the gate cannot decide its calls`;
+}
+
+/** Blocks the agent reads as text (passed on) or as a call (decided); any other fails closed. */
+const BLOCK_TYPES = new Set(['text', 'thinking', 'redacted_thinking', 'tool_use']);
+
 function contentOf(body: JsonObject): JsonObject[] {
   const content = body.content;
-  return need(Array.isArray(content) && content.every(isJsonObject), content as JsonObject[], 'content must be a list of blocks');
+  need(Array.isArray(content) && content.every(isJsonObject), null, 'content must be a list of blocks');
+  for (const b of content as JsonObject[]) knownBlock(b);
+  return content as JsonObject[];
+}
+
+function knownBlock(block: JsonObject): void {
+  need(isString(block.type) && BLOCK_TYPES.has(block.type), null, 'a content block of a type the gate does not read (a tool the model API ran?)');
 }
 
 function bodyCalls(body: JsonObject): Slot<null>[][] {
@@ -134,6 +159,7 @@ class AnthropicStream implements StreamRewriter {
     need(isIndex(data.index) && !this.blocks.has(data.index as number) && isJsonObject(data.content_block), null, 'a block start needs a new index and a block');
     const index = data.index as number;
     const block = data.content_block as JsonObject;
+    knownBlock(block);
     if (block.type === 'tool_use') {
       onlyReadMembers(block);
       need(isString(block.id) && isString(block.name), null, 'a tool_use block needs an id and a name');
@@ -221,6 +247,7 @@ function onlyReadMembers(block: JsonObject): void {
 export const anthropic: LlmFormat = {
   name: 'anthropic',
   results,
+  undecidable,
   bodyCalls,
   rewriteBody,
   errorBody,

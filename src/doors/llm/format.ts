@@ -1,7 +1,7 @@
 // What the LLM door needs from one wire format (OpenAI Chat Completions, Anthropic Messages):
 // where a request carries tool results, where a response proposes calls, how a refusal is
 // written into a body or a stream, and how a refusal becomes an error the agent's SDK raises.
-import type { JsonObject, JsonValue } from '../../core/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
 import { WireError } from '../../wire/strict-parse.js';
 import type { RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
@@ -38,6 +38,11 @@ export interface LlmFormat {
   name: 'openai' | 'anthropic';
   /** The tool results a request sends back. */
   results(request: JsonValue): ToolResult[];
+  /**
+   * What in a request would have tool calls made that the gate cannot decide (tools the model
+   * API runs itself): one line naming the member, no value; null when there is none.
+   */
+  undecidable(request: JsonObject): string | null;
   /** A non-streamed response's calls, one list per choice (OpenAI) or message (Anthropic). */
   bodyCalls(body: JsonObject): Slot<null>[][];
   /** The body with each group's refused calls replaced by text; groups as bodyCalls gave them. */
@@ -62,6 +67,17 @@ export const isIndex = (v: unknown): v is number => typeof v === 'number' && Num
 export function appendBounded(held: string, more: string, max: number): string {
   if (held.length + more.length > max) throw new WireError('frame_too_large', `tool call arguments longer than ${max} characters`);
   return held + more;
+}
+
+/** A request member that asks for nothing: absent, null or an empty list. */
+export const absent = (v: unknown): boolean => v === undefined || v === null || (Array.isArray(v) && v.length === 0);
+
+/** The first of a request's `tools` the gate cannot decide the calls of, as `tools[i]`. */
+export function undecidableTool(tools: JsonValue | undefined, decidable: (tool: JsonObject) => boolean): string | null {
+  if (absent(tools)) return null;
+  if (!Array.isArray(tools)) return 'tools is not a list';
+  const i = tools.findIndex((t) => !isJsonObject(t) || !decidable(t));
+  return i < 0 ? null : `tools[${i}]`;
 }
 
 export const encoder = new TextEncoder();

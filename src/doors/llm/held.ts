@@ -35,7 +35,7 @@ export async function decideSlot(session: LlmSession, slot: Slot<unknown>, recei
     } catch (e) {
       const code = e instanceof WireError ? e.code : 'malformed_json';
       const detail = e instanceof WireError ? `tool call arguments: ${e.detail}` : 'tool call arguments could not be read';
-      return { release: false, refusal: await session.refuseUnreadable(code, detail, new TextEncoder().encode(slot.args)) };
+      return { release: false, refusal: await session.refuseWhole(code, detail, new TextEncoder().encode(slot.args)) };
     }
   } else args = slot.args;
   return session.decide({ id: slot.id, tool: slot.tool, arguments: args }, receipts);

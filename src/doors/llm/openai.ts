@@ -9,7 +9,7 @@ import { parseStrict } from '../../wire/strict-parse.js';
 import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
 import { HeldCalls, type Slot } from './held.js';
 import type { ToolResult } from './session.js';
-import { appendBounded, isIndex, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, isIndex, undecidableTool, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const messages = isJsonObject(request) ? request.messages : undefined;
@@ -19,6 +19,15 @@ function results(request: JsonValue): ToolResult[] {
     if (isJsonObject(m) && m.role === 'tool' && isString(m.tool_call_id)) out.push({ id: m.tool_call_id, content: m.content ?? null, isError: false });
   }
   return out;
+}
+
+/** Chat Completions: the agent runs `function` tools; the gate reads no other kind of call. */
+function undecidable(request: JsonObject): string | null {
+  // Search models search the web themselves, on the model's own queries.
+  if (!absent(request.web_search_options)) return 'web_search_options: the model API would search the web itself, where the gate cannot decide the searches';
+  if (!absent(request.functions)) return 'functions: legacy function calls are not gated: use tools';
+  const tool = undecidableTool(request.tools, (t) => t.type === 'function');
+  return tool && `${tool}: not of type function: the gate cannot decide its calls`;
 }
 
 function choicesOf(body: JsonObject): JsonObject[] {
@@ -276,6 +285,7 @@ function hasMore(ch: JsonObject, delta: JsonObject): boolean {
 export const openai: LlmFormat = {
   name: 'openai',
   results,
+  undecidable,
   bodyCalls,
   rewriteBody,
   errorBody,

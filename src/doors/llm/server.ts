@@ -5,8 +5,9 @@
 // an MCP session of the HTTP door and decided through the same gate view (ADR 037).
 //
 // Guards: bodies and streams are bounded; a response the door cannot read for sure (not JSON,
-// an unknown shape, a broken stream) is refused `fail_closed` and never passed on; only the
-// headers the model API needs reach it (the agent's API key among them, nothing of the gate's).
+// an unknown shape, a broken stream) is refused `fail_closed` and never passed on, and so is a
+// request for tools the model API runs itself, before it is forwarded; only the headers the
+// model API needs reach it (the agent's API key among them, nothing of the gate's).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import { isJsonObject } from '../../core/json.js';
@@ -128,11 +129,18 @@ export class LlmDoor {
       request = parseStrict(decodeUtf8(body));
     } catch (e) {
       if (!(e instanceof WireError)) throw e;
-      const refusal = await session.refuseUnreadable(e.code, `request: ${e.detail}`, body);
+      const refusal = await session.refuseWhole(e.code, `request: ${e.detail}`, body);
       return sendJson(res, 400, format.errorBody(`cloakpipe refused the request: ${refusal.reason}: ${refusal.detail}`, refusal));
     }
     session.results(format.results(request));
     await new Promise((r) => setImmediate(r)); // the settled calls' label rises run first
+    // Tools the model API would run itself never come back as calls to decide: such a request
+    // is not forwarded (ADR 048). The results it carries settled above: the agent has them.
+    const undecidable = isJsonObject(request) ? format.undecidable(request) : null;
+    if (undecidable !== null) {
+      const refusal = await session.refuseWhole('fail_closed', `request: ${undecidable}`, body);
+      return sendJson(res, 400, format.errorBody(`cloakpipe refused the request: ${refusal.reason}: ${refusal.detail}`, refusal));
+    }
     const receipts = receiptsOf(header(req, RECEIPT_HEADER));
 
     const abort = new AbortController();
@@ -152,7 +160,7 @@ export class LlmDoor {
     const type = upstream.headers.get('content-type') ?? '';
     const decide = (slot: Parameters<typeof decideSlot>[1]) => decideSlot(session, slot, receipts);
     const failClosed = async (detail: string, bytes: Uint8Array) => {
-      const refusal = await session.refuseUnreadable('fail_closed', detail, bytes);
+      const refusal = await session.refuseWhole('fail_closed', detail, bytes);
       log.warn('llm_response_refused', { reason: 'fail_closed' });
       return refusal;
     };

@@ -90,8 +90,11 @@ export class LlmSession {
     });
   }
 
-  /** A call that could not be read (its arguments do not parse): refused and recorded by digest. */
-  refuseUnreadable(code: RefusalCode, detail: string, bytes: Uint8Array): Promise<RefusalData> {
+  /**
+   * Something refused whole, recorded by the digest of its bytes: a call that could not be read
+   * (its arguments do not parse), a request or response the door cannot read or let through.
+   */
+  refuseWhole(code: RefusalCode, detail: string, bytes: Uint8Array): Promise<RefusalData> {
     return this.gate.refuseWire(code, detail, bytes).catch(() => this.gate.failClosedRefusal('the gate could not record this refusal'));
   }
 
