@@ -1,7 +1,8 @@
 // The relay: one MCP session between a host transport and an upstream transport, whatever the
 // door. It owns what every door would otherwise copy: strict parsing both ways, matching
 // replies to requests, ids the gate gave up on and id reuse, the tools/call params shape,
-// tools/list observation (pins) and filtering, cancellation, backpressure and the session's end.
+// tools/list observation (pins) and filtering, cancellation, calls answered with a task (settled
+// by the task's result, ADR 049), backpressure and the session's end.
 // One relay per session; it keeps no global state, so one process may hold many (HTTP door).
 //
 // Guards, host side: a frame that fails strict parsing is refused and never forwarded; a
@@ -64,6 +65,12 @@ interface Pending {
   cancelled: boolean;
   /** For a tools/call: the gate's forward() waiting for the upstream's reply. */
   waiter?: { resolve: (reply: UpstreamReply) => void; reject: (e: Error) => void };
+  /** A tools/call sent with a task (MCP 2025-11-25): its reply may be a task, its result later. */
+  task?: boolean;
+  /** The task this call's reply created: the host was sent it; the result settles the call. */
+  created?: string;
+  /** A tasks/result request: the task whose result it asks for. */
+  resultOf?: string;
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
@@ -78,6 +85,9 @@ export class Relay {
   // Calls the gate gave up on (timeout) that the server may still answer: a late answer must
   // not reach the host after it was told the outcome is unknown, nor match a reused id.
   private readonly abandoned = new Set<string>();
+  // Gated calls answered with a task (by task id): the gate's forward() waits for the result
+  // a later tasks/result brings, so the call's record is its outcome, not the task's creation.
+  private readonly taskCalls = new Map<string, Pending>();
   private readonly tasks = new Set<Promise<void>>();
   private refusing = 0; // wire refusals being recorded (they hold a line's worth of state)
   private hostPaused = false;
@@ -97,6 +107,7 @@ export class Relay {
     this.host.onframe = (f) => this.fromHost(f);
     this.host.onclose = () => {
       this.hostEnded = true;
+      this.abandonTasks();
       void this.shutdown();
     };
     this.upstream.onframe = (f) => this.fromUpstream(f);
@@ -119,6 +130,7 @@ export class Relay {
     if (this.stopping) return;
     this.stopping = true;
     void this.host.close();
+    this.abandonTasks();
     const drained = this.drain();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
@@ -156,7 +168,21 @@ export class Relay {
 
   private settle(key: string, entry: Pending): void {
     if (this.pending.get(key) === entry) this.pending.delete(key);
+    if (entry.created !== undefined && this.taskCalls.get(entry.created) === entry) this.taskCalls.delete(entry.created);
     this.flow();
+  }
+
+  /**
+   * The host can no longer fetch a task's result (it ended, or the session is stopping): each
+   * gated call waiting on one ends outcome unknown, unless a tasks/result for it is in flight.
+   */
+  private abandonTasks(): void {
+    const fetching = new Set([...this.pending.values()].map((p) => p.resultOf));
+    for (const [taskId, call] of this.taskCalls) {
+      if (fetching.has(taskId)) continue;
+      this.taskCalls.delete(taskId);
+      call.waiter?.reject(new Error('the host ended before it fetched the task result'));
+    }
   }
 
   private busy(key: string): boolean {
@@ -192,7 +218,10 @@ export class Relay {
       const key = idKey(msg.id);
       if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id, line);
       if (this.upstreamExit) return this.write(upstreamGoneResponse(msg.id));
-      this.pending.set(key, { id: msg.id, method: msg.method, forwarded: true, cancelled: false });
+      const entry: Pending = { id: msg.id, method: msg.method, forwarded: true, cancelled: false };
+      const taskId = msg.method === 'tasks/result' && isJsonObject(msg.params ?? null) ? (msg.params as JsonObject).taskId : undefined;
+      if (typeof taskId === 'string') entry.resultOf = taskId;
+      this.pending.set(key, entry);
       this.flow();
     }
     this.toUpstream(msg.msg);
@@ -215,7 +244,7 @@ export class Relay {
     if (!params.ok) return this.refuse('invalid_request', params.detail, msg.id);
     const key = idKey(msg.id);
     if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id);
-    const entry: Pending = { id: msg.id, method: msg.method, forwarded: false, cancelled: false };
+    const entry: Pending = { id: msg.id, method: msg.method, forwarded: false, cancelled: false, task: params.forwarded.task !== undefined };
     this.pending.set(key, entry);
     this.flow();
     const forward = () =>
@@ -234,6 +263,7 @@ export class Relay {
         if (outcome.kind === 'unknown' && this.pending.get(key) === entry && !this.upstreamExit) this.abandoned.add(key);
         this.settle(key, entry);
         if (entry.cancelled) return; // the host withdrew it: no late answer, not even -32003
+        if (entry.created !== undefined) return; // answered with its task; the outcome is recorded
         switch (outcome.kind) {
           case 'refused':
             return this.write(refusalResponse(msg.id, outcome.data));
@@ -249,7 +279,7 @@ export class Relay {
       })
       .catch(() => {
         this.settle(key, entry);
-        if (!entry.cancelled) this.write(refusalResponse(msg.id, this.gate.failClosedRefusal('the gate could not complete this call')));
+        if (!entry.cancelled && entry.created === undefined) this.write(refusalResponse(msg.id, this.gate.failClosedRefusal('the gate could not complete this call')));
       });
     this.track(task);
   }
@@ -300,11 +330,21 @@ export class Relay {
     const result = msg.msg.result;
     const reply: UpstreamReply = msg.msg.error !== undefined ? { error: msg.msg.error } : { result: result ?? null };
     if (entry.waiter) {
+      if (entry.task && msg.msg.error === undefined && createdTask(result) !== undefined) return this.taskCreated(entry, msg.msg);
       entry.waiter.resolve(reply); // written by the call's handler once its outcome is recorded
       return;
     }
     this.flow();
     let out = msg.msg;
+    const call = entry.resultOf !== undefined ? this.taskCalls.get(entry.resultOf) : undefined;
+    if (call?.waiter) {
+      // A gated call's result: the gate settles the call with it (the session label rises in
+      // memory before any later host message is read) and the host gets it as it came.
+      this.taskCalls.delete(entry.resultOf as string);
+      call.waiter.resolve(reply);
+      if (!entry.cancelled) this.write(out);
+      return;
+    }
     if (entry.method === 'tools/list' && result !== undefined) {
       // The server's tool definitions, checked against their pins before the host sees them.
       this.gate.observeToolList(result);
@@ -312,6 +352,21 @@ export class Relay {
     }
     this.gate.observeServerOutput(out);
     if (!entry.cancelled) this.write(out);
+  }
+
+  /**
+   * A gated call answered with a task: the host gets the task now, and the call stays open
+   * until a tasks/result brings its result (or the call times out: outcome unknown). A task id
+   * already waiting is a server reusing it: the call ends unknown and the host never sees it.
+   */
+  private taskCreated(entry: Pending, msg: JsonObject): void {
+    const taskId = createdTask(msg.result as JsonValue) as string;
+    this.flow();
+    if (this.taskCalls.has(taskId)) return entry.waiter?.reject(new Error('a task id the server gave twice'));
+    entry.created = taskId;
+    this.taskCalls.set(taskId, entry);
+    this.gate.observeServerOutput(msg);
+    if (!entry.cancelled) this.write(msg);
   }
 
   /**
@@ -345,6 +400,8 @@ export class Relay {
       this.pending.delete(key);
     }
     this.abandoned.clear();
+    for (const call of this.taskCalls.values()) call.waiter?.reject(new UpstreamGone('upstream exited'));
+    this.taskCalls.clear();
     void this.shutdown();
   }
 
@@ -363,6 +420,13 @@ export class Relay {
     if (this.upstreamExit.startError) return this.fail(this.upstreamExit.startError); // the caller names it: exit 2
     this.finish(this.upstreamExit.code === 0 || this.hostEnded || this.stopping ? 0 : 1);
   }
+}
+
+/** The task id of a CreateTaskResult (a task and no content), else undefined. */
+function createdTask(result: JsonValue | undefined): string | undefined {
+  if (!isJsonObject(result ?? null) || (result as JsonObject).content !== undefined) return undefined;
+  const task = (result as JsonObject).task;
+  return isJsonObject(task ?? null) && typeof (task as JsonObject).taskId === 'string' ? ((task as JsonObject).taskId as string) : undefined;
 }
 
 /** An upstream message that never reaches the host: logged by its digest only. */

@@ -13,7 +13,7 @@ import { startGate } from '../helpers/gate.js';
 import { canonicalize } from '../../src/core/canonical.js';
 
 const CANARY = 'CANARY-upstream-9c1e';
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'same_task'];
 const MANIFEST = `version: 1\nrelease: strict-upstream@1\ntools:\n${TOOLS.map((t) => `  ${t}: { effect: read, arguments: {} }`).join('\n')}\n`;
 
 let files: Record<string, string>;
@@ -52,6 +52,27 @@ test('a reply the strict parser refuses never reaches the host; the call ends ou
   assert.ok(!gate.stderr.includes(CANARY), 'the log carries digests only');
   const results = ledger().filter((e) => e.kind === 'result');
   assert.deepEqual(results.map((e) => e.outcome), [...bad.map(() => 'unknown'), 'ok']);
+});
+
+test('a server that gives one task id to two calls: the second ends outcome unknown, its task never reaches the host; the first settles with its result', async () => {
+  const { gate, ledger } = start(['--call-timeout', '20s']);
+  await gate.initialize();
+  const taskCall = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'same_task', arguments: {}, task: { ttl: 60000 } } }) + '\n';
+  gate.send(taskCall(1));
+  assert.equal((await gate.next()).result.task.taskId, 'task-reused');
+  gate.send(taskCall(2));
+  const second = await gate.next();
+  assert.equal(second.id, 2);
+  assert.equal(second.error.code, -32003);
+  gate.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tasks/result', params: { taskId: 'task-reused' } }) + '\n');
+  const result = await gate.next();
+  assert.equal(result.id, 3);
+  assert.match(result.result.content[0].text, /^task result /);
+  assert.equal(await gate.end(), 0);
+  const entries = ledger();
+  const decisions = entries.filter((e) => e.kind === 'decision').map((e) => e.seq);
+  const outcomeOf = (seq: number) => entries.filter((e) => e.kind === 'result' && e.decision === seq).map((e) => e.outcome);
+  assert.deepEqual(decisions.map(outcomeOf), [['ok'], ['unknown']]);
 });
 
 test('the host gets the canonical form of a reply, and a second reply to one id is dropped', async () => {

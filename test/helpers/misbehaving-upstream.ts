@@ -4,6 +4,8 @@
 // it answer, unasked, the id after the last tools/call it saw (a made-up "success").
 // $KEEP_ALIVE: it stays after its stdin ends; $IGNORE_SIGTERM: it stays after SIGTERM too.
 // Tool `slow` answers after 100 ms; the most calls it ever held unanswered goes to $PEAK_FILE.
+// Tool `same_task` answers every call with the same task (id task-reused), whose tasks/result
+// is a result with the canary.
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -23,7 +25,7 @@ process.on('SIGTERM', () => {
   process.exit(0);
 });
 
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task'];
 let outstanding = 0;
 let peak = 0;
 if (process.env.KEEP_ALIVE) setInterval(() => undefined, 1 << 30);
@@ -35,6 +37,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     return out(JSON.stringify({ jsonrpc: '2.0', id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'misbehaving', version: '1' } } }) + '\n');
   if (m.method === 'tools/list') return out(JSON.stringify({ jsonrpc: '2.0', id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } }) + '\n');
   if (m.method === 'notifications/cancelled') return;
+  if (m.method === 'tasks/result' && m.params?.taskId === 'task-reused') return out(ok(id, `task result ${CANARY}`) + '\n');
   if (m.method !== 'tools/call') return id !== undefined ? out(JSON.stringify({ jsonrpc: '2.0', id, result: {} }) + '\n') : undefined;
   lastCall = typeof id === 'number' ? id : lastCall;
   const text = `${m.params.name} ${CANARY}`;
@@ -57,6 +60,10 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       return out(`{ "result" : { "content" : [ { "type":"text", "text":"\\u0041B" } ] }, "id" : ${JSON.stringify(id)}, "jsonrpc" : "2.0" }\n`);
     case 'hang':
       return;
+    case 'same_task': {
+      const at = new Date().toISOString();
+      return out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: { taskId: 'task-reused', status: 'working', ttl: 60000, createdAt: at, lastUpdatedAt: at } } }) + '\n');
+    }
     case 'slow':
       peak = Math.max(peak, ++outstanding);
       if (process.env.PEAK_FILE) writeFileSync(process.env.PEAK_FILE, String(peak));

@@ -1,0 +1,160 @@
+// Task-augmented tools/call (MCP 2025-11-25) through the real binary: the official SDK client's
+// task stream against @modelcontextprotocol/server-everything's simulate-research-query, a
+// write tool the server runs as a task, over stdio and through the HTTP door. The server answers the call with a task at once and
+// the result comes with a later tasks/result, so the call's record must be that result: the
+// operation pending until it comes, the session label raised by it, and outcome unknown (never
+// "ok") when the host ends before fetching it.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { EVERYTHING, makeHome, writeFiles, cloakpipe } from '../helpers/cli.js';
+import { call, startGate, type RunningGate } from '../helpers/gate.js';
+import { httpClient, startHttpGate } from '../helpers/http-gate.js';
+import { digestJson } from '../../src/core/digest.js';
+
+const MANIFEST = `version: 1
+release: tasks-test@1
+tools:
+  simulate-research-query:
+    effect: write
+    returns: confidential
+    arguments:
+      topic: { type: string, max_len: 200, required: true }
+      ambiguous: { type: boolean }
+  echo:
+    effect: read
+    accepts: public
+    arguments:
+      message: { type: string, max_len: 200, required: true }
+`;
+const POLICY = `@id("all-declared") permit (principal, action == Action::"call_tool", resource);\n`;
+
+let files: Record<string, string>;
+let direct: Client;
+
+before(async () => {
+  files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': POLICY, 'c.json': { task: { id: 'T-1' } } });
+  direct = new Client({ name: 'direct', version: '1' });
+  await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+  await direct.listTools(); // the SDK sends a task only for a tool it knows needs one
+});
+
+after(async () => {
+  await direct?.close();
+});
+
+async function gate(): Promise<{ g: RunningGate; home: string }> {
+  const home = makeHome();
+  const g = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], context: files['c.json'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
+  await g.client.listTools();
+  return { g, home };
+}
+
+const ledger = (home: string) => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+const operations = (home: string) => cloakpipe(['ops', 'list', '--home', home, '--json']).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+type Message = { type: string; task?: { taskId: string; status: string }; result?: any; error?: unknown };
+
+/** The SDK's task stream for one research query; `onCreated` runs when the task came back. */
+async function research(client: Client, topic: string, onCreated: (m: Message) => void = () => undefined): Promise<Message[]> {
+  const out: Message[] = [];
+  for await (const m of client.experimental.tasks.callToolStream({ name: 'simulate-research-query', arguments: { topic } })) {
+    out.push(m as Message);
+    if (m.type === 'taskCreated') onCreated(m as Message);
+  }
+  return out;
+}
+
+/** A result with its task id taken out (each run is a new task). */
+const withoutTask = (r: any) => JSON.parse(JSON.stringify(r).replaceAll(/[0-9a-f]{32}/g, 'TASK'));
+
+test('a call answered with a task: the host gets what the server sends; the record is the result the task brought, not its creation', async () => {
+  const straight = await research(direct, 'tide tables');
+  const { g, home } = await gate();
+  let pendingWhileWorking: unknown[] = [];
+  let entriesWhileWorking: any[] = [];
+  let again: Promise<Message[]> | undefined;
+  const gated = await research(g.client, 'tide tables', () => {
+    pendingWhileWorking = operations(home).map((o: any) => o.state);
+    entriesWhileWorking = ledger(home);
+    again = research(g.client, 'tide tables'); // the same write while its task works
+  });
+  const retried = await again!;
+  assert.deepEqual(retried.map((m) => m.type), ['error']);
+  assert.equal((retried[0].error as { data?: { reason?: string } }).data?.reason, 'reconcile_before_retry', 'in flight: not answered from a stored task');
+  assert.deepEqual(gated.map((m) => m.type), ['taskCreated', ...gated.slice(1, -1).map(() => 'taskStatus'), 'result']);
+  assert.equal(gated.at(-2)?.task?.status, 'completed');
+  const result = gated.at(-1)!.result;
+  assert.deepEqual(withoutTask(result), withoutTask(straight.at(-1)!.result), 'the result is the one the server gives straight');
+  // While the task worked: decided, the write operation pending, no result recorded yet.
+  assert.deepEqual(pendingWhileWorking, ['pending']);
+  assert.deepEqual(entriesWhileWorking.filter((e) => e.kind === 'result'), []);
+  await g.close();
+  const entries = ledger(home);
+  const decision = entries.find((e) => e.kind === 'decision' && e.tool === 'simulate-research-query');
+  const results = entries.filter((e) => e.kind === 'result');
+  assert.equal(results.length, 1);
+  assert.equal(results[0].decision, decision.seq);
+  assert.equal(results[0].outcome, 'ok');
+  assert.equal(results[0].result_digest, digestJson(result), 'the digest of what the task brought the host');
+  assert.notEqual(results[0].result_digest, digestJson({ task: gated[0].task }));
+  assert.deepEqual(operations(home).map((o: any) => o.state), ['succeeded']);
+  assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
+});
+
+test("the task's result raises the session label by the tool's returns: a public sink is refused after it", async () => {
+  const { g, home } = await gate();
+  assert.equal((await call(g, 'echo', { message: 'before' })).ok, true);
+  await research(g.client, 'reef survey');
+  const after = await call(g, 'echo', { message: 'after' });
+  assert.equal(after.ok, false);
+  assert.equal(!after.ok && after.reason, 'sink_ceiling_exceeded');
+  await g.close();
+  const label = ledger(home).find((e) => e.kind === 'label');
+  assert.deepEqual([label.from, label.to, label.cause], ['public', 'confidential', 'returns']);
+});
+
+test('the host ends before it fetches the result: the call ends outcome unknown, never ok', async () => {
+  const { g, home } = await gate();
+  const created = await new Promise<Message>((resolve, reject) => {
+    research(g.client, 'deep sea', resolve).catch(reject);
+  });
+  assert.equal(created.task?.status, 'working');
+  await g.close(); // the host is gone; the task may still finish on the server
+  const results = ledger(home).filter((e) => e.kind === 'result');
+  assert.deepEqual(results.map((e) => [e.outcome, e.why]), [['unknown', 'error']]);
+  assert.deepEqual(operations(home).map((o: any) => o.state), ['unknown']);
+});
+
+test('over the HTTP door too: the task comes back at once, its result is the record, the operation settles with it', async () => {
+  const home = makeHome();
+  const door = await startHttpGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--context', files['c.json']], upstream: [process.execPath, EVERYTHING, 'stdio'] });
+  const client = await httpClient(door.url);
+  await client.listTools();
+  let pendingWhileWorking: unknown[] = [];
+  const gated = await research(client, 'tide tables', () => (pendingWhileWorking = operations(home).map((o: any) => o.state)));
+  assert.equal(gated.at(-1)?.type, 'result');
+  await client.close();
+  assert.equal(await door.stop(), 0, door.stderr());
+  assert.deepEqual(pendingWhileWorking, ['pending']);
+  const results = ledger(home).filter((e) => e.kind === 'result');
+  assert.deepEqual(results.map((e) => [e.outcome, e.result_digest]), [['ok', digestJson(gated.at(-1)!.result)]]);
+  assert.deepEqual(operations(home).map((o: any) => o.state), ['succeeded']);
+});
+
+test('the gate killed (SIGKILL) while the task works: no result was recorded, and the restarted gate makes the operation unknown', async () => {
+  const { g, home } = await gate();
+  const created = await new Promise<Message>((resolve, reject) => {
+    research(g.client, 'storm tracks', resolve).catch(reject);
+  });
+  assert.equal(created.task?.status, 'working');
+  process.kill(g.pid, 'SIGKILL');
+  await g.exited;
+  assert.deepEqual(ledger(home).filter((e) => e.kind === 'result'), []);
+  const restarted = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], context: files['c.json'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
+  await restarted.close();
+  assert.deepEqual(operations(home).map((o: any) => o.state), ['unknown']);
+  assert.ok(!ledger(home).some((e) => e.kind === 'result' && e.outcome === 'ok'));
+  assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
+});
