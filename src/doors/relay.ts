@@ -13,6 +13,7 @@
 // forwarded; so is an unreadable line, and the call it should have answered ends as on the
 // upstream's death (outcome unknown at --call-timeout).
 import { decodeLine, encodeMessage, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
+import { randomUUID } from 'node:crypto';
 import { isRpcId } from '../wire/jsonrpc.js';
 import { scanId } from '../wire/id-scan.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
@@ -88,6 +89,9 @@ export class Relay {
   // Gated calls answered with a task (by task id): the gate's forward() waits for the result
   // a later tasks/result brings, so the call's record is its outcome, not the task's creation.
   private readonly taskCalls = new Map<string, Pending>();
+  // Stored results replayed to a call sent with a task, as tasks the gate made (by task id): a
+  // host that asked for a task gets one, and its tasks/get and tasks/result are answered here.
+  private readonly replays = new Map<string, { task: JsonObject; result: JsonValue }>();
   private readonly tasks = new Set<Promise<void>>();
   private refusing = 0; // wire refusals being recorded (they hold a line's worth of state)
   private hostPaused = false;
@@ -214,6 +218,7 @@ export class Relay {
     if (msg.kind === 'notification' && msg.method === 'tools/call')
       return this.refuse('invalid_request', 'a tools/call must be a request (it has no id)', undefined, line);
     if (msg.kind === 'notification' && msg.method === 'notifications/cancelled' && this.cancel(msg.params)) return;
+    if (msg.kind === 'request' && this.answerReplay(msg)) return;
     if (msg.kind === 'request') {
       const key = idKey(msg.id);
       if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id, line);
@@ -268,7 +273,7 @@ export class Relay {
           case 'refused':
             return this.write(refusalResponse(msg.id, outcome.data));
           case 'replayed':
-            return this.write({ jsonrpc: '2.0', id: msg.id, result: outcome.result });
+            return this.write({ jsonrpc: '2.0', id: msg.id, result: entry.task ? this.replayTask(outcome.result) : outcome.result });
           case 'forwarded':
             return this.write({ jsonrpc: '2.0', id: msg.id, ...outcome.reply } as JsonObject);
           case 'unknown':
@@ -282,6 +287,28 @@ export class Relay {
         if (!entry.cancelled && entry.created === undefined) this.write(refusalResponse(msg.id, this.gate.failClosedRefusal('the gate could not complete this call')));
       });
     this.track(task);
+  }
+
+  /** A stored result for a call sent with a task: a completed task the gate made, holding it. */
+  private replayTask(result: JsonValue): JsonObject {
+    const now = new Date().toISOString();
+    const task: JsonObject = { taskId: `cloakpipe-replay-${randomUUID()}`, status: 'completed', ttl: null, createdAt: now, lastUpdatedAt: now };
+    this.replays.set(task.taskId as string, { task, result });
+    return { task };
+  }
+
+  /** tasks/get and tasks/result for a task the gate made: answered here, never forwarded. */
+  private answerReplay(msg: Extract<RpcMessage, { kind: 'request' }>): boolean {
+    const taskId = isJsonObject(msg.params ?? null) ? (msg.params as JsonObject).taskId : undefined;
+    const replay = typeof taskId === 'string' ? this.replays.get(taskId) : undefined;
+    if (!replay || (msg.method !== 'tasks/get' && msg.method !== 'tasks/result')) return false;
+    if (msg.method === 'tasks/get') {
+      this.write({ jsonrpc: '2.0', id: msg.id, result: replay.task });
+      return true;
+    }
+    this.replays.delete(taskId as string);
+    this.write({ jsonrpc: '2.0', id: msg.id, result: replay.result });
+    return true;
   }
 
   /** Refuse and record a host message; `id` undefined: a notification, recorded, not answered. */

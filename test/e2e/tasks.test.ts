@@ -19,6 +19,7 @@ tools:
   simulate-research-query:
     effect: write
     returns: confidential
+    accepts: confidential
     arguments:
       topic: { type: string, max_len: 200, required: true }
       ambiguous: { type: boolean }
@@ -57,9 +58,10 @@ const operations = (home: string) => cloakpipe(['ops', 'list', '--home', home, '
 type Message = { type: string; task?: { taskId: string; status: string }; result?: any; error?: unknown };
 
 /** The SDK's task stream for one research query; `onCreated` runs when the task came back. */
-async function research(client: Client, topic: string, onCreated: (m: Message) => void = () => undefined): Promise<Message[]> {
+async function research(client: Client, topic: string, onCreated: (m: Message) => void = () => undefined, operation?: string): Promise<Message[]> {
   const out: Message[] = [];
-  for await (const m of client.experimental.tasks.callToolStream({ name: 'simulate-research-query', arguments: { topic } })) {
+  const meta = operation ? { _meta: { 'cloakpipe/operation_id': operation } } : {};
+  for await (const m of client.experimental.tasks.callToolStream({ name: 'simulate-research-query', arguments: { topic }, ...meta })) {
     out.push(m as Message);
     if (m.type === 'taskCreated') onCreated(m as Message);
   }
@@ -75,11 +77,16 @@ test('a call answered with a task: the host gets what the server sends; the reco
   let pendingWhileWorking: unknown[] = [];
   let entriesWhileWorking: any[] = [];
   let again: Promise<Message[]> | undefined;
-  const gated = await research(g.client, 'tide tables', () => {
-    pendingWhileWorking = operations(home).map((o: any) => o.state);
-    entriesWhileWorking = ledger(home);
-    again = research(g.client, 'tide tables'); // the same write while its task works
-  });
+  const gated = await research(
+    g.client,
+    'tide tables',
+    () => {
+      pendingWhileWorking = operations(home).map((o: any) => o.state);
+      entriesWhileWorking = ledger(home);
+      again = research(g.client, 'tide tables', undefined, 'tide-1'); // the same write while its task works
+    },
+    'tide-1',
+  );
   const retried = await again!;
   assert.deepEqual(retried.map((m) => m.type), ['error']);
   assert.equal((retried[0].error as { data?: { reason?: string } }).data?.reason, 'reconcile_before_retry', 'in flight: not answered from a stored task');
@@ -87,6 +94,14 @@ test('a call answered with a task: the host gets what the server sends; the reco
   assert.equal(gated.at(-2)?.task?.status, 'completed');
   const result = gated.at(-1)!.result;
   assert.deepEqual(withoutTask(result), withoutTask(straight.at(-1)!.result), 'the result is the one the server gives straight');
+  // The same write once it succeeded is answered from the operation's store with the task's
+  // result (its task id and all), as a completed task the gate made: not the stored task of
+  // the first run, and the tool does not run again.
+  const replayed = await research(g.client, 'tide tables', undefined, 'tide-1');
+  assert.deepEqual(replayed.map((m) => m.type), ['taskCreated', ...replayed.slice(1, -1).map(() => 'taskStatus'), 'result']);
+  assert.ok(replayed.slice(0, -1).every((m) => m.task?.status === 'completed' && m.task.taskId === replayed[0].task?.taskId));
+  assert.notEqual(replayed[0].task?.taskId, gated[0].task?.taskId);
+  assert.deepEqual(replayed.at(-1)!.result, result);
   // While the task worked: decided, the write operation pending, no result recorded yet.
   assert.deepEqual(pendingWhileWorking, ['pending']);
   assert.deepEqual(entriesWhileWorking.filter((e) => e.kind === 'result'), []);
@@ -100,6 +115,8 @@ test('a call answered with a task: the host gets what the server sends; the reco
   assert.equal(results[0].result_digest, digestJson(result), 'the digest of what the task brought the host');
   assert.notEqual(results[0].result_digest, digestJson({ task: gated[0].task }));
   assert.deepEqual(operations(home).map((o: any) => o.state), ['succeeded']);
+  const decisions = entries.filter((e) => e.kind === 'decision').map((e) => [e.outcome, e.reason ?? null]);
+  assert.deepEqual(decisions, [['allow', null], ['refuse', 'reconcile_before_retry'], ['replay', null]], JSON.stringify(decisions));
   assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
 });
 
