@@ -3,7 +3,8 @@
 // write tool the server runs as a task, over stdio and through the HTTP door. The server answers the call with a task at once and
 // the result comes with a later tasks/result, so the call's record must be that result: the
 // operation pending until it comes, the session label raised by it, and outcome unknown (never
-// "ok") when the host ends before fetching it.
+// "ok") when the host ends before fetching it. A stored result replayed to such a call comes as
+// a completed task the gate made, which the SDK's task stream reads.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

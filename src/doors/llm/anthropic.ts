@@ -27,9 +27,9 @@ function results(request: JsonValue): ToolResult[] {
 /**
  * Tools whose calls come back to the agent as tool_use blocks for the gate to decide: the
  * agent's own (no type, `custom`) and those Anthropic defines for the agent to run. The API runs
- * every other kind itself (web search and fetch, code execution and the client tools it calls,
- * tool search, advisor), its calls done before the gate sees them; toolsets come back as blocks
- * with a `toolset_name`, which the gate refuses (TOOL_USE_MEMBERS).
+ * every other kind itself (web search and fetch, code execution, tool search, advisor), its
+ * calls done before the gate sees them; toolsets come back as blocks with a `toolset_name`,
+ * which the gate refuses (TOOL_USE_MEMBERS).
  */
 const AGENT_RUN_TOOL = /^(custom|(bash|text_editor|computer|memory)_\d{8})$/;
 

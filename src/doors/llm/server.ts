@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import { isJsonObject } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
+import type { RefusalCode } from '../../core/refusal.js';
 import type { Gate } from '../../gate/gate.js';
 import { parseStrict, WireError } from '../../wire/strict-parse.js';
 import { decodeUtf8 } from '../../wire/utf8.js';
@@ -122,6 +123,10 @@ export class LlmDoor {
       if (e instanceof TooLarge) return sendJson(res, 413, { error: { message: `cloakpipe: request body larger than ${this.o.maxBodyBytes} bytes`, type: 'request_too_large' } });
       throw e;
     }
+    const refuseRequest = async (code: RefusalCode, detail: string) => {
+      const refusal = await session.refuseWhole(code, `request: ${detail}`, body);
+      sendJson(res, 400, format.errorBody(`cloakpipe refused the request: ${refusal.reason}: ${refusal.detail}`, refusal));
+    };
     // The tool results the request carries move the session label before the model's next
     // proposals are decided: the request must be read as strictly as a response.
     let request: JsonValue;
@@ -129,18 +134,14 @@ export class LlmDoor {
       request = parseStrict(decodeUtf8(body));
     } catch (e) {
       if (!(e instanceof WireError)) throw e;
-      const refusal = await session.refuseWhole(e.code, `request: ${e.detail}`, body);
-      return sendJson(res, 400, format.errorBody(`cloakpipe refused the request: ${refusal.reason}: ${refusal.detail}`, refusal));
+      return refuseRequest(e.code, e.detail);
     }
     session.results(format.results(request));
     await new Promise((r) => setImmediate(r)); // the settled calls' label rises run first
     // Tools the model API would run itself never come back as calls to decide: such a request
     // is not forwarded (ADR 048). The results it carries settled above: the agent has them.
     const undecidable = isJsonObject(request) ? format.undecidable(request) : null;
-    if (undecidable !== null) {
-      const refusal = await session.refuseWhole('fail_closed', `request: ${undecidable}`, body);
-      return sendJson(res, 400, format.errorBody(`cloakpipe refused the request: ${refusal.reason}: ${refusal.detail}`, refusal));
-    }
+    if (undecidable !== null) return refuseRequest('fail_closed', undecidable);
     const receipts = receiptsOf(header(req, RECEIPT_HEADER));
 
     const abort = new AbortController();
