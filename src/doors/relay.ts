@@ -224,8 +224,8 @@ export class Relay {
       if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id, line);
       if (this.upstreamExit) return this.write(upstreamGoneResponse(msg.id));
       const entry: Pending = { id: msg.id, method: msg.method, forwarded: true, cancelled: false };
-      const taskId = msg.method === 'tasks/result' && isJsonObject(msg.params ?? null) ? (msg.params as JsonObject).taskId : undefined;
-      if (typeof taskId === 'string') entry.resultOf = taskId;
+      const taskId = msg.method === 'tasks/result' ? taskIdOf(msg.params as JsonValue | undefined) : undefined;
+      if (taskId !== undefined) entry.resultOf = taskId;
       this.pending.set(key, entry);
       this.flow();
     }
@@ -299,8 +299,8 @@ export class Relay {
 
   /** tasks/get and tasks/result for a task the gate made: answered here, never forwarded. */
   private answerReplay(msg: Extract<RpcMessage, { kind: 'request' }>): boolean {
-    const taskId = isJsonObject(msg.params ?? null) ? (msg.params as JsonObject).taskId : undefined;
-    const replay = typeof taskId === 'string' ? this.replays.get(taskId) : undefined;
+    const taskId = taskIdOf(msg.params as JsonValue | undefined);
+    const replay = taskId !== undefined ? this.replays.get(taskId) : undefined;
     if (!replay || (msg.method !== 'tasks/get' && msg.method !== 'tasks/result')) return false;
     if (msg.method === 'tasks/get') {
       this.write({ jsonrpc: '2.0', id: msg.id, result: replay.task });
@@ -452,8 +452,13 @@ export class Relay {
 /** The task id of a CreateTaskResult (a task and no content), else undefined. */
 function createdTask(result: JsonValue | undefined): string | undefined {
   if (!isJsonObject(result ?? null) || (result as JsonObject).content !== undefined) return undefined;
-  const task = (result as JsonObject).task;
-  return isJsonObject(task ?? null) && typeof (task as JsonObject).taskId === 'string' ? ((task as JsonObject).taskId as string) : undefined;
+  return taskIdOf((result as JsonObject).task);
+}
+
+/** The string `taskId` of an object (a tasks/* request's params, a task), else undefined. */
+function taskIdOf(v: JsonValue | undefined): string | undefined {
+  const id = isJsonObject(v ?? null) ? (v as JsonObject).taskId : undefined;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** An upstream message that never reaches the host: logged by its digest only. */
