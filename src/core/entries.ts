@@ -6,7 +6,7 @@
 /** `sha256:HEX` (written by core/digest.ts). */
 type Digest = string;
 import type { JsonValue } from './json.js';
-import type { Mode } from './outcome.js';
+import type { Mode, UnknownWhy } from './outcome.js';
 import type { RefusalCode } from './refusal.js';
 
 /** What the gate decided for one call. */
@@ -68,7 +68,7 @@ export interface ResultFields {
   decision: number;
   fingerprint: Digest;
   result_digest?: Digest;
-  why?: 'timeout' | 'upstream_exit' | 'error';
+  why?: UnknownWhy;
 }
 
 export interface LabelFields {

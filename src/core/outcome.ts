@@ -1,6 +1,6 @@
 // What a gated call comes to, as every door, the telemetry and the CLI see it.
 import type { Digest } from './digest.js';
-import type { JsonValue } from './json.js';
+import { isJsonObject, type JsonValue } from './json.js';
 import type { RefusalCode } from './refusal.js';
 
 export type Mode = 'enforce' | 'shadow';
@@ -9,6 +9,14 @@ export type Mode = 'enforce' | 'shadow';
 export interface UpstreamReply {
   result?: JsonValue;
   error?: JsonValue;
+}
+
+/** What a reply says of the call: a JSON-RPC error, `isError: true` or no result failed. */
+export function outcomeOf(reply: UpstreamReply): 'succeeded' | 'failed' {
+  if (reply.error !== undefined) return 'failed';
+  if (reply.result === undefined) return 'failed';
+  if (isJsonObject(reply.result) && reply.result.isError === true) return 'failed';
+  return 'succeeded';
 }
 
 /** The `data` of a refusal's JSON-RPC error (product.md section 1). */
@@ -22,7 +30,7 @@ export interface RefusalData {
 }
 
 /** Why the outcome of a forwarded call cannot be known. */
-export type UnknownWhy = 'timeout' | 'upstream_exit' | 'error';
+export type UnknownWhy = 'timeout' | 'upstream_exit' | 'error' | 'cancelled';
 
 export type CallOutcome =
   | { kind: 'refused'; data: RefusalData }

@@ -2,7 +2,7 @@
 // door. It owns what every door would otherwise copy: strict parsing both ways, matching
 // replies to requests, ids the gate gave up on and id reuse, the tools/call params shape,
 // tools/list observation (pins) and filtering, cancellation, calls answered with a task (settled
-// by the task's result, ADR 049), backpressure and the session's end.
+// by the task's result, or unknown when the task is cancelled: ADRs 049, 050), backpressure and the session's end.
 // One relay per session; it keeps no global state, so one process may hold many (HTTP door).
 //
 // Guards, host side: a frame that fails strict parsing is refused and never forwarded; a
@@ -20,8 +20,8 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import { digestBytes } from '../core/digest.js';
 import type { Call } from '../core/call.js';
 import type { RefusalCode } from '../core/refusal.js';
-import type { CallOutcome, RefusalData, UpstreamReply } from '../core/outcome.js';
-import { NotForwarded, UpstreamGone, type Forward } from '../gate/gate.js';
+import { outcomeOf, type CallOutcome, type RefusalData, type UpstreamReply } from '../core/outcome.js';
+import { NotForwarded, TaskCancelled, UpstreamGone, type Forward } from '../gate/gate.js';
 import { log } from '../telemetry/log.js';
 import type { InboundFrame, RequestLost, Transport, TransportClosed } from './transport.js';
 import { DEFAULT_MAX_IN_FLIGHT } from './limits.js';
@@ -72,6 +72,10 @@ interface Pending {
   created?: string;
   /** A tasks/result request: the task whose result it asks for. */
   resultOf?: string;
+  /** A tasks/cancel request: the task it asks the server to cancel. */
+  cancels?: string;
+  /** A call answered with a task that the host asked to cancel: only a success settles it. */
+  cancelAsked?: boolean;
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
@@ -224,8 +228,13 @@ export class Relay {
       if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id, line);
       if (this.upstreamExit) return this.write(upstreamGoneResponse(msg.id));
       const entry: Pending = { id: msg.id, method: msg.method, forwarded: true, cancelled: false };
-      const taskId = msg.method === 'tasks/result' ? taskIdOf(msg.params as JsonValue | undefined) : undefined;
-      if (taskId !== undefined) entry.resultOf = taskId;
+      const taskId = msg.method === 'tasks/result' || msg.method === 'tasks/cancel' ? taskIdOf(msg.params as JsonValue | undefined) : undefined;
+      if (taskId !== undefined && msg.method === 'tasks/result') entry.resultOf = taskId;
+      if (taskId !== undefined && msg.method === 'tasks/cancel') {
+        entry.cancels = taskId;
+        const call = this.taskCalls.get(taskId);
+        if (call) call.cancelAsked = true;
+      }
       this.pending.set(key, entry);
       this.flow();
     }
@@ -343,6 +352,7 @@ export class Relay {
     // A server request or notification: the flow session sees it before the host does.
     this.gate.observeServerOutput(msg.msg);
     this.write(msg.msg);
+    if (msg.kind === 'notification' && msg.method === 'notifications/tasks/status') this.taskCancelled(cancelledTask(msg.params as JsonValue | undefined));
   }
 
   private reply(msg: Extract<RpcMessage, { kind: 'response' }>, bytes: Uint8Array): void {
@@ -366,9 +376,12 @@ export class Relay {
     const call = entry.resultOf !== undefined ? this.taskCalls.get(entry.resultOf) : undefined;
     if (call?.waiter) {
       // A gated call's result: the gate settles the call with it (the session label rises in
-      // memory before any later host message is read) and the host gets it as it came.
+      // memory before any later host message is read) and the host gets it as it came. After
+      // the host asked to cancel the task, a failure may be the cancellation of a task that had
+      // partly run: unknown, never `failed` (which would let the same write run again).
       this.taskCalls.delete(entry.resultOf as string);
-      call.waiter.resolve(reply);
+      if (call.cancelAsked && outcomeOf(reply) === 'failed') call.waiter.reject(new TaskCancelled('a task the host cancelled'));
+      else call.waiter.resolve(reply);
       if (!entry.cancelled) this.write(out);
       return;
     }
@@ -379,6 +392,22 @@ export class Relay {
     }
     this.gate.observeServerOutput(out);
     if (!entry.cancelled) this.write(out);
+    // The server's word that a task was cancelled: its reply to tasks/cancel, or a status.
+    if (msg.msg.error === undefined) this.taskCancelled(entry.cancels ?? cancelledTask(result));
+    if (entry.method === 'tasks/list' && msg.msg.error === undefined && isJsonObject(result ?? null) && Array.isArray((result as JsonObject).tasks))
+      for (const t of (result as JsonObject).tasks as JsonValue[]) this.taskCancelled(cancelledTask(t));
+  }
+
+  /**
+   * A task a gated call was answered with was cancelled before it brought a result: the call
+   * ends outcome unknown now (the task may have partly run), not at --call-timeout; a result
+   * fetched later is server output.
+   */
+  private taskCancelled(taskId: string | undefined): void {
+    const call = taskId !== undefined ? this.taskCalls.get(taskId) : undefined;
+    if (!call?.waiter) return;
+    this.taskCalls.delete(taskId as string);
+    call.waiter.reject(new TaskCancelled('the task was cancelled'));
   }
 
   /**
@@ -453,6 +482,11 @@ export class Relay {
 function createdTask(result: JsonValue | undefined): string | undefined {
   if (!isJsonObject(result ?? null) || (result as JsonObject).content !== undefined) return undefined;
   return taskIdOf((result as JsonObject).task);
+}
+
+/** The task id of a task whose status is `cancelled` (a tasks/get reply, a status notification), else undefined. */
+function cancelledTask(v: JsonValue | undefined): string | undefined {
+  return isJsonObject(v ?? null) && (v as JsonObject).status === 'cancelled' ? taskIdOf(v) : undefined;
 }
 
 /** The string `taskId` of an object (a tasks/* request's params, a task), else undefined. */

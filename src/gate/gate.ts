@@ -26,6 +26,8 @@ export type Forward = () => Promise<UpstreamReply>;
 export class UpstreamGone extends Error {}
 /** A door's forward() rejects with this when the call never reached the tool (the host cancelled it first, the gate is stopping). */
 export class NotForwarded extends Error {}
+/** A door's forward() rejects with this when the task a call was answered with was cancelled before it finished: it may have partly run. */
+export class TaskCancelled extends Error {}
 
 export interface GateParts {
   /** The manifest and policy in force, re-read when their files change. */
@@ -291,7 +293,7 @@ export class Gate {
       reply = await withTimeout(forward(), parts.callTimeoutMs);
     } catch (e) {
       if (e instanceof NotForwarded) return this.notForwarded(d, entry.seq);
-      const why: UnknownWhy = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : 'error';
+      const why: UnknownWhy = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : e instanceof TaskCancelled ? 'cancelled' : 'error';
       await parts.commit
         .run(() => {
           const now = this.clock();

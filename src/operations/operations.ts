@@ -14,8 +14,8 @@
 // (late answer, another gate's start-up already declared it unknown) changes nothing.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isJsonObject, type JsonValue } from '../core/json.js';
-import type { UpstreamReply } from '../core/outcome.js';
+import type { JsonValue } from '../core/json.js';
+import { outcomeOf, type UpstreamReply } from '../core/outcome.js';
 import { StoreError, type Operation, type OperationState, type OperationsPort } from '../store/ports.js';
 
 export { OPERATION_STATES, type Operation, type OperationState } from '../store/ports.js';
@@ -140,13 +140,6 @@ export class ReconcileError extends Error {}
 export const OPERATOR_RESULT: JsonValue = {
   content: [{ type: 'text', text: 'cloakpipe: this operation was reconciled as succeeded by an operator; its result was not recorded.' }],
 };
-
-export function outcomeOf(reply: UpstreamReply): 'succeeded' | 'failed' {
-  if (reply.error !== undefined) return 'failed';
-  if (reply.result === undefined) return 'failed';
-  if (isJsonObject(reply.result) && reply.result.isError === true) return 'failed';
-  return 'succeeded';
-}
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();

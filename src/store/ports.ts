@@ -28,7 +28,7 @@ export interface Operation {
   result: JsonValue | null;
   /** The stored JSON-RPC error of a failed call, or null. */
   error: JsonValue | null;
-  /** Why the state is what it is: begin, retry, upstream, timeout, upstream_exit, error, startup, operator:<outcome>. */
+  /** Why the state is what it is: begin, retry, upstream, timeout, upstream_exit, error, cancelled, startup, operator:<outcome>. */
   note: string;
   owner: string | null;
   created_at: string;

@@ -14,7 +14,8 @@ import { canonicalize } from '../../src/core/canonical.js';
 
 const CANARY = 'CANARY-upstream-9c1e';
 const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'same_task'];
-const MANIFEST = `version: 1\nrelease: strict-upstream@1\ntools:\n${TOOLS.map((t) => `  ${t}: { effect: read, arguments: {} }`).join('\n')}\n`;
+const MANIFEST = `version: 1\nrelease: strict-upstream@1\ntools:\n${TOOLS.map((t) => `  ${t}: { effect: read, arguments: {} }`).join('\n')}
+  cancelled_task: { effect: read, arguments: { how: { type: string, max_len: 10, required: true } } }\n`;
 
 let files: Record<string, string>;
 before(() => {
@@ -73,6 +74,52 @@ test('a server that gives one task id to two calls: the second ends outcome unkn
   const decisions = entries.filter((e) => e.kind === 'decision').map((e) => e.seq);
   const outcomeOf = (seq: number) => entries.filter((e) => e.kind === 'result' && e.decision === seq).map((e) => e.outcome);
   assert.deepEqual(decisions.map(outcomeOf), [['ok'], ['unknown']]);
+});
+
+test('a task the server reports cancelled ends its call outcome unknown (cancelled) at once, however it says so; a failure after the host asked to cancel is unknown too, a success still settles', async () => {
+  const { gate, ledger } = start(['--call-timeout', '20s']);
+  await gate.initialize();
+  const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+  const reply = async (id: number) => {
+    for (;;) {
+      const m = await gate.next();
+      if (m.id === id) return m;
+    }
+  };
+  const ways: [string, (id: number) => Promise<void>][] = [
+    ['status', async () => undefined], // the server's own notification
+    ['get', async (id) => void gate.send(rpc(id, 'tasks/get', { taskId: 'task-get' }))],
+    ['list', async (id) => void gate.send(rpc(id, 'tasks/list', {}))],
+    ['late', async (id) => { // the result's error comes before the cancel's answer
+      gate.send(rpc(id, 'tasks/cancel', { taskId: 'task-late' }));
+      gate.send(rpc(id + 1, 'tasks/result', { taskId: 'task-late' }));
+      assert.equal((await reply(id + 1)).error.code, -32603, 'the host gets the server error as it came');
+    }],
+    ['finished', async (id) => { // the cancel came too late: the task had ended, its result stands
+      gate.send(rpc(id, 'tasks/cancel', { taskId: 'task-finished' }));
+      assert.equal((await reply(id)).error.code, -32602);
+      gate.send(rpc(id + 1, 'tasks/result', { taskId: 'task-finished' }));
+      assert.equal((await reply(id + 1)).result.content[0].text, 'finished');
+    }],
+  ];
+  let id = 1;
+  for (const [how, cancel] of ways) {
+    gate.send(rpc(id, 'tools/call', { name: 'cancelled_task', arguments: { how }, task: { ttl: 60000 } }));
+    assert.equal((await reply(id)).result.task.taskId, `task-${how}`);
+    await cancel(id + 1);
+    id += 10;
+  }
+  // Each call's result entry is written before the session's end would make it unknown (error).
+  gate.send(call(id, 'echo'));
+  await reply(id);
+  const before = ledger().filter((e) => e.kind === 'result');
+  assert.equal(await gate.end(), 0);
+  const entries = ledger();
+  const decisions = entries.filter((e) => e.kind === 'decision').map((e) => e.seq);
+  const resultOf = (seq: number) => entries.filter((e) => e.kind === 'result' && e.decision === seq).map((e) => [e.outcome, e.why ?? null]);
+  const expected = [['unknown', 'cancelled'], ['unknown', 'cancelled'], ['unknown', 'cancelled'], ['unknown', 'cancelled'], ['ok', null], ['ok', null]];
+  assert.deepEqual(decisions.map((seq) => resultOf(seq)[0]), expected);
+  assert.equal(before.length, expected.length, 'all settled while the session ran');
 });
 
 test('the host gets the canonical form of a reply, and a second reply to one id is dropped', async () => {

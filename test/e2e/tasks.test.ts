@@ -4,7 +4,8 @@
 // the result comes with a later tasks/result, so the call's record must be that result: the
 // operation pending until it comes, the session label raised by it, and outcome unknown (never
 // "ok") when the host ends before fetching it. A stored result replayed to such a call comes as
-// a completed task the gate made, which the SDK's task stream reads.
+// a completed task the gate made, which the SDK's task stream reads. A task the host cancels
+// ends its call unknown (it may have partly run), never failed (ADR 050).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -143,6 +144,23 @@ test('the host ends before it fetches the result: the call ends outcome unknown,
   const results = ledger(home).filter((e) => e.kind === 'result');
   assert.deepEqual(results.map((e) => [e.outcome, e.why]), [['unknown', 'error']]);
   assert.deepEqual(operations(home).map((o: any) => o.state), ['unknown']);
+});
+
+test('the host cancels the task while it works: the call ends outcome unknown (cancelled) at once, never failed, and the same write is reconcile_before_retry', async () => {
+  const { g, home } = await gate();
+  let cancelled: Promise<unknown> | undefined;
+  const gated = await research(g.client, 'kelp forests', (m) => (cancelled = g.client.experimental.tasks.cancelTask(m.task!.taskId)), 'kelp-1');
+  await cancelled;
+  assert.equal(gated.at(-1)?.type, 'error', 'the SDK reports the cancelled task');
+  // Fetching the cancelled task's result: the server's error reaches the host; the record stays.
+  await assert.rejects(g.client.experimental.tasks.getTaskResult(gated[0].task!.taskId));
+  const again = await research(g.client, 'kelp forests', undefined, 'kelp-1');
+  assert.equal((again[0].error as { data?: { reason?: string } }).data?.reason, 'reconcile_before_retry', 'it may have partly run: not run again');
+  const whileRunning = ledger(home).filter((e) => e.kind === 'result').map((e) => [e.outcome, e.why]);
+  await g.close();
+  assert.deepEqual(whileRunning, [['unknown', 'cancelled']], 'recorded before the host ended');
+  assert.deepEqual(operations(home).map((o: any) => o.state), ['unknown']);
+  assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
 });
 
 test('over the HTTP door too: the task comes back at once, its result is the record, the operation settles with it', async () => {

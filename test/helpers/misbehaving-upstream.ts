@@ -5,7 +5,11 @@
 // $KEEP_ALIVE: it stays after its stdin ends; $IGNORE_SIGTERM: it stays after SIGTERM too.
 // Tool `slow` answers after 100 ms; the most calls it ever held unanswered goes to $PEAK_FILE.
 // Tool `same_task` answers every call with the same task (id task-reused), whose tasks/result
-// is a result with the canary.
+// is a result with the canary. Tool `cancelled_task` answers with task `task-<how>` (its `how`
+// argument), which the server reports cancelled in one of the ways MCP has: a status notification
+// (`status`), its tasks/get (`get`) or tasks/list (`list`) reply, or (`late`) a tasks/cancel whose
+// reply it holds until it answered the task's tasks/result with an error; for `finished` it
+// refuses the cancel (the task had ended) and its tasks/result is a result.
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -25,7 +29,12 @@ process.on('SIGTERM', () => {
   process.exit(0);
 });
 
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task'];
+const heldCancels = new Map<string, unknown>(); // task id → the id of its tasks/cancel, answered late
+const task = (taskId: string, status: string) => {
+  const at = new Date().toISOString();
+  return { taskId, status, ttl: 60000, createdAt: at, lastUpdatedAt: at };
+};
 let outstanding = 0;
 let peak = 0;
 if (process.env.KEEP_ALIVE) setInterval(() => undefined, 1 << 30);
@@ -38,6 +47,16 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.method === 'tools/list') return out(JSON.stringify({ jsonrpc: '2.0', id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } }) + '\n');
   if (m.method === 'notifications/cancelled') return;
   if (m.method === 'tasks/result' && m.params?.taskId === 'task-reused') return out(ok(id, `task result ${CANARY}`) + '\n');
+  if (m.method === 'tasks/get' && m.params?.taskId === 'task-get') return out(JSON.stringify({ jsonrpc: '2.0', id, result: task('task-get', 'cancelled') }) + '\n');
+  if (m.method === 'tasks/list') return out(JSON.stringify({ jsonrpc: '2.0', id, result: { tasks: [task('task-list', 'cancelled')] } }) + '\n');
+  if (m.method === 'tasks/cancel' && m.params?.taskId === 'task-late') return void heldCancels.set('task-late', id);
+  if (m.method === 'tasks/cancel' && m.params?.taskId === 'task-finished')
+    return out(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: 'Cannot cancel task in terminal status: completed' } }) + '\n');
+  if (m.method === 'tasks/result' && m.params?.taskId === 'task-finished') return out(ok(id, 'finished') + '\n');
+  if (m.method === 'tasks/result' && m.params?.taskId === 'task-late') {
+    out(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: 'Task task-late was cancelled' } }) + '\n');
+    return out(JSON.stringify({ jsonrpc: '2.0', id: heldCancels.get('task-late'), result: task('task-late', 'cancelled') }) + '\n');
+  }
   if (m.method !== 'tools/call') return id !== undefined ? out(JSON.stringify({ jsonrpc: '2.0', id, result: {} }) + '\n') : undefined;
   lastCall = typeof id === 'number' ? id : lastCall;
   const text = `${m.params.name} ${CANARY}`;
@@ -63,6 +82,12 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     case 'same_task': {
       const at = new Date().toISOString();
       return out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: { taskId: 'task-reused', status: 'working', ttl: 60000, createdAt: at, lastUpdatedAt: at } } }) + '\n');
+    }
+    case 'cancelled_task': {
+      const taskId = `task-${m.params.arguments.how}`;
+      out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: task(taskId, 'working') } }) + '\n');
+      if (taskId === 'task-status') setTimeout(() => out(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task(taskId, 'cancelled') }) + '\n'), 30);
+      return;
     }
     case 'slow':
       peak = Math.max(peak, ++outstanding);

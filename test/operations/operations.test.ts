@@ -2,7 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
-import { THIS_GATE, outcomeOf, ownerAlive } from '../../src/operations/operations.js';
+import { THIS_GATE, ownerAlive } from '../../src/operations/operations.js';
+import { outcomeOf } from '../../src/core/outcome.js';
 
 test('outcomeOf: a result succeeded; an error, isError or nothing failed', () => {
   assert.equal(outcomeOf({ result: { content: [] } }), 'succeeded');
