@@ -2,7 +2,8 @@
 // door. It owns what every door would otherwise copy: strict parsing both ways, matching
 // replies to requests, ids the gate gave up on and id reuse, the tools/call params shape,
 // tools/list observation (pins) and filtering, cancellation, calls answered with a task (settled
-// by the task's result, or unknown when the task is cancelled: ADRs 049, 050), backpressure and the session's end.
+// by the task's result, or unknown when the task is cancelled: ADRs 049, 050), backpressure and
+// the session's end.
 // One relay per session; it keeps no global state, so one process may hold many (HTTP door).
 //
 // Guards, host side: a frame that fails strict parsing is refused and never forwarded; a
@@ -484,7 +485,7 @@ function createdTask(result: JsonValue | undefined): string | undefined {
   return taskIdOf((result as JsonObject).task);
 }
 
-/** The task id of a task whose status is `cancelled` (a tasks/get reply, a status notification), else undefined. */
+/** The task id of a task whose status is `cancelled` (in a tasks/get or tasks/list reply, a status notification), else undefined. */
 function cancelledTask(v: JsonValue | undefined): string | undefined {
   return isJsonObject(v ?? null) && (v as JsonObject).status === 'cancelled' ? taskIdOf(v) : undefined;
 }
