@@ -393,10 +393,7 @@ export class Relay {
     }
     this.gate.observeServerOutput(out);
     if (!entry.cancelled) this.write(out);
-    // The server's word that a task was cancelled: its reply to tasks/cancel, or a status.
-    if (msg.msg.error === undefined) this.taskCancelled(entry.cancels ?? cancelledTask(result));
-    if (entry.method === 'tasks/list' && msg.msg.error === undefined && isJsonObject(result ?? null) && Array.isArray((result as JsonObject).tasks))
-      for (const t of (result as JsonObject).tasks as JsonValue[]) this.taskCancelled(cancelledTask(t));
+    if (msg.msg.error === undefined) for (const taskId of cancelledBy(entry, result)) this.taskCancelled(taskId);
   }
 
   /**
@@ -483,6 +480,16 @@ export class Relay {
 function createdTask(result: JsonValue | undefined): string | undefined {
   if (!isJsonObject(result ?? null) || (result as JsonObject).content !== undefined) return undefined;
   return taskIdOf((result as JsonObject).task);
+}
+
+/**
+ * The tasks a successful reply is the server's word were cancelled: the one a tasks/cancel
+ * named, else a tasks/get reply's task, or a tasks/list reply's tasks, whose status is `cancelled`.
+ */
+function cancelledBy(entry: Pending, result: JsonValue | undefined): string[] {
+  if (entry.cancels !== undefined) return [entry.cancels];
+  const listed = entry.method === 'tasks/list' && isJsonObject(result ?? null) && Array.isArray((result as JsonObject).tasks) ? ((result as JsonObject).tasks as JsonValue[]) : [];
+  return [result, ...listed].map(cancelledTask).filter((t): t is string => t !== undefined);
 }
 
 /** The task id of a task whose status is `cancelled` (in a tasks/get or tasks/list reply, a status notification), else undefined. */

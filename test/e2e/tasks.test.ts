@@ -146,14 +146,29 @@ test('the host ends before it fetches the result: the call ends outcome unknown,
   assert.deepEqual(operations(home).map((o: any) => o.state), ['unknown']);
 });
 
-test('the host cancels the task while it works: the call ends outcome unknown (cancelled) at once, never failed, and the same write is reconcile_before_retry', async () => {
-  const { g, home } = await gate();
+/** A research query whose task the host cancels once it came back, and the error of fetching its result after. */
+async function cancelledResearch(client: Client, topic: string, operation?: string): Promise<{ stream: Message[]; fetched: unknown }> {
   let cancelled: Promise<unknown> | undefined;
-  const gated = await research(g.client, 'kelp forests', (m) => (cancelled = g.client.experimental.tasks.cancelTask(m.task!.taskId)), 'kelp-1');
+  const stream = await research(client, topic, (m) => (cancelled = client.experimental.tasks.cancelTask(m.task!.taskId)), operation);
   await cancelled;
-  assert.equal(gated.at(-1)?.type, 'error', 'the SDK reports the cancelled task');
-  // Fetching the cancelled task's result: the server's error reaches the host; the record stays.
-  await assert.rejects(g.client.experimental.tasks.getTaskResult(gated[0].task!.taskId));
+  const fetched = await client.experimental.tasks.getTaskResult(stream[0].task!.taskId).then(
+    () => assert.fail('a cancelled task has no result'),
+    (e: { code?: number; message?: string }) => withoutTask({ code: e.code, message: e.message }),
+  );
+  return { stream, fetched };
+}
+
+test('the host cancels the task while it works: the call ends outcome unknown (cancelled) at once, never failed, and the same write is reconcile_before_retry', async () => {
+  const straight = await cancelledResearch(direct, 'kelp forests');
+  const { g, home } = await gate();
+  const gated = await cancelledResearch(g.client, 'kelp forests', 'kelp-1');
+  assert.equal(gated.stream.at(-1)?.type, 'error', 'the SDK reports the cancelled task');
+  assert.equal(straight.stream.at(-1)?.type, 'error');
+  const end = (s: Message[]) => withoutTask({ type: s.at(-1)?.type, message: (s.at(-1)?.error as Error | undefined)?.message });
+  assert.deepEqual(end(gated.stream), end(straight.stream), 'the stream ends as it does straight to the server');
+  // Fetching the cancelled task's result: the server's error reaches the host as it comes
+  // straight; the record stays.
+  assert.deepEqual(gated.fetched, straight.fetched);
   const again = await research(g.client, 'kelp forests', undefined, 'kelp-1');
   assert.equal((again[0].error as { data?: { reason?: string } }).data?.reason, 'reconcile_before_retry', 'it may have partly run: not run again');
   const whileRunning = ledger(home).filter((e) => e.kind === 'result').map((e) => [e.outcome, e.why]);
