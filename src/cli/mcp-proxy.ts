@@ -33,7 +33,7 @@ export const OPTIONS = {
   'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
   'max-frame': { type: 'string', arg: 'BYTES', help: 'longest line accepted from the host', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
   upstream: { type: 'string', arg: '"CMD ARGS"', help: 'the upstream command as one string, split into words like a shell would (no shell runs; quote with \'…\')' },
-  'max-in-flight': { type: 'string', arg: 'N', default: String(DEFAULT_MAX_IN_FLIGHT), help: 'requests in flight past which the host is not read (backpressure)' },
+  'max-in-flight': { type: 'string', arg: 'N', default: String(DEFAULT_MAX_IN_FLIGHT), help: 'requests in flight past which the host is not read (backpressure); also the calls sent with a task a session holds open (more are refused too_many_tasks)' },
   'list-undeclared': { type: 'boolean', help: "offer the host the server's whole tools/list", defaultText: 'declared tools only' },
   config: { type: 'string', arg: 'FILE', help: 'JSON {"command", "args", "flags"}: the upstream and any flags; paths relative to the file; command-line flags win' },
   ...UPSTREAM_URL_OPTIONS,

@@ -25,6 +25,8 @@ export const WIRE_REFUSALS = [
   'number_out_of_range',
   'frame_too_large',
   'invalid_request',
+  // Not in product.md's table: a session's calls sent with a task past --max-in-flight (ADR 051).
+  'too_many_tasks',
 ] as const;
 
 export type DecisionRefusal = (typeof DECISION_REFUSALS)[number];

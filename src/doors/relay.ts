@@ -2,8 +2,8 @@
 // door. It owns what every door would otherwise copy: strict parsing both ways, matching
 // replies to requests, ids the gate gave up on and id reuse, the tools/call params shape,
 // tools/list observation (pins) and filtering, cancellation, calls answered with a task (settled
-// by the task's result, or unknown when the task is cancelled: ADRs 049, 050), backpressure and
-// the session's end.
+// by the task's result, or unknown when the task is cancelled: ADRs 049, 050), backpressure
+// (requests in flight, and apart from them calls sent with a task: ADR 051) and the session's end.
 // One relay per session; it keeps no global state, so one process may hold many (HTTP door).
 //
 // Guards, host side: a frame that fails strict parsing is refused and never forwarded; a
@@ -97,6 +97,10 @@ export class Relay {
   // Stored results replayed to a call sent with a task, as tasks the gate made (by task id): a
   // host that asked for a task gets one, and its tasks/get and tasks/result are answered here.
   private readonly replays = new Map<string, { task: JsonObject; result: JsonValue }>();
+  // Calls sent with a task, from arrival until they settle. One waiting on its task holds no
+  // request in flight (the host must still be read, to send its tasks/result), so they have a
+  // bound of their own, of the same size: past it a new one is refused, never queued (ADR 051).
+  private readonly withTask = new Set<Pending>();
   private readonly tasks = new Set<Promise<void>>();
   private refusing = 0; // wire refusals being recorded (they hold a line's worth of state)
   private hostPaused = false;
@@ -177,6 +181,7 @@ export class Relay {
 
   private settle(key: string, entry: Pending): void {
     if (this.pending.get(key) === entry) this.pending.delete(key);
+    this.withTask.delete(entry);
     if (entry.created !== undefined && this.taskCalls.get(entry.created) === entry) this.taskCalls.delete(entry.created);
     this.flow();
   }
@@ -218,7 +223,7 @@ export class Relay {
       if (!(e instanceof WireError)) throw e;
       return this.refuse(e.code, e.detail, scanId(line), line);
     }
-    if (msg.kind === 'request' && msg.method === 'tools/call') return this.handleCall(msg);
+    if (msg.kind === 'request' && msg.method === 'tools/call') return this.handleCall(msg, line);
     // No id to answer: refused and recorded, never forwarded.
     if (msg.kind === 'notification' && msg.method === 'tools/call')
       return this.refuse('invalid_request', 'a tools/call must be a request (it has no id)', undefined, line);
@@ -254,13 +259,17 @@ export class Relay {
     return !entry.forwarded;
   }
 
-  private handleCall(msg: Extract<RpcMessage, { kind: 'request' }>): void {
+  private handleCall(msg: Extract<RpcMessage, { kind: 'request' }>, line: Uint8Array): void {
     const params = readCallParams(msg.params as JsonValue | undefined);
     if (!params.ok) return this.refuse('invalid_request', params.detail, msg.id);
     const key = idKey(msg.id);
     if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id);
-    const entry: Pending = { id: msg.id, method: msg.method, forwarded: false, cancelled: false, task: params.forwarded.task !== undefined };
+    const task = params.forwarded.task !== undefined;
+    if (task && this.withTask.size >= this.maxInFlight)
+      return this.refuse('too_many_tasks', `${this.maxInFlight} calls sent with a task are open in this session (--max-in-flight); fetch or cancel one first`, msg.id, line);
+    const entry: Pending = { id: msg.id, method: msg.method, forwarded: false, cancelled: false, task };
     this.pending.set(key, entry);
+    if (task) this.withTask.add(entry);
     this.flow();
     const forward = () =>
       new Promise<UpstreamReply>((resolve, reject) => {
@@ -271,7 +280,7 @@ export class Relay {
         entry.forwarded = true;
         this.toUpstream({ ...msg.msg, params: params.forwarded });
       });
-    const task = this.gate
+    const handled = this.gate
       .handleCall(params.call, forward)
       .then((outcome) => {
         // A call given up on may still be answered: that answer must not match a reused id.
@@ -296,14 +305,20 @@ export class Relay {
         this.settle(key, entry);
         if (!entry.cancelled && entry.created === undefined) this.write(refusalResponse(msg.id, this.gate.failClosedRefusal('the gate could not complete this call')));
       });
-    this.track(task);
+    this.track(handled);
   }
 
-  /** A stored result for a call sent with a task: a completed task the gate made, holding it. */
+  /**
+   * A stored result for a call sent with a task: a completed task the gate made, holding it.
+   * The session keeps the --max-in-flight most recent (a host that never fetches them would
+   * grow its memory without end); an older one is forgotten: the operation's store still holds
+   * its result, and the same call with the same operation id replays it again.
+   */
   private replayTask(result: JsonValue): JsonObject {
     const now = new Date().toISOString();
     const task: JsonObject = { taskId: `cloakpipe-replay-${randomUUID()}`, status: 'completed', ttl: null, createdAt: now, lastUpdatedAt: now };
     this.replays.set(task.taskId as string, { task, result });
+    if (this.replays.size > this.maxInFlight) this.replays.delete(this.replays.keys().next().value as string);
     return { task };
   }
 

@@ -11,11 +11,13 @@ import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } fr
 import { RawGate } from '../helpers/raw-gate.js';
 import { startGate } from '../helpers/gate.js';
 import { canonicalize } from '../../src/core/canonical.js';
+import { digestBytes } from '../../src/core/digest.js';
 
 const CANARY = 'CANARY-upstream-9c1e';
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'same_task'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'same_task', 'lasting_task', 'lasting_count'];
 const MANIFEST = `version: 1\nrelease: strict-upstream@1\ntools:\n${TOOLS.map((t) => `  ${t}: { effect: read, arguments: {} }`).join('\n')}
-  cancelled_task: { effect: read, arguments: { how: { type: string, max_len: 10, required: true } } }\n`;
+  cancelled_task: { effect: read, arguments: { how: { type: string, max_len: 10, required: true } } }
+  saved: { effect: write, arguments: {} }\n`;
 
 let files: Record<string, string>;
 before(() => {
@@ -26,7 +28,7 @@ function start(flags: string[] = []) {
   const home = makeHome();
   const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--call-timeout', '1s', ...flags], upstream: [process.execPath, helperScript('misbehaving-upstream.js')] });
   const ledger = () => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-  return { gate, ledger };
+  return { gate, ledger, home };
 }
 const call = (id: number, name: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }) + '\n';
 
@@ -156,4 +158,72 @@ test('the SDK client never sees a made-up answer to a call the gate refused', as
   await c.close();
   assert.match(c.stderr(), /"event":"upstream_message_dropped".*"cause":"unsolicited_reply"/);
   assert.ok(!c.stderr().includes(CANARY));
+});
+
+test('calls sent with a task have a bound apart from requests in flight: past --max-in-flight a new one is refused too_many_tasks and recorded, never forwarded; the host is still read, and a fetched result frees a place', async () => {
+  const { gate, ledger, home } = start(['--call-timeout', '20s', '--max-in-flight', '2']);
+  await gate.initialize();
+  const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+  const lasting = (id: number) => rpc(id, 'tools/call', { name: 'lasting_task', arguments: {}, task: { ttl: 60000 } });
+  gate.send(lasting(1));
+  assert.equal((await gate.next()).result.task.taskId, 'lasting-1');
+  gate.send(lasting(2));
+  assert.equal((await gate.next()).result.task.taskId, 'lasting-2');
+  gate.send(lasting(3));
+  const refused = await gate.next();
+  assert.equal(refused.id, 3);
+  assert.equal(refused.error.code, -32001);
+  assert.equal(refused.error.data.reason, 'too_many_tasks');
+  assert.match(refused.error.message, /^cloakpipe refused: too_many_tasks: 2 calls sent with a task are open/);
+  // Two tasks wait, yet the host is read: requests pass, and the server never heard of call 3.
+  gate.send(call(4, 'lasting_count'));
+  assert.equal((await gate.next()).result.content[0].text, '2');
+  gate.send(rpc(5, 'tasks/result', { taskId: 'lasting-1' }));
+  const fetched = await gate.next();
+  assert.deepEqual([fetched.id, fetched.result.content[0].text], [5, 'lasting']);
+  gate.send(lasting(6));
+  assert.equal((await gate.next()).result.task.taskId, 'lasting-6', 'the settled call freed its place');
+  assert.equal(await gate.end(), 0);
+  const entries = ledger();
+  const decisions = entries.filter((e) => e.kind === 'decision');
+  assert.deepEqual(decisions.map((e) => [e.tool ?? null, e.outcome, e.reason ?? null]), [
+    ['lasting_task', 'allow', null],
+    ['lasting_task', 'allow', null],
+    [null, 'refuse', 'too_many_tasks'],
+    ['lasting_count', 'allow', null],
+    ['lasting_task', 'allow', null],
+  ]);
+  assert.equal(decisions[2].seq, refused.error.data.entry);
+  assert.equal(decisions[2].line_digest, digestBytes(Buffer.from(lasting(3).slice(0, -1))), 'the refused line, by digest');
+  const resultOf = (seq: number) => entries.filter((e) => e.kind === 'result' && e.decision === seq).map((e) => e.outcome);
+  assert.deepEqual(resultOf(decisions[0].seq), ['ok'], 'settled by its fetched result');
+  assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
+});
+
+test('stored results replayed as tasks: a session keeps the --max-in-flight most recent; an older one is forgotten, never kept without end, and the same call replays it again', async () => {
+  const { gate } = start(['--max-in-flight', '2']);
+  await gate.initialize();
+  const rpc = (id: number | string, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+  const saved = (id: number, task: boolean) => rpc(id, 'tools/call', { name: 'saved', arguments: {}, _meta: { 'cloakpipe/operation_id': 'save-1' }, ...(task ? { task: {} } : {}) });
+  gate.send(saved(1, false));
+  assert.equal((await gate.next()).result.content[0].text, 'ok');
+  const replayed: string[] = [];
+  for (const id of [2, 3, 4]) {
+    gate.send(saved(id, true));
+    const r = await gate.next();
+    assert.equal(r.result.task.status, 'completed');
+    replayed.push(r.result.task.taskId);
+  }
+  // The oldest was forgotten: the gate no longer answers for it (the server does, as for any id it never made).
+  gate.send(rpc(5, 'tasks/result', { taskId: replayed[0] }));
+  assert.deepEqual((await gate.next()).result, {}, "the server's answer, not the stored result");
+  for (const [i, taskId] of replayed.slice(1).entries()) {
+    gate.send(rpc(6 + i, 'tasks/result', { taskId }));
+    assert.equal((await gate.next()).result.content[0].text, 'ok', 'the two most recent are answered with the stored result');
+  }
+  gate.send(saved(8, true));
+  const again = await gate.next();
+  gate.send(rpc(9, 'tasks/result', { taskId: again.result.task.taskId }));
+  assert.equal((await gate.next()).result.content[0].text, 'ok', 'the same call replays it again');
+  assert.equal(await gate.end(), 0);
 });

@@ -47,9 +47,9 @@ after(async () => {
   await direct?.close();
 });
 
-async function gate(): Promise<{ g: RunningGate; home: string }> {
+async function gate(flags: string[] = []): Promise<{ g: RunningGate; home: string }> {
   const home = makeHome();
-  const g = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], context: files['c.json'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
+  const g = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], context: files['c.json'], flags, upstream: [process.execPath, EVERYTHING, 'stdio'] });
   await g.client.listTools();
   return { g, home };
 }
@@ -175,6 +175,32 @@ test('the host cancels the task while it works: the call ends outcome unknown (c
   await g.close();
   assert.deepEqual(whileRunning, [['unknown', 'cancelled']], 'recorded before the host ended');
   assert.deepEqual(operations(home).map((o: any) => o.state), ['unknown']);
+  assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
+});
+
+test('calls sent with a task are bounded by --max-in-flight apart from requests: one more is refused too_many_tasks, the host goes on, and the finished task frees its place', async () => {
+  const { g, home } = await gate(['--max-in-flight', '1']);
+  let second: Promise<Message[]> | undefined;
+  let echoed: ReturnType<typeof call> | undefined;
+  const first = await research(g.client, 'sea ice', () => {
+    second = research(g.client, 'sea ice');
+    echoed = call(g, 'echo', { message: 'while it works' });
+  });
+  assert.equal(first.at(-1)?.type, 'result');
+  const refused = await second!;
+  assert.deepEqual(refused.map((m) => m.type), ['error']);
+  assert.match((refused[0].error as Error).message, /cloakpipe refused: too_many_tasks: 1 calls sent with a task are open/);
+  assert.equal((await echoed!).ok, true, 'the host is still read while the task works');
+  const third = await research(g.client, 'sea ice');
+  assert.equal(third.at(-1)?.type, 'result', 'the settled call freed its place');
+  await g.close();
+  const decisions = ledger(home).filter((e) => e.kind === 'decision').map((e) => [e.tool ?? null, e.outcome, e.reason ?? null]);
+  assert.deepEqual(decisions.map(String).sort(), [
+    ['simulate-research-query', 'allow', null],
+    [null, 'refuse', 'too_many_tasks'],
+    ['echo', 'allow', null],
+    ['simulate-research-query', 'allow', null],
+  ].map(String).sort());
   assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
 });
 

@@ -9,7 +9,9 @@
 // argument), which the server reports cancelled in one of the ways MCP has: a status notification
 // (`status`), its tasks/get (`get`) or tasks/list (`list`) reply, or (`late`) a tasks/cancel whose
 // reply it holds until it answered the task's tasks/result with an error; for `finished` it
-// refuses the cancel (the task had ended) and its tasks/result is a result.
+// refuses the cancel (the task had ended) and its tasks/result is a result. Tool `lasting_task`
+// answers call N with task `lasting-N`, which works until the host's tasks/result fetches its
+// result; `lasting_count` tells how many it made (what reached the server).
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -29,8 +31,9 @@ process.on('SIGTERM', () => {
   process.exit(0);
 });
 
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count'];
 const heldCancels = new Map<string, unknown>(); // task id → the id of its tasks/cancel, answered late
+let lasting = 0;
 const task = (taskId: string, status: string) => {
   const at = new Date().toISOString();
   return { taskId, status, ttl: 60000, createdAt: at, lastUpdatedAt: at };
@@ -47,6 +50,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.method === 'tools/list') return out(JSON.stringify({ jsonrpc: '2.0', id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } }) + '\n');
   if (m.method === 'notifications/cancelled') return;
   if (m.method === 'tasks/result' && m.params?.taskId === 'task-reused') return out(ok(id, `task result ${CANARY}`) + '\n');
+  if (m.method === 'tasks/result' && /^lasting-/.test(m.params?.taskId)) return out(ok(id, 'lasting') + '\n');
   if (m.method === 'tasks/get' && m.params?.taskId === 'task-get') return out(JSON.stringify({ jsonrpc: '2.0', id, result: task('task-get', 'cancelled') }) + '\n');
   if (m.method === 'tasks/list') return out(JSON.stringify({ jsonrpc: '2.0', id, result: { tasks: [task('task-list', 'cancelled')] } }) + '\n');
   if (m.method === 'tasks/cancel' && m.params?.taskId === 'task-late') return void heldCancels.set('task-late', id);
@@ -89,6 +93,11 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       if (taskId === 'task-status') setTimeout(() => out(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task(taskId, 'cancelled') }) + '\n'), 30);
       return;
     }
+    case 'lasting_task':
+      lasting++;
+      return out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: task(`lasting-${id}`, 'working') } }) + '\n');
+    case 'lasting_count':
+      return out(ok(id, String(lasting)) + '\n');
     case 'slow':
       peak = Math.max(peak, ++outstanding);
       if (process.env.PEAK_FILE) writeFileSync(process.env.PEAK_FILE, String(peak));
