@@ -4,6 +4,7 @@
 // tools/list observation (pins) and filtering, cancellation, calls answered with a task (settled
 // by the task's result, or unknown when the task is cancelled: ADRs 049, 050), backpressure
 // (requests in flight, and apart from them calls sent with a task: ADR 051) and the session's end.
+// A task that fails on its own has its result fetched by the gate (ADR 052).
 // One relay per session; it keeps no global state, so one process may hold many (HTTP door).
 //
 // Guards, host side: a frame that fails strict parsing is refused and never forwarded; a
@@ -63,7 +64,7 @@ interface Pending {
   method: string;
   /** The upstream was sent the request (a cancellation is passed on only then). */
   forwarded: boolean;
-  /** The host cancelled it: nothing more is written to the host for this id. */
+  /** The host cancelled it, or the gate sent it itself: nothing more is written to the host for this id. */
   cancelled: boolean;
   /** For a tools/call: the gate's forward() waiting for the upstream's reply. */
   waiter?: { resolve: (reply: UpstreamReply) => void; reject: (e: Error) => void };
@@ -77,6 +78,8 @@ interface Pending {
   cancels?: string;
   /** A call answered with a task that the host asked to cancel: only a success settles it. */
   cancelAsked?: boolean;
+  /** A tasks/result the gate sent itself, for a task that failed (ADR 052). */
+  byGate?: boolean;
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
@@ -183,6 +186,14 @@ export class Relay {
     if (this.pending.get(key) === entry) this.pending.delete(key);
     this.withTask.delete(entry);
     if (entry.created !== undefined && this.taskCalls.get(entry.created) === entry) this.taskCalls.delete(entry.created);
+    // The gate's own fetch for a call that ended otherwise (timeout): its answer may come late,
+    // and is then dropped; it no longer holds a request in flight.
+    if (entry.created !== undefined)
+      for (const [k, p] of this.pending) {
+        if (!p.byGate || p.resultOf !== entry.created) continue;
+        this.pending.delete(k);
+        this.abandoned.add(k);
+      }
     this.flow();
   }
 
@@ -368,7 +379,7 @@ export class Relay {
     // A server request or notification: the flow session sees it before the host does.
     this.gate.observeServerOutput(msg.msg);
     this.write(msg.msg);
-    if (msg.kind === 'notification' && msg.method === 'notifications/tasks/status') this.taskCancelled(cancelledTask(msg.params as JsonValue | undefined));
+    if (msg.kind === 'notification' && msg.method === 'notifications/tasks/status') this.taskReported(taskReport(msg.params as JsonValue | undefined));
   }
 
   private reply(msg: Extract<RpcMessage, { kind: 'response' }>, bytes: Uint8Array): void {
@@ -408,7 +419,29 @@ export class Relay {
     }
     this.gate.observeServerOutput(out);
     if (!entry.cancelled) this.write(out);
-    if (msg.msg.error === undefined) for (const taskId of cancelledBy(entry, result)) this.taskCancelled(taskId);
+    if (msg.msg.error === undefined) for (const report of taskReports(entry, result)) this.taskReported(report);
+  }
+
+  /** The server's word on the status of a task, in a reply or a notification. */
+  private taskReported(report: TaskReport | undefined): void {
+    if (report?.status === 'cancelled') this.taskCancelled(report.taskId);
+    if (report?.status === 'failed') this.fetchResult(report.taskId);
+  }
+
+  /**
+   * A task a gated call waits on failed on its own: its result is the call's outcome, but a
+   * host need not fetch it (the official SDK's task stream never does), and the call would end
+   * unknown at --call-timeout, its write operation to be reconciled by hand. The gate fetches
+   * it itself, unless a tasks/result for it is in flight; the reply settles the call as the
+   * host's would and never reaches the host (ADR 052).
+   */
+  private fetchResult(taskId: string): void {
+    if (!this.taskCalls.get(taskId)?.waiter || this.upstreamExit) return;
+    for (const p of this.pending.values()) if (p.resultOf === taskId) return;
+    const id = `cloakpipe-result-${randomUUID()}`;
+    this.pending.set(idKey(id), { id, method: 'tasks/result', forwarded: true, cancelled: true, resultOf: taskId, byGate: true });
+    this.flow();
+    this.toUpstream({ jsonrpc: '2.0', id, method: 'tasks/result', params: { taskId } });
   }
 
   /**
@@ -416,10 +449,10 @@ export class Relay {
    * ends outcome unknown now (the task may have partly run), not at --call-timeout; a result
    * fetched later is server output.
    */
-  private taskCancelled(taskId: string | undefined): void {
-    const call = taskId !== undefined ? this.taskCalls.get(taskId) : undefined;
+  private taskCancelled(taskId: string): void {
+    const call = this.taskCalls.get(taskId);
     if (!call?.waiter) return;
-    this.taskCalls.delete(taskId as string);
+    this.taskCalls.delete(taskId);
     call.waiter.reject(new TaskCancelled('the task was cancelled'));
   }
 
@@ -497,19 +530,26 @@ function createdTask(result: JsonValue | undefined): string | undefined {
   return taskIdOf((result as JsonObject).task);
 }
 
-/**
- * The tasks a successful reply is the server's word were cancelled: the one a tasks/cancel
- * named, else a tasks/get reply's task, or a tasks/list reply's tasks, whose status is `cancelled`.
- */
-function cancelledBy(entry: Pending, result: JsonValue | undefined): string[] {
-  if (entry.cancels !== undefined) return [entry.cancels];
-  const listed = entry.method === 'tasks/list' && isJsonObject(result ?? null) && Array.isArray((result as JsonObject).tasks) ? ((result as JsonObject).tasks as JsonValue[]) : [];
-  return [result, ...listed].map(cancelledTask).filter((t): t is string => t !== undefined);
+interface TaskReport {
+  taskId: string;
+  status: string;
 }
 
-/** The task id of a task whose status is `cancelled` (in a tasks/get or tasks/list reply, a status notification), else undefined. */
-function cancelledTask(v: JsonValue | undefined): string | undefined {
-  return isJsonObject(v ?? null) && (v as JsonObject).status === 'cancelled' ? taskIdOf(v) : undefined;
+/**
+ * The task statuses a successful reply is the server's word on: the task a tasks/cancel named
+ * (cancelled), else a tasks/get reply's task, or a tasks/list reply's tasks.
+ */
+function taskReports(entry: Pending, result: JsonValue | undefined): TaskReport[] {
+  if (entry.cancels !== undefined) return [{ taskId: entry.cancels, status: 'cancelled' }];
+  const listed = entry.method === 'tasks/list' && isJsonObject(result ?? null) && Array.isArray((result as JsonObject).tasks) ? ((result as JsonObject).tasks as JsonValue[]) : [];
+  return [result, ...listed].map(taskReport).filter((r): r is TaskReport => r !== undefined);
+}
+
+/** A task's id and status (a tasks/get reply, a task in a tasks/list reply, a status notification), else undefined. */
+function taskReport(v: JsonValue | undefined): TaskReport | undefined {
+  const taskId = taskIdOf(v);
+  const status = taskId !== undefined ? (v as JsonObject).status : undefined;
+  return typeof status === 'string' ? { taskId: taskId as string, status } : undefined;
 }
 
 /** The string `taskId` of an object (a tasks/* request's params, a task), else undefined. */

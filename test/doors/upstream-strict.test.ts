@@ -14,10 +14,12 @@ import { canonicalize } from '../../src/core/canonical.js';
 import { digestBytes } from '../../src/core/digest.js';
 
 const CANARY = 'CANARY-upstream-9c1e';
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'same_task', 'lasting_task', 'lasting_count'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'same_task', 'lasting_task', 'lasting_count', 'fetched_count'];
 const MANIFEST = `version: 1\nrelease: strict-upstream@1\ntools:\n${TOOLS.map((t) => `  ${t}: { effect: read, arguments: {} }`).join('\n')}
   cancelled_task: { effect: read, arguments: { how: { type: string, max_len: 10, required: true } } }
-  saved: { effect: write, arguments: {} }\n`;
+  saved: { effect: write, arguments: {} }
+  failed_task: { effect: write, arguments: {} }
+  failed_silent: { effect: write, arguments: {} }\n`;
 
 let files: Record<string, string>;
 before(() => {
@@ -226,4 +228,50 @@ test('stored results replayed as tasks: a session keeps the --max-in-flight most
   gate.send(rpc(9, 'tasks/result', { taskId: again.result.task.taskId }));
   assert.equal((await gate.next()).result.content[0].text, 'ok', 'the same call replays it again');
   assert.equal(await gate.end(), 0);
+});
+
+test('a task that fails on its own (its status notification, said twice): the gate fetches its result once, never shown to the host, and the call settles failed with it, not unknown at --call-timeout', async () => {
+  const { gate, ledger, home } = start(['--call-timeout', '20s']);
+  await gate.initialize();
+  const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+  gate.send(rpc(1, 'tools/call', { name: 'failed_task', arguments: {}, _meta: { 'cloakpipe/operation_id': 'fail-1' }, task: { ttl: 60000 } }));
+  assert.equal((await gate.next()).result.task.taskId, 'failed-1');
+  for (let i = 0; i < 2; i++) {
+    const status = await gate.next();
+    assert.deepEqual([status.method, status.params.status], ['notifications/tasks/status', 'failed'], 'the host gets each notification as it came');
+  }
+  let results: any[] = [];
+  for (let i = 0; i < 100 && results.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    results = ledger().filter((e) => e.kind === 'result');
+  }
+  assert.deepEqual(results.map((e) => e.outcome), ['ok'], 'settled by the result the gate fetched, while the session runs');
+  const ops = cloakpipe(['ops', 'list', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l).state);
+  assert.deepEqual(ops, ['failed'], 'isError: the write failed');
+  // Nothing of the gate's own request reaches the host: the next line answers the next request.
+  gate.send(call(2, 'fetched_count'));
+  const count = JSON.parse(await gate.nextLine());
+  assert.deepEqual([count.id, count.result.content[0].text], [2, '1'], 'fetched once');
+  // failed, not unknown: the same write may run again.
+  gate.send(rpc(3, 'tools/call', { name: 'failed_task', arguments: {}, _meta: { 'cloakpipe/operation_id': 'fail-1' }, task: { ttl: 60000 } }));
+  assert.equal((await gate.next()).result.task.taskId, 'failed-3');
+  assert.equal(await gate.end(), 0);
+  assert.ok(!gate.stderr.includes(CANARY), 'the log carries digests only');
+  const retried = ledger().filter((e) => e.kind === 'decision' && e.tool === 'failed_task').map((e) => e.outcome);
+  assert.deepEqual(retried, ['allow', 'allow'], 'not reconcile_before_retry');
+});
+
+test("a failed task whose result the server never gives: the call ends unknown at --call-timeout, and the gate's own fetch no longer holds a request in flight", async () => {
+  const { gate, ledger } = start(['--max-in-flight', '1']);
+  await gate.initialize();
+  gate.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'failed_silent', arguments: {}, task: { ttl: 60000 } } }) + '\n');
+  assert.equal((await gate.next()).result.task.taskId, 'silent-1');
+  assert.equal((await gate.next()).params.status, 'failed');
+  // The fetch the gate sent fills --max-in-flight 1 until the call times out; then the host is read again.
+  gate.send(call(2, 'echo'));
+  const echoed = await gate.next(20_000);
+  assert.deepEqual([echoed.id, echoed.result.content[0].text], [2, 'ok']);
+  assert.equal(await gate.end(), 0);
+  const results = ledger().filter((e) => e.kind === 'result').map((e) => [e.outcome, e.why ?? null]);
+  assert.deepEqual(results, [['unknown', 'timeout'], ['ok', null]]);
 });

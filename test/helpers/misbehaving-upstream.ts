@@ -11,7 +11,10 @@
 // reply it holds until it answered the task's tasks/result with an error; for `finished` it
 // refuses the cancel (the task had ended) and its tasks/result is a result. Tool `lasting_task`
 // answers call N with task `lasting-N`, which works until the host's tasks/result fetches its
-// result; `lasting_count` tells how many it made (what reached the server).
+// result; `lasting_count` tells how many it made (what reached the server). Tool `failed_task`
+// answers call N with task `failed-N` and then notifies, twice, that it failed; its tasks/result is the
+// tool's error, and `fetched_count` tells how many such tasks/result requests it served;
+// `failed_silent` does the same with task `silent-N`, whose tasks/result it never answers.
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -31,9 +34,10 @@ process.on('SIGTERM', () => {
   process.exit(0);
 });
 
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count', 'failed_task', 'fetched_count', 'failed_silent'];
 const heldCancels = new Map<string, unknown>(); // task id → the id of its tasks/cancel, answered late
 let lasting = 0;
+let fetched = 0;
 const task = (taskId: string, status: string) => {
   const at = new Date().toISOString();
   return { taskId, status, ttl: 60000, createdAt: at, lastUpdatedAt: at };
@@ -51,6 +55,9 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.method === 'notifications/cancelled') return;
   if (m.method === 'tasks/result' && m.params?.taskId === 'task-reused') return out(ok(id, `task result ${CANARY}`) + '\n');
   if (m.method === 'tasks/result' && /^lasting-/.test(m.params?.taskId)) return out(ok(id, 'lasting') + '\n');
+  if (m.method === 'tasks/result' && /^silent-/.test(m.params?.taskId)) return;
+  if (m.method === 'tasks/result' && /^failed-/.test(m.params?.taskId))
+    return (fetched++, out(JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: `declined ${CANARY}` }], isError: true } }) + '\n'));
   if (m.method === 'tasks/get' && m.params?.taskId === 'task-get') return out(JSON.stringify({ jsonrpc: '2.0', id, result: task('task-get', 'cancelled') }) + '\n');
   if (m.method === 'tasks/list') return out(JSON.stringify({ jsonrpc: '2.0', id, result: { tasks: [task('task-list', 'cancelled')] } }) + '\n');
   if (m.method === 'tasks/cancel' && m.params?.taskId === 'task-late') return void heldCancels.set('task-late', id);
@@ -98,6 +105,15 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       return out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: task(`lasting-${id}`, 'working') } }) + '\n');
     case 'lasting_count':
       return out(ok(id, String(lasting)) + '\n');
+    case 'failed_task':
+      out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: task(`failed-${id}`, 'working') } }) + '\n');
+      // Said twice in one write: the second comes while the gate's fetch is in flight.
+      return void setTimeout(() => out((JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task(`failed-${id}`, 'failed') }) + '\n').repeat(2)), 30);
+    case 'failed_silent':
+      out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: task(`silent-${id}`, 'working') } }) + '\n');
+      return void setTimeout(() => out(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task(`silent-${id}`, 'failed') }) + '\n'), 30);
+    case 'fetched_count':
+      return out(ok(id, String(fetched)) + '\n');
     case 'slow':
       peak = Math.max(peak, ++outstanding);
       if (process.env.PEAK_FILE) writeFileSync(process.env.PEAK_FILE, String(peak));
