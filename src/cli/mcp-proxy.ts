@@ -30,7 +30,7 @@ export const OPTIONS = {
   'pin-file': { type: 'string', arg: 'FILE', help: "the token's PIN (mode 0600)", defaultText: '$CLOAKPIPE_PKCS11_PIN' },
   ...STORE_OPTION,
   agent: { type: 'string', arg: 'ID', help: 'the Cedar principal', defaultText: "task.agent, else 'agent'" },
-  'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown' },
+  'call-timeout': { type: 'string', arg: 'DURATION', default: '60s', help: 'a call unanswered this long ends as -32003 outcome unknown; any other request, as -32603' },
   'max-frame': { type: 'string', arg: 'BYTES', help: 'longest line accepted from the host', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
   upstream: { type: 'string', arg: '"CMD ARGS"', help: 'the upstream command as one string, split into words like a shell would (no shell runs; quote with \'…\')' },
   'max-in-flight': { type: 'string', arg: 'N', default: String(DEFAULT_MAX_IN_FLIGHT), help: 'requests in flight past which the host is not read (backpressure); also the calls sent with a task a session holds open (more are refused too_many_tasks)' },
@@ -144,6 +144,7 @@ export async function run(argv: string[]): Promise<number> {
     upstream: remote ? remote.connect() : (new ProcessTransport(upstream[0], upstream.slice(1)) as Transport),
     maxLineBytes,
     maxInFlight,
+    requestTimeoutMs: callTimeoutMs,
     listUndeclared: values['list-undeclared'] === true,
   });
   let signal: NodeJS.Signals | null = null;

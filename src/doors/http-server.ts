@@ -227,6 +227,7 @@ export class HttpDoor {
       upstream: this.o.upstream(),
       maxLineBytes: this.o.maxBodyBytes,
       ...(this.o.maxInFlight !== undefined ? { maxInFlight: this.o.maxInFlight } : {}),
+      requestTimeoutMs: this.o.gate.callTimeoutMs,
       listUndeclared: this.o.listUndeclared === true,
     });
     const s: Session = { id: sid, transport, relay, principal, idle: undefined, done: Promise.resolve() };

@@ -3,7 +3,8 @@
 // replies to requests, ids the gate gave up on and id reuse, the tools/call params shape,
 // tools/list observation (pins) and filtering, cancellation, calls answered with a task (settled
 // by the task's result, or unknown when the task is cancelled: ADRs 049, 050), backpressure
-// (requests in flight, and apart from them calls sent with a task: ADR 051) and the session's end.
+// (requests in flight, each bounded in time: ADR 053, and apart from them calls sent with a
+// task: ADR 051) and the session's end.
 // A task that fails on its own has its result fetched by the gate (ADR 052).
 // One relay per session; it keeps no global state, so one process may hold many (HTTP door).
 //
@@ -26,10 +27,10 @@ import { outcomeOf, type CallOutcome, type RefusalData, type UpstreamReply } fro
 import { NotForwarded, TaskCancelled, UpstreamGone, type Forward } from '../gate/gate.js';
 import { log } from '../telemetry/log.js';
 import type { InboundFrame, RequestLost, Transport, TransportClosed } from './transport.js';
-import { DEFAULT_MAX_IN_FLIGHT } from './limits.js';
+import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_REQUEST_TIMEOUT_MS } from './limits.js';
 import { readCallParams } from './call-params.js';
 import { filterToolList } from './tool-list.js';
-import { notForwardedResponse, refusalResponse, unknownOutcomeResponse, upstreamGoneResponse, upstreamLostResponse } from './responses.js';
+import { notForwardedResponse, refusalResponse, unknownOutcomeResponse, upstreamGoneResponse, upstreamLostResponse, upstreamSilentResponse } from './responses.js';
 
 /** What the relay needs from the gate: the gate itself (its default session) or gate.view(session). */
 export interface RelayGate {
@@ -54,6 +55,8 @@ export interface RelayOptions {
   maxLineBytes: number;
   /** Requests in flight past which the relay stops reading the host (default 256). */
   maxInFlight?: number;
+  /** How long a host request that is not a tools/call waits for the server (--call-timeout; default 60 s). */
+  requestTimeoutMs?: number;
   /** Pass the server's whole tools/list, undeclared tools included. */
   listUndeclared?: boolean;
 }
@@ -80,6 +83,8 @@ interface Pending {
   cancelAsked?: boolean;
   /** A tasks/result the gate sent itself, for a task that failed (ADR 052). */
   byGate?: boolean;
+  /** For a host request that is not a call: when it stops waiting for the server. */
+  timer?: NodeJS.Timeout;
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
@@ -188,13 +193,28 @@ export class Relay {
     if (entry.created !== undefined && this.taskCalls.get(entry.created) === entry) this.taskCalls.delete(entry.created);
     // The gate's own fetch for a call that ended otherwise (timeout): its answer may come late,
     // and is then dropped; it no longer holds a request in flight.
-    if (entry.created !== undefined)
-      for (const [k, p] of this.pending) {
-        if (!p.byGate || p.resultOf !== entry.created) continue;
-        this.pending.delete(k);
-        this.abandoned.add(k);
-      }
+    if (entry.created !== undefined) for (const [k, p] of this.pending) if (p.byGate && p.resultOf === entry.created) this.giveUp(k, p);
     this.flow();
+  }
+
+  /** A request that is not a call, no longer waited for: its place is free, a late answer is dropped. */
+  private giveUp(key: string, entry: Pending): void {
+    clearTimeout(entry.timer);
+    this.pending.delete(key);
+    this.abandoned.add(key);
+    this.flow();
+  }
+
+  /**
+   * A host request (not a call) the server left unanswered for --call-timeout: it ends as on the
+   * upstream's death, so that a server that never answers cannot hold --max-in-flight places
+   * and stop the gate reading the host for good.
+   */
+  private unanswered(key: string, entry: Pending): void {
+    if (this.pending.get(key) !== entry) return;
+    log.warn('request_unanswered', { method: entry.method });
+    this.giveUp(key, entry);
+    if (!entry.cancelled) this.write(upstreamSilentResponse(entry.id));
   }
 
   /**
@@ -253,6 +273,8 @@ export class Relay {
         if (call) call.cancelAsked = true;
       }
       this.pending.set(key, entry);
+      // initialize waits for the server to start, however slowly (once a session: one place).
+      if (msg.method !== 'initialize') entry.timer = setTimeout(() => this.unanswered(key, entry), this.opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS).unref();
       this.flow();
     }
     this.toUpstream(msg.msg);
@@ -267,6 +289,9 @@ export class Relay {
     const entry = isRpcId(requestId) ? this.pending.get(idKey(requestId)) : undefined;
     if (!entry) return false; // not ours to track: passed on as it came
     entry.cancelled = true;
+    // The host gave up on a request that is not a call: its place is freed now, not when the
+    // server answers (it may never). A tasks/result for a gated call stays: its answer settles the call.
+    if (entry.method !== 'tools/call' && entry.resultOf === undefined) this.giveUp(idKey(requestId as RpcId), entry);
     return !entry.forwarded;
   }
 
@@ -391,6 +416,7 @@ export class Relay {
       return dropped('unsolicited_reply', bytes);
     }
     this.pending.delete(key);
+    clearTimeout(entry.timer);
     const result = msg.msg.result;
     const reply: UpstreamReply = msg.msg.error !== undefined ? { error: msg.msg.error } : { result: result ?? null };
     if (entry.waiter) {
@@ -484,6 +510,7 @@ export class Relay {
     if (!entry || !entry.forwarded) return; // answered already
     dropped(lost.cause, lost.bytes ?? null);
     this.pending.delete(key);
+    clearTimeout(entry.timer);
     if (entry.waiter) {
       entry.waiter.reject(lost.gone ? new UpstreamGone('upstream unreachable') : new Error('no readable answer'));
       return; // the call's handler writes the outcome once it is recorded
@@ -499,6 +526,7 @@ export class Relay {
       else if (entry.method !== 'tools/call') {
         if (!entry.cancelled) this.write(upstreamGoneResponse(entry.id));
       } else continue; // still being decided: its forward() finds the upstream gone
+      clearTimeout(entry.timer);
       this.pending.delete(key);
     }
     this.abandoned.clear();

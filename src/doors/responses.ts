@@ -36,6 +36,10 @@ export function notForwardedResponse(id: RpcId, entry: number): JsonObject {
 }
 
 /** A request the upstream will never answer (its HTTP exchange failed or was unreadable). */
+export function upstreamSilentResponse(id: RpcId): JsonObject {
+  return { jsonrpc: '2.0', id, error: { code: -32603, message: 'cloakpipe: the upstream server did not answer within --call-timeout' } };
+}
+
 export function upstreamLostResponse(id: RpcId): JsonObject {
   return { jsonrpc: '2.0', id, error: { code: -32603, message: 'cloakpipe: the upstream server gave no readable answer' } };
 }

@@ -184,6 +184,11 @@ export class Gate {
     return this.parts.commit.run(() => this.parts.ledger.appendInTx(fields));
   }
 
+  /** How long a forwarded call waits for the server (--call-timeout). */
+  get callTimeoutMs(): number {
+    return this.parts.callTimeoutMs;
+  }
+
   /** Calls between arriving and their outcome going back to the door, over every session (ADR 045). */
   private inFlight = 0;
   private readonly reports = new LaterReports();

@@ -26,9 +26,9 @@ before(() => {
   files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
 });
 
-function start(flags: string[] = []) {
+function start(flags: string[] = [], env: Record<string, string> = {}) {
   const home = makeHome();
-  const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--call-timeout', '1s', ...flags], upstream: [process.execPath, helperScript('misbehaving-upstream.js')] });
+  const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--call-timeout', '1s', ...flags], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env });
   const ledger = () => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
   return { gate, ledger, home };
 }
@@ -274,4 +274,40 @@ test("a failed task whose result the server never gives: the call ends unknown a
   assert.equal(await gate.end(), 0);
   const results = ledger().filter((e) => e.kind === 'result').map((e) => [e.outcome, e.why ?? null]);
   assert.deepEqual(results, [['unknown', 'timeout'], ['ok', null]]);
+});
+
+test('a request that is not a call, which the server never answers, ends as on its death at --call-timeout: it cannot hold --max-in-flight places and stop the gate reading the host', async () => {
+  const { gate } = start(['--max-in-flight', '2']);
+  await gate.initialize();
+  const hang = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'hang:' } }) + '\n';
+  gate.send(hang(1) + hang(2));
+  gate.send(call(3, 'echo')); // read only once a place is free
+  const lines = [await gate.next(20_000), await gate.next(20_000), await gate.next(20_000)];
+  const unanswered = lines.filter((m) => m.id !== 3);
+  assert.deepEqual(unanswered.map((m) => [m.id, m.error.code, m.error.message]).sort(), [
+    [1, -32603, 'cloakpipe: the upstream server did not answer within --call-timeout'],
+    [2, -32603, 'cloakpipe: the upstream server did not answer within --call-timeout'],
+  ]);
+  assert.equal(lines.find((m) => m.id === 3)?.result.content[0].text, 'ok');
+  assert.equal(await gate.end(), 0);
+  assert.equal(gate.stderr.split('\n').filter((l) => l.includes('request_unanswered')).length, 2, 'each is logged');
+});
+
+test('the host cancelling a request that is not a call frees its place at once: nothing more reaches the host for it, and the session goes on', async () => {
+  const { gate } = start(['--max-in-flight', '2', '--call-timeout', '60s']);
+  await gate.initialize();
+  const hang = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'hang:' } }) + '\n';
+  const cancelled = (id: number) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timeout' } }) + '\n';
+  gate.send(hang(1) + cancelled(1) + hang(2));
+  gate.send(call(3, 'echo')); // with request 1 still holding a place, the gate would not read this for 60 s
+  const echoed = await gate.next(20_000);
+  assert.deepEqual([echoed.id, echoed.result.content[0].text], [3, 'ok']);
+  assert.equal(await gate.end(), 0);
+});
+
+test('initialize waits for a server slower to start than --call-timeout', async () => {
+  const { gate } = start([], { INIT_DELAY_MS: '1500' });
+  const init = await gate.initialize();
+  assert.equal(init.result.serverInfo.name, 'misbehaving');
+  assert.equal(await gate.end(), 0);
 });

@@ -15,6 +15,7 @@
 // answers call N with task `failed-N` and then notifies, twice, that it failed; its tasks/result is the
 // tool's error, and `fetched_count` tells how many such tasks/result requests it served;
 // `failed_silent` does the same with task `silent-N`, whose tasks/result it never answers.
+// A resources/read of `hang:` is never answered; INIT_DELAY_MS delays the initialize answer.
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -49,10 +50,13 @@ if (process.env.KEEP_ALIVE) setInterval(() => undefined, 1 << 30);
 createInterface({ input: process.stdin }).on('line', (line) => {
   const m = JSON.parse(line);
   const id = m.id;
-  if (m.method === 'initialize')
-    return out(JSON.stringify({ jsonrpc: '2.0', id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'misbehaving', version: '1' } } }) + '\n');
+  if (m.method === 'initialize') {
+    const answer = () => out(JSON.stringify({ jsonrpc: '2.0', id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'misbehaving', version: '1' } } }) + '\n');
+    return void setTimeout(answer, Number(process.env.INIT_DELAY_MS ?? 0));
+  }
   if (m.method === 'tools/list') return out(JSON.stringify({ jsonrpc: '2.0', id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } }) + '\n');
   if (m.method === 'notifications/cancelled') return;
+  if (m.method === 'resources/read' && m.params?.uri === 'hang:') return;
   if (m.method === 'tasks/result' && m.params?.taskId === 'task-reused') return out(ok(id, `task result ${CANARY}`) + '\n');
   if (m.method === 'tasks/result' && /^lasting-/.test(m.params?.taskId)) return out(ok(id, 'lasting') + '\n');
   if (m.method === 'tasks/result' && /^silent-/.test(m.params?.taskId)) return;
