@@ -33,6 +33,9 @@ function start(flags: string[] = [], env: Record<string, string> = {}) {
   return { gate, ledger, home };
 }
 const call = (id: number, name: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }) + '\n';
+const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+/** A read the misbehaving server never answers. */
+const hang = (id: number) => rpc(id, 'resources/read', { uri: 'hang:' });
 
 test('a reply the strict parser refuses never reaches the host; the call ends outcome unknown at --call-timeout', async () => {
   const { gate, ledger } = start();
@@ -83,7 +86,6 @@ test('a server that gives one task id to two calls: the second ends outcome unkn
 test('a task the server reports cancelled ends its call outcome unknown (cancelled) at once, however it says so; a failure after the host asked to cancel is unknown too, a success still settles', async () => {
   const { gate, ledger } = start(['--call-timeout', '20s']);
   await gate.initialize();
-  const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
   const reply = async (id: number) => {
     for (;;) {
       const m = await gate.next();
@@ -165,7 +167,6 @@ test('the SDK client never sees a made-up answer to a call the gate refused', as
 test('calls sent with a task have a bound apart from requests in flight: past --max-in-flight a new one is refused too_many_tasks and recorded, never forwarded; the host is still read, and a fetched result frees a place', async () => {
   const { gate, ledger, home } = start(['--call-timeout', '20s', '--max-in-flight', '2']);
   await gate.initialize();
-  const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
   const lasting = (id: number) => rpc(id, 'tools/call', { name: 'lasting_task', arguments: {}, task: { ttl: 60000 } });
   gate.send(lasting(1));
   assert.equal((await gate.next()).result.task.taskId, 'lasting-1');
@@ -205,7 +206,6 @@ test('calls sent with a task have a bound apart from requests in flight: past --
 test('stored results replayed as tasks: a session keeps the --max-in-flight most recent; an older one is forgotten, never kept without end, and the same call replays it again', async () => {
   const { gate } = start(['--max-in-flight', '2']);
   await gate.initialize();
-  const rpc = (id: number | string, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
   const saved = (id: number, task: boolean) => rpc(id, 'tools/call', { name: 'saved', arguments: {}, _meta: { 'cloakpipe/operation_id': 'save-1' }, ...(task ? { task: {} } : {}) });
   gate.send(saved(1, false));
   assert.equal((await gate.next()).result.content[0].text, 'ok');
@@ -233,7 +233,6 @@ test('stored results replayed as tasks: a session keeps the --max-in-flight most
 test('a task that fails on its own (its status notification, said twice): the gate fetches its result once, never shown to the host, and the call settles failed with it, not unknown at --call-timeout', async () => {
   const { gate, ledger, home } = start(['--call-timeout', '20s']);
   await gate.initialize();
-  const rpc = (id: number, method: string, params: object) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
   gate.send(rpc(1, 'tools/call', { name: 'failed_task', arguments: {}, _meta: { 'cloakpipe/operation_id': 'fail-1' }, task: { ttl: 60000 } }));
   assert.equal((await gate.next()).result.task.taskId, 'failed-1');
   for (let i = 0; i < 2; i++) {
@@ -241,7 +240,7 @@ test('a task that fails on its own (its status notification, said twice): the ga
     assert.deepEqual([status.method, status.params.status], ['notifications/tasks/status', 'failed'], 'the host gets each notification as it came');
   }
   let results: any[] = [];
-  for (let i = 0; i < 100 && results.length === 0; i++) {
+  for (let i = 0; i < 200 && results.length === 0; i++) { // inside --call-timeout 20s
     await new Promise((r) => setTimeout(r, 50));
     results = ledger().filter((e) => e.kind === 'result');
   }
@@ -279,7 +278,6 @@ test("a failed task whose result the server never gives: the call ends unknown a
 test('a request that is not a call, which the server never answers, ends as on its death at --call-timeout: it cannot hold --max-in-flight places and stop the gate reading the host', async () => {
   const { gate } = start(['--max-in-flight', '2']);
   await gate.initialize();
-  const hang = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'hang:' } }) + '\n';
   gate.send(hang(1) + hang(2));
   gate.send(call(3, 'echo')); // read only once a place is free
   const lines = [await gate.next(20_000), await gate.next(20_000), await gate.next(20_000)];
@@ -296,7 +294,6 @@ test('a request that is not a call, which the server never answers, ends as on i
 test('the host cancelling a request that is not a call frees its place at once: nothing more reaches the host for it, and the session goes on', async () => {
   const { gate } = start(['--max-in-flight', '2', '--call-timeout', '60s']);
   await gate.initialize();
-  const hang = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'hang:' } }) + '\n';
   const cancelled = (id: number) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timeout' } }) + '\n';
   gate.send(hang(1) + cancelled(1) + hang(2));
   gate.send(call(3, 'echo')); // with request 1 still holding a place, the gate would not read this for 60 s

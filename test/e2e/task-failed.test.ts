@@ -63,7 +63,7 @@ test("a task that fails on its own settles its call failed with the server's res
   assert.equal(gated.at(-2)?.task?.status, 'failed');
   const ledger = () => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
   let results: any[] = [];
-  for (let i = 0; i < 100 && results.length === 0; i++) {
+  for (let i = 0; i < 400 && results.length === 0; i++) { // well inside --call-timeout 60s
     await new Promise((r) => setTimeout(r, 50));
     results = ledger().filter((e) => e.kind === 'result');
   }
