@@ -5,7 +5,8 @@
 // by the task's result, or unknown when the task is cancelled: ADRs 049, 050), backpressure
 // (requests in flight, each bounded in time: ADR 053, and apart from them calls sent with a
 // task: ADR 051) and the session's end.
-// A task that fails on its own has its result fetched by the gate (ADR 052).
+// A task that fails on its own, or completed when the host left, has its result fetched by the
+// gate (ADRs 052, 054).
 // One relay per session; it keeps no global state, so one process may hold many (HTTP door).
 //
 // Guards, host side: a frame that fails strict parsing is refused and never forwarded; a
@@ -81,8 +82,10 @@ interface Pending {
   cancels?: string;
   /** A call answered with a task that the host asked to cancel: only a success settles it. */
   cancelAsked?: boolean;
-  /** A tasks/result the gate sent itself, for a task that failed (ADR 052). */
+  /** A tasks/result the gate sent itself, for a task that failed or a completed one the host left (ADRs 052, 054). */
   byGate?: boolean;
+  /** A call waiting on its task: the last status the server gave the task. */
+  status?: string;
   /** For a host request that is not a call: when it stops waiting for the server. */
   timer?: NodeJS.Timeout;
 }
@@ -219,12 +222,18 @@ export class Relay {
 
   /**
    * The host can no longer fetch a task's result (it ended, or the session is stopping): each
-   * gated call waiting on one ends outcome unknown, unless a tasks/result for it is in flight.
+   * gated call waiting on one ends outcome unknown, unless a tasks/result for it is in flight,
+   * or the server said its task completed: the gate fetches that result, so the record is the
+   * outcome the server holds (ADR 054).
    */
   private abandonTasks(): void {
     const fetching = new Set([...this.pending.values()].map((p) => p.resultOf));
     for (const [taskId, call] of this.taskCalls) {
       if (fetching.has(taskId)) continue;
+      if (call.status === 'completed' && !this.upstreamExit) {
+        this.fetchResult(taskId);
+        continue;
+      }
       this.taskCalls.delete(taskId);
       call.waiter?.reject(new Error('the host ended before it fetched the task result'));
     }
@@ -450,6 +459,8 @@ export class Relay {
 
   /** The server's word on the status of a task, in a reply or a notification. */
   private taskReported(report: TaskReport | undefined): void {
+    const call = report !== undefined ? this.taskCalls.get(report.taskId) : undefined;
+    if (call) call.status = (report as TaskReport).status;
     if (report?.status === 'cancelled') this.taskCancelled(report.taskId);
     if (report?.status === 'failed') this.fetchResult(report.taskId);
   }

@@ -11,7 +11,7 @@ import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } fr
 import { RawGate } from '../helpers/raw-gate.js';
 import { startGate } from '../helpers/gate.js';
 import { canonicalize } from '../../src/core/canonical.js';
-import { digestBytes } from '../../src/core/digest.js';
+import { digestBytes, digestJson } from '../../src/core/digest.js';
 
 const CANARY = 'CANARY-upstream-9c1e';
 const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'same_task', 'lasting_task', 'lasting_count', 'fetched_count'];
@@ -307,4 +307,17 @@ test('initialize waits for a server slower to start than --call-timeout', async 
   const init = await gate.initialize();
   assert.equal(init.result.serverInfo.name, 'misbehaving');
   assert.equal(await gate.end(), 0);
+});
+
+test('the host ends after the server said its task completed, before fetching the result: the gate fetches it, and the call is recorded with it, never unknown', async () => {
+  const { gate, ledger } = start(['--call-timeout', '20s']);
+  await gate.initialize();
+  gate.send(rpc(1, 'tools/call', { name: 'lasting_task', arguments: {}, task: { ttl: 60000 } }));
+  assert.equal((await gate.next()).result.task.taskId, 'lasting-1');
+  gate.send(rpc(2, 'tasks/get', { taskId: 'lasting-1' }));
+  assert.equal((await gate.next()).result.status, 'completed');
+  assert.equal(await gate.end(), 0);
+  const results = ledger().filter((e) => e.kind === 'result');
+  assert.deepEqual(results.map((e) => [e.outcome, e.why ?? null]), [['ok', null]]);
+  assert.equal(results[0].result_digest, digestJson({ content: [{ type: 'text', text: 'lasting' }] }), 'the result the server held');
 });

@@ -3,9 +3,11 @@
 // write tool the server runs as a task, over stdio and through the HTTP door. The server answers the call with a task at once and
 // the result comes with a later tasks/result, so the call's record must be that result: the
 // operation pending until it comes, the session label raised by it, and outcome unknown (never
-// "ok") when the host ends before fetching it. A stored result replayed to such a call comes as
-// a completed task the gate made, which the SDK's task stream reads. A task the host cancels
-// ends its call unknown (it may have partly run), never failed (ADR 050).
+// "ok") when the host ends before fetching it while the task works; once the server said it
+// completed, the gate fetches the result itself (ADR 054). A stored result replayed to such a
+// call comes as a completed task the gate made, which the SDK's task stream reads. A task the
+// host cancels ends its call unknown (it may have partly run), never failed (ADR 050). Calls
+// sent with a task have a bound of their own (ADR 051).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -47,8 +49,7 @@ after(async () => {
   await direct?.close();
 });
 
-async function gate(flags: string[] = []): Promise<{ g: RunningGate; home: string }> {
-  const home = makeHome();
+async function gate(flags: string[] = [], home = makeHome()): Promise<{ g: RunningGate; home: string }> {
   const g = await startGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], context: files['c.json'], flags, upstream: [process.execPath, EVERYTHING, 'stdio'] });
   await g.client.listTools();
   return { g, home };
@@ -144,6 +145,21 @@ test('the host ends before it fetches the result: the call ends outcome unknown,
   const results = ledger(home).filter((e) => e.kind === 'result');
   assert.deepEqual(results.map((e) => [e.outcome, e.why]), [['unknown', 'error']]);
   assert.deepEqual(operations(home).map((o: any) => o.state), ['unknown']);
+});
+
+test('the host ends after the server said its task completed, before fetching the result: the gate fetches it, the write succeeded, and the same write replays the result the server gives straight', async () => {
+  const straight = await research(direct, 'salt marsh');
+  const { g, home } = await gate();
+  const stream = g.client.experimental.tasks.callToolStream({ name: 'simulate-research-query', arguments: { topic: 'salt marsh' }, _meta: { 'cloakpipe/operation_id': 'marsh-1' } });
+  for await (const m of stream) if (m.type === 'taskStatus' && m.task.status === 'completed') break; // before the SDK fetches the result
+  await g.close();
+  assert.deepEqual(ledger(home).filter((e) => e.kind === 'result').map((e) => [e.outcome, e.why ?? null]), [['ok', null]]);
+  assert.deepEqual(operations(home).map((o: any) => o.state), ['succeeded']);
+  const later = await gate([], home);
+  const replayed = await research(later.g.client, 'salt marsh', undefined, 'marsh-1');
+  await later.g.close();
+  assert.deepEqual(withoutTask(replayed.at(-1)!.result), withoutTask(straight.at(-1)!.result), 'the stored result is the one the server gives');
+  assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
 });
 
 /** A research query whose task the host cancels once it came back, and the error of fetching its result after. */

@@ -11,7 +11,7 @@
 // reply it holds until it answered the task's tasks/result with an error; for `finished` it
 // refuses the cancel (the task had ended) and its tasks/result is a result. Tool `lasting_task`
 // answers call N with task `lasting-N`, which works until the host's tasks/result fetches its
-// result; `lasting_count` tells how many it made (what reached the server). Tool `failed_task`
+// result (its tasks/get says `completed`); `lasting_count` tells how many it made (what reached the server). Tool `failed_task`
 // answers call N with task `failed-N` and then notifies, twice, that it failed; its tasks/result is the
 // tool's error, and `fetched_count` tells how many such tasks/result requests it served;
 // `failed_silent` does the same with task `silent-N`, whose tasks/result it never answers.
@@ -59,6 +59,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.method === 'resources/read' && m.params?.uri === 'hang:') return;
   if (m.method === 'tasks/result' && m.params?.taskId === 'task-reused') return out(ok(id, `task result ${CANARY}`) + '\n');
   if (m.method === 'tasks/result' && /^lasting-/.test(m.params?.taskId)) return out(ok(id, 'lasting') + '\n');
+  if (m.method === 'tasks/get' && /^lasting-/.test(m.params?.taskId)) return out(JSON.stringify({ jsonrpc: '2.0', id, result: task(m.params.taskId, 'completed') }) + '\n');
   if (m.method === 'tasks/result' && /^silent-/.test(m.params?.taskId)) return;
   if (m.method === 'tasks/result' && /^failed-/.test(m.params?.taskId))
     return (fetched++, out(JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: `declined ${CANARY}` }], isError: true } }) + '\n'));
