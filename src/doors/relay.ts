@@ -459,10 +459,11 @@ export class Relay {
 
   /** The server's word on the status of a task, in a reply or a notification. */
   private taskReported(report: TaskReport | undefined): void {
-    const call = report !== undefined ? this.taskCalls.get(report.taskId) : undefined;
-    if (call) call.status = (report as TaskReport).status;
-    if (report?.status === 'cancelled') this.taskCancelled(report.taskId);
-    if (report?.status === 'failed') this.fetchResult(report.taskId);
+    if (report === undefined) return;
+    const call = this.taskCalls.get(report.taskId);
+    if (call) call.status = report.status;
+    if (report.status === 'cancelled') this.taskCancelled(report.taskId);
+    if (report.status === 'failed') this.fetchResult(report.taskId);
   }
 
   /**
@@ -470,7 +471,8 @@ export class Relay {
    * host need not fetch it (the official SDK's task stream never does), and the call would end
    * unknown at --call-timeout, its write operation to be reconciled by hand. The gate fetches
    * it itself, unless a tasks/result for it is in flight; the reply settles the call as the
-   * host's would and never reaches the host (ADR 052).
+   * host's would and never reaches the host (ADR 052). Also a completed task's, when the host
+   * can no longer fetch it (ADR 054).
    */
   private fetchResult(taskId: string): void {
     if (!this.taskCalls.get(taskId)?.waiter || this.upstreamExit) return;
