@@ -41,7 +41,8 @@ const METHODS = new Set([
   'logging/setLevel', 'sampling/createMessage', 'elicitation/create', 'roots/list',
   'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'notifications/message',
   'notifications/tools/list_changed', 'notifications/resources/list_changed', 'notifications/resources/updated',
-  'notifications/prompts/list_changed', 'notifications/roots/list_changed',
+  'notifications/prompts/list_changed', 'notifications/roots/list_changed', 'notifications/elicitation/complete',
+  'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel', 'notifications/tasks/status',
 ]);
 
 let declaredTools: ReadonlySet<string> = new Set();

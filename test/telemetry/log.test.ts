@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { LOG_FLUSH_MS, log, logFailures, setLogSink, setLogLevel } from '../../src/telemetry/log.js';
 import { sanitize, setDeclaredTools } from '../../src/telemetry/fields.js';
 import { digestJson } from '../../src/core/digest.js';
@@ -63,6 +65,15 @@ test('sanitize keeps what it allows and never reports names it dropped', () => {
     count: 3, declared: true, mode: 'shadow', method: 'tools/call', redacted: 1,
   });
   assert.deepEqual(sanitize({ __proto__: 'x', constructor: 'y' } as never), { dropped: 1 });
+});
+
+test('every method the official SDK names is logged in clear, and an unknown one is not', () => {
+  // The SDK's own schemas, not a list copied here: a method a new MCP revision adds shows up as a failure.
+  const types = readFileSync(fileURLToPath(import.meta.resolve('@modelcontextprotocol/sdk/types.js')), 'utf8');
+  const methods = [...new Set([...types.matchAll(/method: z\.literal\(['"]([^'"]+)['"]\)/g)].map((m) => m[1]))];
+  assert.ok(methods.length >= 30 && methods.includes('tasks/result'), methods.join());
+  for (const method of methods) assert.deepEqual(sanitize({ method }), { method }, method);
+  assert.deepEqual(sanitize({ method: 'tasks/forged' }), { redacted: 1 });
 });
 
 test('levels below the threshold are not written', () => {
