@@ -1,5 +1,5 @@
-// The real gate binary driven with raw lines, for wire-level tests a well-behaved SDK client
-// would never send.
+// The real gate binary (or a server straight, to compare) driven with raw lines, for wire-level
+// tests a well-behaved SDK client would never send.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { gateArgs, type GateOptions } from './gate.js';
@@ -10,7 +10,8 @@ after(() => {
   for (const c of live) c.kill('SIGKILL');
 });
 
-export class RawGate {
+/** A process spoken to in raw lines over its stdio: the gate, or a server straight. */
+export class RawPeer {
   readonly child: ChildProcess;
   private buf = '';
   private lines: string[] = [];
@@ -18,8 +19,8 @@ export class RawGate {
   stderr = '';
   readonly exited: Promise<number | null>;
 
-  constructor(o: GateOptions) {
-    this.child = spawn(process.execPath, gateArgs(o), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...(o.env ?? {}) } });
+  constructor(command: string[], env: Record<string, string> = {}) {
+    this.child = spawn(command[0], command.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     this.child.stdout!.on('data', (d: Buffer) => {
       this.buf += d.toString('utf8');
       let i: number;
@@ -76,5 +77,11 @@ export class RawGate {
   async end(): Promise<number | null> {
     this.child.stdin!.end();
     return this.exited;
+  }
+}
+
+export class RawGate extends RawPeer {
+  constructor(o: GateOptions) {
+    super([process.execPath, ...gateArgs(o)], o.env);
   }
 }

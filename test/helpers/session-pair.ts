@@ -119,18 +119,18 @@ export interface PairedRun {
 
 /**
  * The whole comparison for one server: the session straight to it, then through `mcp-proxy` (a
- * fresh home, `manifest`, permit-all) to a fresh instance; `reset` runs before each (the state
+ * fresh home, `manifest`, `policy` or permit-all) to a fresh instance; `reset` runs before each (the state
  * both runs must start from). Registers one test per step and one for the ledger: it verifies,
  * with one refusal entry per refused step and no other. Returns the runs, for further tests.
  */
-export function pairedSession(server: string, steps: Step[], o: { manifest: string; command: string[]; env?: Record<string, string>; reset?: () => void }): () => PairedRun {
+export function pairedSession(server: string, steps: Step[], o: { manifest: string; policy?: string; command: string[]; env?: Record<string, string>; reset?: () => void }): () => PairedRun {
   const run: PairedRun = { direct: [], gated: [], home: '' };
   let gate: RunningGate | undefined;
   before(async () => {
     o.reset?.();
     run.direct = await runStraight(o.command, steps, o.env);
     o.reset?.();
-    const f = writeFiles({ 'm.yaml': o.manifest, 'p.cedar': PERMIT_ALL });
+    const f = writeFiles({ 'm.yaml': o.manifest, 'p.cedar': o.policy ?? PERMIT_ALL });
     run.home = makeHome();
     gate = await startGate({ home: run.home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: o.command, env: o.env });
     run.gated = await runSession(gate.client, steps, true);
