@@ -15,12 +15,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
-import { anthropicParams, openaiParams, type Format } from '../helpers/llm-agent.js';
+import { anthropicParams, openaiParams, type Format as AnyFormat } from '../helpers/llm-agent.js';
 import { aiSdkTurn } from '../helpers/ai-sdk-agent.js';
 import { langchainTurn } from '../helpers/langchain-agent.js';
-import { digestJson } from '../../src/core/digest.js';
-import { openLedgerSnapshot } from '../../src/store/sqlite/store.js';
-import type { LedgerSnapshot } from '../../src/store/ports.js';
+import { argsText, assertAllowed, CALLS, cuts, nextSeq, rng } from '../helpers/llm-random.js';
+
+/** The formats read here; the Responses format's hostile streams are in llm-responses.test.ts. */
+type Format = Exclude<AnyFormat, 'responses'>;
 
 let fake: FakeModel;
 let s: LlmSetup;
@@ -125,33 +126,15 @@ const BODY_READERS = (format: Format): [string, Reader][] => [
   ['LangChain', langchainReads(format, false)],
 ];
 
-/** A read of the gate's ledger as it runs (the read-only snapshot verify and export use). */
-function ledger<T>(read: (l: LedgerSnapshot) => T): T {
-  const l = openLedgerSnapshot(join(s.home, 'ledger.db'));
-  try {
-    return read(l);
-  } finally {
-    l.close();
-  }
-}
-
 /**
  * Through the gate: the agent runs calls the gate allowed, each as the gate decided it, and any
  * error it meets is the gate's fail_closed refusal. Returns the reading.
  */
 async function gated(format: Format, events: string, reader: Reader = OFFICIAL[format]): Promise<Reading> {
-  const next = ledger((l) => l.total); // seqs run from 0 without a gap: the next entry's
+  const from = nextSeq(s.home);
   const r = await reader(gate.url, events);
   if (r.error !== undefined) assert.match(r.error, /fail_closed/, 'an SDK error through the gate is the gate refusing the stream');
-  if (r.calls.length === 0) return r;
-  const made = ledger((l) => [...l.bodies(next)].map((b) => JSON.parse(b) as Record<string, unknown>));
-  const allowed = made.filter((e) => e.kind === 'decision' && e.outcome === 'allow');
-  for (const c of r.calls) {
-    assert.equal(c.type, format === 'openai' ? 'function' : 'tool_use', `a call of kind ${c.type} reached the agent`);
-    const match = allowed.findIndex((e) => e.tool === c.name && e.args_digest === digestJson(c.args));
-    assert.ok(match >= 0, `the agent got ${JSON.stringify(c.name)} with arguments the gate never allowed (allowed: ${JSON.stringify(allowed.map((e) => e.tool))})`);
-    allowed.splice(match, 1);
-  }
+  assertAllowed(s.home, from, r.calls, format === 'openai' ? 'function' : 'tool_use');
   return r;
 }
 
@@ -340,42 +323,6 @@ for (const format of ['openai', 'anthropic'] as const) {
 }
 
 // ── Random streams ──────────────────────────────────────────────────────────────────────────
-
-/**
- * A small seeded generator, so that a failure names the stream that caused it. The seed is mixed
- * and the first outputs dropped: xorshift from a small seed starts near 0, so every stream's first
- * pick was the same call.
- */
-function rng(seed: number) {
-  let x = Math.imul(seed, 0x9e3779b1) >>> 0 || 1;
-  const next = () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), (x >>> 0) / 2 ** 32);
-  for (let i = 0; i < 8; i++) next();
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(a: readonly T[]) => a[Math.floor(next() * a.length)] };
-}
-
-function cuts(r: ReturnType<typeof rng>, text: string, most: number): string[] {
-  const out: string[] = [];
-  let rest = text;
-  while (rest.length > 0 && out.length < most - 1) {
-    const n = r.int(rest.length + 1);
-    out.push(rest.slice(0, n));
-    rest = rest.slice(n);
-  }
-  out.push(rest);
-  return out;
-}
-
-/** Calls to stream; `text`, when given, is how the arguments are spelled (escapes, exponents, spaces). */
-const CALLS: { name: string; args: object; text?: string }[] = [
-  { name: 'get_weather', args: { city: 'Paris' } },
-  { name: 'get_weather', args: { city: 'Zürich "quoted"' } },
-  { name: 'get_weather', args: { city: 'été' }, text: '{ "city" : "\\u00e9t\\u00e9" }' },
-  { name: 'transfer', args: { amount: 20 } },
-  { name: 'transfer', args: { amount: 100 }, text: '{"amount":1E2}' },
-  { name: 'transfer', args: { amount: 5000 } },
-  { name: 'read_file', args: { path: '/srv/notes/a.md' } },
-];
-const argsText = (c: (typeof CALLS)[number]) => c.text ?? JSON.stringify(c.args);
 
 /** One random OpenAI stream of one call: the name and arguments cut anywhere, members that mean nothing, sometimes a hostile one. */
 function randomOpenai(seed: number): string {
