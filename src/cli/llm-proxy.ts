@@ -1,5 +1,6 @@
-// cloakpipe llm-proxy: the gate between an agent and its model's API (OpenAI Chat Completions,
-// Anthropic Messages), deciding every tool call the model proposes (shared/spec/llm.md).
+// cloakpipe llm-proxy: the gate between an agent and its model's API (OpenAI Chat Completions
+// and Responses, Anthropic Messages), deciding every tool call the model proposes
+// (shared/spec/llm.md).
 import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { openGate } from '../gate/open.js';

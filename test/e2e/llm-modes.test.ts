@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
 import { llmSetup, startLlmGate, openaiAgent, anthropicAgent } from '../helpers/llm-gate.js';
-import { anthropicTurn, openaiTurn, rawTurn } from '../helpers/llm-agent.js';
+import { anthropicTurn, openaiTurn, rawTurn, responsesTurn } from '../helpers/llm-agent.js';
 import { aiSdkTurn } from '../helpers/ai-sdk-agent.js';
 import { langchainTurn } from '../helpers/langchain-agent.js';
 import { decisions, ledgerOf } from '../helpers/support-desk.js';
@@ -93,7 +93,7 @@ test('shadow mode: a call enforce would refuse reaches the agent unchanged, and 
   const g = await startLlmGate(s, fake.url, ['--mode', 'shadow']);
   try {
     const script = { text: 'Moving money.', calls: [{ name: 'transfer', arguments: { amount: 250000 } }, { name: 'shell_exec', arguments: { cmd: 'id' } }] };
-    for (const format of ['openai', 'anthropic'] as const)
+    for (const format of ['openai', 'responses', 'anthropic'] as const)
       for (const stream of [false, true]) {
         const direct = await rawTurn(fake.url, format, script, stream);
         const gated = await rawTurn(g.url, format, script, stream);
@@ -103,8 +103,8 @@ test('shadow mode: a call enforce would refuse reaches the agent unchanged, and 
     await g.stop();
   }
   const d = decisions(s.home);
-  assert.equal(d.filter((e) => e.outcome === 'would_refuse' && e.reason === 'policy_denied').length, 4);
-  assert.equal(d.filter((e) => e.outcome === 'would_refuse' && e.reason === 'undeclared_tool').length, 4);
+  assert.equal(d.filter((e) => e.outcome === 'would_refuse' && e.reason === 'policy_denied').length, 6);
+  assert.equal(d.filter((e) => e.outcome === 'would_refuse' && e.reason === 'undeclared_tool').length, 6);
 });
 
 test('--on-refusal error: the response becomes an error each SDK raises; the allowed call beside it never went out', async () => {
@@ -120,8 +120,10 @@ test('--on-refusal error: the response becomes an error each SDK raises; the all
     await assert.rejects(anthropicTurn(anthropicAgent(g.url), script, false), (e: Error) => e instanceof Anthropic.PermissionDeniedError && /cloakpipe refused transfer: policy_denied: /.test(e.message));
     await assert.rejects(openaiTurn(openaiAgent(g.url), script, true), (e: Error) => e instanceof OpenAI.APIError && /cloakpipe refused transfer: policy_denied: /.test(e.message));
     await assert.rejects(anthropicTurn(anthropicAgent(g.url), script, true), (e: Error) => e instanceof Anthropic.APIError && /cloakpipe refused transfer: policy_denied: /.test(e.message));
+    await assert.rejects(responsesTurn(openaiAgent(g.url), script, false), (e: Error) => e instanceof OpenAI.PermissionDeniedError && /cloakpipe refused transfer: policy_denied: /.test(e.message));
+    await assert.rejects(responsesTurn(openaiAgent(g.url), script, true), (e: Error) => e instanceof OpenAI.APIError && /cloakpipe refused transfer: policy_denied: /.test(e.message));
     // Agents on the AI SDK and on LangChain meet the same error and run no refused call; a body's allowed call never went out.
-    for (const format of ['openai', 'anthropic'] as const) {
+    for (const format of ['openai', 'responses', 'anthropic'] as const) {
       for (const stream of [false, true]) {
         const ai = await aiSdkTurn(g.url, format, script, stream);
         assert.match(ai.error ?? '', /cloakpipe refused transfer: policy_denied: /, `AI SDK, ${format}, stream ${stream}`);
@@ -142,9 +144,9 @@ test('--on-refusal error: the response becomes an error each SDK raises; the all
   }
   const entries = ledgerOf(s.home);
   const weather = entries.filter((e) => e.kind === 'decision' && e.tool === 'get_weather');
-  // Bodies (three: two SDK turns and the raw one): allowed, then withdrawn.
+  // Bodies (four: three SDK turns and the raw one): allowed, then withdrawn.
   const withdrawn = weather.filter((d) => entries.some((e) => e.kind === 'result' && e.decision === d.seq && e.outcome === 'not_forwarded'));
-  assert.ok(withdrawn.length >= 3, JSON.stringify(weather));
+  assert.ok(withdrawn.length >= 4, JSON.stringify(weather));
 });
 
 test('bounds: a request or a response over --max-body, a stream over --stream-timeout, refused and never passed on', async () => {
@@ -199,6 +201,16 @@ test('canaries in arguments, results and a tool name reach the model and the age
         { role: 'tool', tool_call_id: t.calls[0].id, content: `sunny, ${C.result}` },
       ];
       await openaiTurn(openaiAgent(g.url), { text: 'noted' }, stream, { messages: history });
+    }
+    for (const stream of [false, true]) {
+      const t = await responsesTurn(openaiAgent(g.url), script, stream);
+      seen.push(JSON.stringify(t));
+      const history = [
+        { role: 'user', content: '{}' },
+        { type: 'function_call', call_id: t.calls[0].id, name: 'get_weather', arguments: JSON.stringify(t.calls[0].args) },
+        { type: 'function_call_output', call_id: t.calls[0].id, output: `cloudy, ${C.result}` },
+      ];
+      await responsesTurn(openaiAgent(g.url), { text: 'noted' }, stream, { messages: history });
     }
     const a = await anthropicTurn(anthropicAgent(g.url), { ...script, calls: script.calls.filter((c) => !('raw' in c)) }, true);
     seen.push(JSON.stringify(a));

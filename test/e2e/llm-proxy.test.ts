@@ -11,8 +11,8 @@ import { startFakeModel, type FakeModel, type Script, type ScriptCall } from '..
 import type Anthropic from '@anthropic-ai/sdk';
 import { generateText } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, API_KEY, TOOLS_ANTHROPIC, TOOLS_OPENAI, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
-import { anthropicParams, anthropicTurn, openaiParams, openaiTurn, rawTurn, type Format, type Turn } from '../helpers/llm-agent.js';
+import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, API_KEY, TOOLS_ANTHROPIC, TOOLS_OPENAI, TOOLS_RESPONSES, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
+import { anthropicParams, anthropicTurn, openaiParams, openaiTurn, rawTurn, responsesParams, responsesTurn, type Format, type Turn } from '../helpers/llm-agent.js';
 import { decisions } from '../helpers/support-desk.js';
 import { callFile, keygen } from '../helpers/recording-gate.js';
 import { cloakpipe } from '../helpers/cli.js';
@@ -41,17 +41,22 @@ after(async () => {
 const COMBOS: { format: Format; stream: boolean }[] = [
   { format: 'openai', stream: false },
   { format: 'openai', stream: true },
+  { format: 'responses', stream: false },
+  { format: 'responses', stream: true },
   { format: 'anthropic', stream: false },
   { format: 'anthropic', stream: true },
 ];
 
 function turn(base: string, format: Format, script: Script, stream: boolean, headers: Record<string, string> = {}): Promise<Turn> {
+  if (format === 'responses') return responsesTurn(openaiAgent(base, headers), script, stream);
   return format === 'openai' ? openaiTurn(openaiAgent(base, headers), script, stream) : anthropicTurn(anthropicAgent(base, headers), script, stream);
 }
 
 const WEATHER = { name: 'get_weather', arguments: { city: 'Paris' } };
-const TOOL_FINISH = { openai: 'tool_calls', anthropic: 'tool_use' };
-const TEXT_FINISH = { openai: 'stop', anthropic: 'end_turn' };
+// A Responses turn has no finish reason: the agent runs the function calls it holds, and the
+// response stays completed whether calls remain or not.
+const TOOL_FINISH = { openai: 'tool_calls', responses: 'completed', anthropic: 'tool_use' };
+const TEXT_FINISH = { openai: 'stop', responses: 'completed', anthropic: 'end_turn' };
 
 const ALLOWED: Record<string, Script> = {
   'one call after text': { text: 'Let me check the weather in Paris.', calls: [WEATHER] },
@@ -158,10 +163,14 @@ for (const { format, stream } of COMBOS) {
     const broken = stream
       ? format === 'openai'
         ? 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"transfer","arguments":"{}"}}]}}]}\n\ndata: {"choices": [nope\n\n'
-        : 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"x","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n\nevent: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"transfer","input":{},"input":{"amount":1}}}\n\n'
+        : format === 'responses'
+          ? 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}\n\nevent: response.output_item.added\ndata: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"transfer"}}\n\nevent: response.function_call_arguments.delta\ndata: {"type":"response.function_call_arguments.delta","sequence_number":2,"item_id":"fc_1","output_index":0,"delta":"{}"}\n\nevent: response.output_item.done\ndata: {"type":"response.output_item.done","sequence_number":3,"output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{}","call_id":"call_1","name":"transfer","name":"send_email"}}\n\n'
+          : 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],"model":"x","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}\n\nevent: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"transfer","input":{},"input":{"amount":1}}}\n\n'
       : format === 'openai'
         ? '{"id":"x","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"transfer","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"choices":[]}'
-        : '{"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"transfer","input":{"amount":1,"amount":99999}}],"stop_reason":"tool_use"}';
+        : format === 'responses'
+          ? '{"id":"resp_1","object":"response","status":"completed","output":[{"id":"fc_1","type":"function_call","status":"completed","arguments":"{}","call_id":"call_1","name":"transfer"}],"output":[]}'
+          : '{"id":"m","type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"transfer","input":{"amount":1,"amount":99999}}],"stop_reason":"tool_use"}';
     const raw = await rawTurn(gate.url, format, { rawBody: broken }, stream);
     const text = raw.bytes.toString('utf8');
     assert.ok(!text.includes('call_1') && !text.includes('toolu_1') && !text.includes('"transfer"'), text);
@@ -181,11 +190,20 @@ const UNDECIDABLE: { format: Format; what: string; extra: Record<string, unknown
   { format: 'anthropic', what: 'the MCP connector', extra: { mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'tickets' }] }, detail: /request: mcp_servers: the model API would call those servers itself/ },
   { format: 'openai', what: 'web search', extra: { web_search_options: {} }, detail: /request: web_search_options: / },
   { format: 'openai', what: 'a custom tool', extra: { tools: [...TOOLS_OPENAI, { type: 'custom', custom: { name: 'delete_branch' } }] }, detail: /request: tools\[6\]: not of type function/ },
+  { format: 'responses', what: 'web search', extra: { tools: [...TOOLS_RESPONSES, { type: 'web_search' }] }, detail: /request: tools\[6\]: not of type function: the model API runs it itself/ },
+  { format: 'responses', what: 'a remote MCP server', extra: { tools: [{ type: 'mcp', server_label: 'tickets', server_url: 'https://mcp.example.com/mcp', require_approval: 'never' }, ...TOOLS_RESPONSES] }, detail: /request: tools\[0\]: not of type function/ },
+  { format: 'responses', what: 'file search', extra: { tools: [...TOOLS_RESPONSES, { type: 'file_search', vector_store_ids: ['vs_1'] }] }, detail: /request: tools\[6\]: / },
+  { format: 'responses', what: 'the code interpreter', extra: { tools: [...TOOLS_RESPONSES, { type: 'code_interpreter', container: { type: 'auto' } }] }, detail: /request: tools\[6\]: / },
+  { format: 'responses', what: 'a custom tool', extra: { tools: [...TOOLS_RESPONSES, { type: 'custom', name: 'delete_branch' }] }, detail: /request: tools\[6\]: / },
+  { format: 'responses', what: 'local shell', extra: { tools: [...TOOLS_RESPONSES, { type: 'local_shell' }] }, detail: /request: tools\[6\]: / },
+  { format: 'responses', what: 'a stored prompt', extra: { prompt: { id: 'pmpt_123', version: '2' } }, detail: /request: prompt: a stored prompt can bring tools/ },
+  { format: 'responses', what: 'a background response', extra: { background: true }, detail: /request: background: / },
   { format: 'openai', what: 'legacy functions', extra: { functions: [{ name: 'transfer', parameters: { type: 'object', properties: {} } }] }, detail: /request: functions: / },
 ];
 
 function sdkRequest(base: string, format: Format, extra: Record<string, unknown>): Promise<unknown> {
   const script: Script = { calls: [WEATHER] };
+  if (format === 'responses') return openaiAgent(base).responses.create({ ...responsesParams(script, false), ...extra } as never);
   return format === 'openai'
     ? openaiAgent(base).chat.completions.create({ ...openaiParams(script, false), ...extra } as never)
     : anthropicAgent(base).messages.create({ ...anthropicParams(script, false), ...extra } as never);
@@ -267,8 +285,9 @@ for (const stream of [false, true]) {
 }
 
 test('a stream cut in the middle of a call never releases it', async () => {
-  for (const format of ['openai', 'anthropic'] as const) {
-    const script: Script = { text: 'Sure.', calls: [{ name: 'transfer', arguments: { amount: 10 }, id: 'call_cut_in_half' }], split: 4, cutAfter: format === 'openai' ? 8 : 10 };
+  for (const format of ['openai', 'responses', 'anthropic'] as const) {
+    // Cut after two of the four argument pieces.
+    const script: Script = { text: 'Sure.', calls: [{ name: 'transfer', arguments: { amount: 10 }, id: 'call_cut_in_half' }], split: 4, cutAfter: { openai: 8, responses: 13, anthropic: 10 }[format] };
     const raw = await rawTurn(gate.url, format, script, true);
     const text = raw.bytes.toString('utf8');
     assert.ok(!text.includes('call_cut_in_half'), text);
@@ -291,7 +310,7 @@ test('only the headers the model API needs reach it; the API key does', async ()
 
 test('other paths are not served: nothing reaches the model ungated', async () => {
   const before = fake.seen.length;
-  for (const path of ['/v1/responses', '/v1/completions', '/v1/models', '/v1/messages/batches']) {
+  for (const path of ['/v1/responses/resp_1/cancel', '/v1/responses/input_tokens', '/v1/completions', '/v1/models', '/v1/messages/batches']) {
     const r = await fetch(`${gate.url}${path}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     assert.equal(r.status, 404, path);
   }

@@ -28,7 +28,8 @@ function tools(ran: Ran[]): ToolSet {
 }
 
 export async function aiSdkTurn(base: string, format: Format, script: Script, stream: boolean): Promise<AiSdkTurn> {
-  const model = format === 'openai' ? createOpenAI({ baseURL: `${base}/v1`, apiKey: API_KEY }).chat('gpt-4o-2024-08-06') : createAnthropic({ baseURL: `${base}/v1`, apiKey: API_KEY })('claude-sonnet-5-5');
+  const openai = createOpenAI({ baseURL: `${base}/v1`, apiKey: API_KEY });
+  const model = format === 'openai' ? openai.chat('gpt-4o-2024-08-06') : format === 'responses' ? openai.responses('gpt-4.1-2025-04-14') : createAnthropic({ baseURL: `${base}/v1`, apiKey: API_KEY })('claude-sonnet-5-5');
   const ran: Ran[] = [];
   const turn = { model, prompt: JSON.stringify(script), tools: tools(ran), maxRetries: 0 };
   let error: string | undefined;

@@ -1,6 +1,8 @@
 // A local model API that answers in the shapes the real OpenAI Chat Completions and Anthropic
 // Messages APIs send (field for field as recorded from them: ids, usage, system fingerprint,
-// the role chunk, empty first argument fragments, ping events, usage chunks), streamed or not.
+// the role chunk, empty first argument fragments, ping events, usage chunks), and OpenAI
+// Responses as its API reference documents them (the response object, items added, filled and
+// done, sequence numbers, obfuscation fields), streamed or not.
 // What it answers is a script the test writes as the last user message: the text before,
 // the calls (arguments as an object, or as raw text to send a malformed fragment), the text
 // after, how many pieces each call's arguments are cut into, and a pause between events.
@@ -49,9 +51,10 @@ const CREATED = 1764547200;
 
 /** The script a request carries: the last user message's text, as JSON. */
 function scriptOf(body: any): Script {
-  const last = [...(body.messages ?? [])].reverse().find((m: any) => m.role === 'user');
+  const turns = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.messages ?? body.input ?? []);
+  const last = [...turns].reverse().find((m: any) => m.role === 'user');
   let text = typeof last?.content === 'string' ? last.content : '';
-  if (Array.isArray(last?.content)) text = last.content.filter((b: any) => b.type === 'text').map((b: any) => b.text).join('');
+  if (Array.isArray(last?.content)) text = last.content.filter((b: any) => b.type === 'text' || b.type === 'input_text').map((b: any) => b.text).join('');
   try {
     return JSON.parse(text) as Script;
   } catch {
@@ -115,6 +118,82 @@ function openaiEvents(s: Script, model: string, usage: boolean): string[] {
   out.push(chunk({}, calls.length > 0 ? 'tool_calls' : 'stop'));
   if (usage) out.push(`data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 } })}\n\n`);
   out.push('data: [DONE]\n\n');
+  return out;
+}
+
+// ── OpenAI Responses ─────────────────────────────────────────────────────────────────────────
+
+const RESPONSE_ID = 'resp_68f1c0a9fake7b6c5d4e3f2a1b0c9d8e7f60012345';
+
+/** The response object, as the API sends it (in the final event too), with its output items. */
+function responseObject(s: Script, model: string, status: 'in_progress' | 'completed', tools: unknown): any {
+  return {
+    id: RESPONSE_ID,
+    object: 'response',
+    created_at: CREATED,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    max_output_tokens: null,
+    max_tool_calls: null,
+    model,
+    output: status === 'completed' ? responseItems(s) : [],
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    prompt_cache_key: null,
+    reasoning: { effort: null, summary: null },
+    safety_identifier: null,
+    service_tier: 'default',
+    store: true,
+    temperature: 1.0,
+    text: { format: { type: 'text' }, verbosity: 'medium' },
+    tool_choice: 'auto',
+    tools: tools ?? [],
+    top_logprobs: 0,
+    top_p: 1.0,
+    truncation: 'disabled',
+    usage: status === 'completed' ? { input_tokens: 82, input_tokens_details: { cached_tokens: 0 }, output_tokens: 17, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 99 } : null,
+    user: null,
+    metadata: {},
+  };
+}
+
+const messageItem = (id: string, text: string) => ({ id, type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text }], role: 'assistant' });
+const callItem = (c: ScriptCall, i: number) => ({ id: `fc_68f1c0${i}fake`, type: 'function_call', status: 'completed', arguments: argsText(c), call_id: callId(c, i, 'call_'), name: c.name });
+
+function responseItems(s: Script): any[] {
+  const items: any[] = [];
+  if (s.text !== undefined) items.push(messageItem('msg_68f1c0afake01', s.text));
+  (s.calls ?? []).forEach((c, i) => items.push(callItem(c, i)));
+  if (s.after !== undefined) items.push(messageItem('msg_68f1c0afake02', s.after));
+  return items;
+}
+
+function responsesEvents(s: Script, model: string, tools: unknown): string[] {
+  const out: string[] = [];
+  let seq = 0;
+  const ev = (type: string, data: object) => out.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  ev('response.created', { response: responseObject(s, model, 'in_progress', tools) });
+  ev('response.in_progress', { response: responseObject(s, model, 'in_progress', tools) });
+  responseItems(s).forEach((item, output_index) => {
+    if (item.type === 'message') {
+      const text = item.content[0].text;
+      const at = { item_id: item.id, output_index, content_index: 0 };
+      ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
+      ev('response.content_part.added', { ...at, part: { type: 'output_text', annotations: [], logprobs: [], text: '' } });
+      for (const p of pieces(text, 4)) ev('response.output_text.delta', { ...at, delta: p, logprobs: [], obfuscation: 'Xq3' });
+      ev('response.output_text.done', { ...at, text, logprobs: [] });
+      ev('response.content_part.done', { ...at, part: item.content[0] });
+    } else {
+      ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', arguments: '' } });
+      for (const p of pieces(item.arguments, s.split ?? 3)) ev('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: p, obfuscation: 'k9' });
+      ev('response.function_call_arguments.done', { item_id: item.id, output_index, arguments: item.arguments });
+    }
+    ev('response.output_item.done', { output_index, item });
+  });
+  ev('response.completed', { response: responseObject(s, model, 'completed', tools) });
   return out;
 }
 
@@ -183,15 +262,16 @@ export async function startFakeModel(): Promise<FakeModel> {
       seen.push({ path: req.url ?? '', headers: req.headers, body });
       const s = scriptOf(body);
       const anthropic = (req.url ?? '').endsWith('/messages');
+      const responses = (req.url ?? '').endsWith('/responses');
       const model = body.model ?? (anthropic ? 'claude-sonnet-5-5' : 'gpt-4o-2024-08-06');
       const requestId = anthropic ? { 'request-id': 'req_011CXfakeReq' } : { 'x-request-id': 'req_6f1c0fake' };
       if (!body.stream) {
-        const text = s.rawBody ?? (anthropic ? anthropicBody(s, model) : openaiBody(s, model));
+        const text = s.rawBody ?? (anthropic ? anthropicBody(s, model) : responses ? JSON.stringify(responseObject(s, model, 'completed', body.tools), null, 2) : openaiBody(s, model));
         res.writeHead(200, { 'content-type': 'application/json', ...requestId });
         return void res.end(text);
       }
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...requestId });
-      const events = s.rawBody !== undefined ? [s.rawBody] : anthropic ? anthropicEvents(s, model) : openaiEvents(s, model, body.stream_options?.include_usage === true);
+      const events = s.rawBody !== undefined ? [s.rawBody] : anthropic ? anthropicEvents(s, model) : responses ? responsesEvents(s, model, body.tools) : openaiEvents(s, model, body.stream_options?.include_usage === true);
       const list = s.cutAfter !== undefined ? events.slice(0, s.cutAfter) : events;
       let i = 0;
       const next = () => {

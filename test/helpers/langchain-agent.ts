@@ -17,8 +17,8 @@ export interface LangChainTurn {
 
 export async function langchainTurn(base: string, format: Format, script: Script, stream: boolean): Promise<LangChainTurn> {
   const model =
-    format === 'openai'
-      ? new ChatOpenAI({ model: 'gpt-4o-2024-08-06', apiKey: API_KEY, configuration: { baseURL: `${base}/v1` }, maxRetries: 0, streaming: stream })
+    format !== 'anthropic'
+      ? new ChatOpenAI({ model: 'gpt-4o-2024-08-06', apiKey: API_KEY, configuration: { baseURL: `${base}/v1` }, maxRetries: 0, streaming: stream, useResponsesApi: format === 'responses' })
       : new ChatAnthropic({ model: 'claude-sonnet-5-5', apiKey: API_KEY, anthropicApiUrl: base, maxRetries: 0, streaming: stream });
   const agent = model.bindTools(TOOLS_OPENAI);
   try {

@@ -4,9 +4,9 @@
 import type OpenAI from 'openai';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Script } from './fake-model.js';
-import { API_KEY, TOOLS_ANTHROPIC, TOOLS_OPENAI } from './llm-gate.js';
+import { API_KEY, TOOLS_ANTHROPIC, TOOLS_OPENAI, TOOLS_RESPONSES } from './llm-gate.js';
 
-export type Format = 'openai' | 'anthropic';
+export type Format = 'openai' | 'responses' | 'anthropic';
 
 export interface Turn {
   text: string;
@@ -25,6 +25,15 @@ export function openaiParams(script: Script, stream: boolean, h: History = {}) {
     messages: [...((h.messages as never[]) ?? []), { role: 'user' as const, content: JSON.stringify(script) }],
     tools: TOOLS_OPENAI,
     ...(stream ? { stream: true as const, stream_options: { include_usage: true } } : {}),
+  };
+}
+
+export function responsesParams(script: Script, stream: boolean, h: History = {}) {
+  return {
+    model: 'gpt-4.1-2025-04-14',
+    input: [...((h.messages as never[]) ?? []), { role: 'user' as const, content: JSON.stringify(script) }],
+    tools: TOOLS_RESPONSES,
+    ...(stream ? { stream: true as const } : {}),
   };
 }
 
@@ -52,6 +61,21 @@ export async function openaiTurn(client: OpenAI, script: Script, stream: boolean
   };
 }
 
+/**
+ * A Responses turn as an agent loop reads it: the text of its message items, its function calls
+ * (run when there are any), the response's status. Streamed, the SDK's final response is the
+ * snapshot its events built, replaced by the final event's response.
+ */
+export async function responsesTurn(client: OpenAI, script: Script, stream: boolean, h: History = {}): Promise<Turn> {
+  const { stream: _s, ...params } = responsesParams(script, stream, h);
+  const r = stream ? await client.responses.stream(params).finalResponse() : await client.responses.create(params);
+  return {
+    text: r.output_text,
+    calls: r.output.flatMap((i) => (i.type === 'function_call' ? [{ id: i.call_id, name: i.name, args: JSON.parse(i.arguments) }] : [])),
+    finish: r.status ?? null,
+  };
+}
+
 export async function anthropicTurn(client: Anthropic, script: Script, stream: boolean, h: History = {}): Promise<Turn> {
   const { stream: _s, ...params } = anthropicParams(script, stream, h);
   const m = stream ? await client.messages.stream(params).finalMessage() : await client.messages.create(params);
@@ -64,11 +88,13 @@ export async function anthropicTurn(client: Anthropic, script: Script, stream: b
 
 /** The same request an SDK would send, by fetch; the response's status and exact bytes. */
 export async function rawTurn(base: string, format: Format, script: Script, stream: boolean): Promise<{ status: number; bytes: Buffer; type: string }> {
-  const openai = format === 'openai';
-  const r = await fetch(openai ? `${base}/v1/chat/completions` : `${base}/v1/messages`, {
+  const anthropic = format === 'anthropic';
+  const path = { openai: '/v1/chat/completions', responses: '/v1/responses', anthropic: '/v1/messages' }[format];
+  const params = { openai: openaiParams, responses: responsesParams, anthropic: anthropicParams }[format](script, stream);
+  const r = await fetch(`${base}${path}`, {
     method: 'POST',
-    headers: openai ? { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` } : { 'content-type': 'application/json', 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' },
-    body: JSON.stringify(openai ? openaiParams(script, stream) : anthropicParams(script, stream)),
+    headers: anthropic ? { 'content-type': 'application/json', 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' } : { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify(params),
   });
   return { status: r.status, bytes: Buffer.from(await r.arrayBuffer()), type: r.headers.get('content-type') ?? '' };
 }

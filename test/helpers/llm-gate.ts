@@ -67,4 +67,6 @@ export const TOOLS_OPENAI = ['get_weather', 'read_file', 'post_public', 'send_em
   function: { name, parameters: { type: 'object', properties: {} } },
 }));
 
+export const TOOLS_RESPONSES = TOOLS_OPENAI.map((t) => ({ type: 'function' as const, name: t.function.name, parameters: t.function.parameters, strict: false }));
+
 export const TOOLS_ANTHROPIC = TOOLS_OPENAI.map((t) => ({ name: t.function.name, input_schema: { type: 'object' as const, properties: {} } }));

@@ -1,4 +1,4 @@
-// What the LLM door needs from one wire format (OpenAI Chat Completions, Anthropic Messages):
+// What the LLM door needs from one wire format (OpenAI Chat Completions and Responses, Anthropic Messages):
 // where a request carries tool results, where a response proposes calls, how a refusal is
 // written into a body or a stream, and how a refusal becomes an error the agent's SDK raises.
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
@@ -35,7 +35,7 @@ export interface StreamRewriter {
 }
 
 export interface LlmFormat {
-  name: 'openai' | 'anthropic';
+  name: 'openai' | 'responses' | 'anthropic';
   /** The tool results a request sends back. */
   results(request: JsonValue): ToolResult[];
   /**

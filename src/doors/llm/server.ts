@@ -1,8 +1,9 @@
-// The LLM door: an HTTP proxy between an agent and its model's API (OpenAI Chat Completions,
-// Anthropic Messages). The request goes to the model as the agent sent it, after the tool
-// results it carries have settled their calls; the response comes back with every proposed
-// call held until the gate decided it. Each agent is a gate session of its own, opened like
-// an MCP session of the HTTP door and decided through the same gate view (ADR 037).
+// The LLM door: an HTTP proxy between an agent and its model's API (OpenAI Chat Completions
+// and Responses, Anthropic Messages). The request goes to the model as the agent sent it,
+// after the tool results it carries have settled their calls; the response comes back with
+// every proposed call held until the gate decided it. Each agent is a gate session of its
+// own, opened like an MCP session of the HTTP door and decided through the same gate view
+// (ADR 037).
 //
 // Guards: bodies and streams are bounded; a response the door cannot read for sure (not JSON,
 // an unknown shape, a broken stream) is refused `fail_closed` and never passed on, and so is a
@@ -26,6 +27,7 @@ import { LlmSession } from './session.js';
 import { Unreadable, type LlmFormat, type StreamRewriter } from './format.js';
 import { openai } from './openai.js';
 import { anthropic } from './anthropic.js';
+import { responses } from './responses.js';
 
 export type OnRefusal = 'rewrite' | 'error';
 
@@ -51,6 +53,7 @@ const RECEIPT_HEADER = 'cloakpipe-approval';
 /** Which format a path speaks; any other path is not served (nothing passes ungated). */
 function formatOf(path: string): LlmFormat | null {
   if (path.endsWith('/chat/completions')) return openai;
+  if (path.endsWith('/responses')) return responses;
   if (path.endsWith('/messages')) return anthropic;
   return null;
 }
@@ -108,7 +111,7 @@ export class LlmDoor {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gate');
     const format = formatOf(url.pathname);
-    if (req.method !== 'POST' || !format) return sendJson(res, 404, { error: { message: 'cloakpipe llm-proxy serves POST …/chat/completions and POST …/messages only', type: 'not_found' } });
+    if (req.method !== 'POST' || !format) return sendJson(res, 404, { error: { message: 'cloakpipe llm-proxy serves POST …/chat/completions, POST …/responses and POST …/messages only', type: 'not_found' } });
     let agent = this.o.agent;
     if (this.o.tokens) {
       const who = this.o.tokens.check(header(req, 'proxy-authorization'));
