@@ -1,7 +1,6 @@
 // cloakpipe http-proxy: the gate as an MCP Streamable HTTP server in front of a stdio MCP server
 // (one upstream process per MCP session).
-import { readdirSync, readFileSync } from 'node:fs';
-import { createSecureContext } from 'node:tls';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
@@ -13,6 +12,7 @@ import { JwtVerifier } from '../doors/http-jwt.js';
 import type { Authenticator } from '../doors/http-server.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { upstreamUrlFrom } from './upstream-url.js';
+import { checkTlsFlags, readTls, TLS_OPTIONS, type TlsFiles } from './tls-files.js';
 import { anchoring, authority, parseListen, serveUntilSignal } from './serve.js';
 
 // --server: mcp-proxy only so far; refused here rather than accepted and ignored.
@@ -30,8 +30,7 @@ export const OPTIONS = {
   'allowed-origin': { type: 'string', arg: 'ORIGIN', multiple: true, help: 'a browser origin that may call; any other Origin gets 403', defaultText: 'none' },
   'max-sessions': { type: 'string', arg: 'N', default: '64', help: 'open MCP sessions at most (503 beyond)' },
   'session-idle': { type: 'string', arg: 'DURATION', default: '30m', help: 'a session without requests this long ends and its upstream stops' },
-  'tls-cert': { type: 'string', arg: 'PEM', help: 'serve HTTPS with this certificate (chain, leaf first); needs --tls-key', defaultText: 'plain HTTP' },
-  'tls-key': { type: 'string', arg: 'PEM', help: "the certificate's private key" },
+  ...TLS_OPTIONS,
   'max-body': { type: 'string', arg: 'BYTES', help: 'largest request body (413 beyond)', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
 } satisfies Options;
 
@@ -66,26 +65,6 @@ function typingTask(dir: string | undefined): string | undefined {
   return names.length > 0 ? join(dir, names[0]) : undefined;
 }
 
-/** The certificate and key, checked to be a pair before the door opens (a bad pair is exit 2). */
-function readTls(certPath: string, keyPath: string): { cert: Buffer; key: Buffer } {
-  const read = (p: string, what: string) => {
-    try {
-      return readFileSync(p);
-    } catch (e) {
-      throw new Error(`cannot read ${what} ${p}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
-  };
-  const cert = read(certPath, '--tls-cert');
-  const key = read(keyPath, '--tls-key');
-  try {
-    createSecureContext({ cert, key });
-  } catch {
-    // Never the key's text: only that the pair does not load.
-    throw new Error('--tls-cert and --tls-key do not load as a PEM certificate and its private key');
-  }
-  return { cert, key };
-}
-
 export async function run(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const own = dash >= 0 ? argv.slice(0, dash) : argv;
@@ -111,12 +90,12 @@ export async function run(argv: string[]): Promise<number> {
   const sessionIdleMs = duration(values['session-idle'] as string, '--session-idle');
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
   const { anchorIntervalMs, anchors } = anchoring(values);
-  if ((values['tls-cert'] === undefined) !== (values['tls-key'] === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+  checkTlsFlags(values);
   const jwt = values.jwks !== undefined || values.issuer !== undefined || values.audience !== undefined;
   if (jwt && (values.jwks === undefined || values.issuer === undefined || values.audience === undefined)) throw new UsageError('--jwks, --issuer and --audience go together');
   if (jwt && values['auth-token-file'] !== undefined) throw new UsageError('--auth-token-file and --jwks exclude each other');
   let tokens: Authenticator | undefined;
-  let tls: { cert: Buffer; key: Buffer } | undefined;
+  let tls: TlsFiles | undefined;
   try {
     if (values['auth-token-file'] !== undefined) tokens = readTokenFile(values['auth-token-file'] as string);
     if (jwt) tokens = new JwtVerifier({ jwksPath: values.jwks as string, issuer: values.issuer as string, audience: values.audience as string });
