@@ -10,6 +10,7 @@ import { isLoopback } from '../doors/http-auth.js';
 import { loginToken, Sessions, TokenError } from '../inbox/auth.js';
 import { InboxServer } from '../inbox/server.js';
 import { MAX_TTL_MS } from './approve.js';
+import { checkTlsFlags, readTls, TLS_OPTIONS, type TlsFiles } from './tls-files.js';
 
 const OPTIONS = {
   'approver-key': { type: 'string', arg: 'PEM', help: "the approver's Ed25519 private key (cloakpipe keygen); it never leaves this process" },
@@ -18,10 +19,12 @@ const OPTIONS = {
   listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8932', help: 'where to serve the page (a loopback address unless --auth-token-file)' },
   'auth-token-file': { type: 'string', arg: 'FILE', help: 'the login token (one line, 16+ characters, mode 0600); required to listen beyond loopback', defaultText: 'a new token each start, printed' },
   ttl: { type: 'string', arg: 'DURATION', default: '15m', help: 'how long an approval receipt is valid (at most 24h)' },
+  ...TLS_OPTIONS,
 } satisfies Options;
 
 const HELP = `usage: cloakpipe inbox serve --approver-key PEM [--home DIR | --store URL]
                            [--listen 127.0.0.1:8932] [--auth-token-file FILE] [--ttl 15m]
+                           [--tls-cert PEM --tls-key PEM]
 
 Serve the approval inbox: a page listing the calls refused approval_required, newest first,
 updated as they arrive. Each shows the tool, every argument as it would be forwarded, the task,
@@ -33,7 +36,10 @@ longer than its --request-ttl (default 1h) expires.
 
 The page asks for a login token: without --auth-token-file a new one is made at each start and
 printed on stderr as a login link. The session cookie is HttpOnly and SameSite=Strict, every
-approve and deny carries a CSRF token, and nothing of a request is logged.
+approve and deny carries a CSRF token, and nothing of a request is logged. With --tls-cert and
+--tls-key the page is served over HTTPS only: its cookie is Secure, only its https origin may
+change anything, and browsers are told to keep to HTTPS (HSTS). Beyond loopback, serve it over
+TLS (here or in a proxy in front): the token and the arguments cross the network.
 
 options:
 ${optionsHelp(OPTIONS)}
@@ -65,6 +71,7 @@ export async function run(argv: string[]): Promise<number> {
   const tokenFile = values['auth-token-file'] as string | undefined;
   if (!loopback && tokenFile === undefined)
     throw new UsageError(`--listen ${host} is not a loopback address: give --auth-token-file so only those holding the token can approve`);
+  checkTlsFlags(values);
   const ttlMs = duration(values.ttl as string, '--ttl');
   if (ttlMs > MAX_TTL_MS) throw new UsageError('--ttl is at most 24h: an approval is for a call about to happen');
   let privateKey;
@@ -77,6 +84,13 @@ export async function run(argv: string[]): Promise<number> {
     throw e;
   }
   const say = (m: string) => process.stderr.write(`cloakpipe inbox: ${m}\n`);
+  let tls: TlsFiles | undefined;
+  try {
+    if (values['tls-cert'] !== undefined) tls = readTls(values['tls-cert'] as string, values['tls-key'] as string);
+  } catch (e) {
+    say(`cannot start: ${(e as Error).message}`);
+    return 2;
+  }
   let home;
   try {
     home = await openHomeWith({ home: values.home as string | undefined, store: values.store as string | undefined });
@@ -95,6 +109,7 @@ export async function run(argv: string[]): Promise<number> {
     host,
     port,
     loopback,
+    ...(tls ? { tls } : {}),
     say,
   });
   let url: string;
@@ -106,6 +121,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   say(`serving ${url}/ (approvals signed with ${approver.name}, key ${approver.keyId}, valid ${values.ttl as string})`);
+  if (!loopback && !tls) say('beyond loopback in clear: the login token and the arguments cross the network; serve with --tls-cert, or behind a TLS proxy');
   if (token.generated) say(`log in at ${url}/login#token=${token.token} (a new token at each start; --auth-token-file keeps one)`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', () => resolve());

@@ -82,12 +82,13 @@ export class Sessions {
     return timingSafeEqual(sha256(session.csrf), sha256(presented));
   }
 
-  static setCookie(id: string): string {
-    return `${COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_MS / 1000}`;
+  /** `secure`: served over TLS, so the browser never sends the cookie in clear. */
+  static setCookie(id: string, secure = false): string {
+    return `${COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_MS / 1000}${secure ? '; Secure' : ''}`;
   }
 
-  static clearCookie(): string {
-    return `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
+  static clearCookie(secure = false): string {
+    return `${COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0${secure ? '; Secure' : ''}`;
   }
 }
 

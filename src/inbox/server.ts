@@ -4,6 +4,7 @@
 // key stays in this process. Requests carry argument values: they go to the logged-in page and
 // nowhere else (no request log, errors named without values, every JSON answer no-store).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
@@ -38,6 +39,8 @@ export interface InboxServerOptions extends DecisionParts {
   port: number;
   /** Bound to a loopback address: requests must name it in Host (no DNS rebinding). */
   loopback: boolean;
+  /** Serve HTTPS: the page's origin is https only, its cookie Secure, browsers told to keep to it (HSTS). */
+  tls?: { cert: Buffer; key: Buffer };
   /** How often the store is read for new and expired requests (ms). */
   pollMs?: number;
   say: (message: string) => void;
@@ -85,9 +88,9 @@ export class InboxServer {
   }
 
   async start(): Promise<string> {
-    const server = createServer((req, res) => {
-      this.handle(req, res).catch((e) => this.fail(res, e));
-    });
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res).catch((e) => this.fail(res, e));
+    const tls = this.o.tls;
+    const server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -95,7 +98,7 @@ export class InboxServer {
     });
     const { port } = server.address() as AddressInfo;
     const host = this.o.host.includes(':') ? `[${this.o.host}]` : this.o.host;
-    this.origin = `http://${host}:${port}`;
+    this.origin = `${this.o.tls ? 'https' : 'http'}://${host}:${port}`;
     this.hosts = new Set([`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
     await this.poll();
     this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 1000);
@@ -153,8 +156,12 @@ export class InboxServer {
   }
 
   private send(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string> = {}): void {
-    res.writeHead(status, { ...HEADERS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...extra });
+    res.writeHead(status, { ...this.headers(), 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...extra });
     res.end(body);
+  }
+
+  private headers(): Record<string, string> {
+    return this.o.tls ? { ...HEADERS, 'Strict-Transport-Security': 'max-age=31536000' } : HEADERS;
   }
 
   private json(res: ServerResponse, status: number, v: unknown): void {
@@ -172,7 +179,7 @@ export class InboxServer {
 
     if (method === 'GET' && path === '/app.js') return this.send(res, 200, 'text/javascript; charset=utf-8', this.appJs);
     if (method === 'GET' && path === '/app.css') return this.send(res, 200, 'text/css; charset=utf-8', APP_CSS);
-    if (method === 'GET' && path === '/favicon.ico') return void (res.writeHead(204, HEADERS), res.end());
+    if (method === 'GET' && path === '/favicon.ico') return void (res.writeHead(204, this.headers()), res.end());
     if (path === '/login') {
       if (method === 'GET') return this.send(res, 200, 'text/html; charset=utf-8', loginHtml(false));
       if (method === 'POST') return this.login(req, res);
@@ -186,7 +193,7 @@ export class InboxServer {
     if (method === 'POST' && path === '/logout') {
       this.checkCsrf(session, req);
       this.o.sessions.close(session.id);
-      return this.send(res, 204, 'text/plain', '', { 'Set-Cookie': Sessions.clearCookie() });
+      return this.send(res, 204, 'text/plain', '', { 'Set-Cookie': Sessions.clearCookie(!!this.o.tls) });
     }
     if (method === 'GET' && path === '/api/session')
       return this.json(res, 200, {
@@ -222,12 +229,14 @@ export class InboxServer {
   /**
    * A change comes from this inbox's own page: never from another site (Origin, Fetch Metadata).
    * Its origin is the host the request names (checked against the listen address on loopback;
-   * beyond it the name a person uses, also through a TLS-terminating proxy).
+   * beyond it the name a person uses, also through a TLS-terminating proxy); served over TLS,
+   * only its https origin: no page served in clear can be its own.
    */
   private sameOrigin(req: IncomingMessage): void {
     const origin = req.headers.origin;
     const host = req.headers.host ?? '';
-    if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) throw new HttpError(403, 'cross-origin request refused');
+    const own = origin === `https://${host}` || (!this.o.tls && origin === `http://${host}`);
+    if (origin !== undefined && !own) throw new HttpError(403, 'cross-origin request refused');
     const site = req.headers['sec-fetch-site'];
     if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new HttpError(403, 'cross-site request refused');
   }
@@ -245,11 +254,11 @@ export class InboxServer {
       return this.send(res, 401, 'text/html; charset=utf-8', loginHtml(true));
     }
     const s = this.o.sessions.open();
-    this.send(res, 303, 'text/plain; charset=utf-8', 'logged in\n', { Location: '/', 'Set-Cookie': Sessions.setCookie(s.id) });
+    this.send(res, 303, 'text/plain; charset=utf-8', 'logged in\n', { Location: '/', 'Set-Cookie': Sessions.setCookie(s.id, !!this.o.tls) });
   }
 
   private events(res: ServerResponse): void {
-    res.writeHead(200, { ...HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
+    res.writeHead(200, { ...this.headers(), 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
     res.write(`retry: 2000\nevent: requests\ndata: ${JSON.stringify({ version: this.version })}\n\n`);
     this.streams.add(res);
     res.on('close', () => this.streams.delete(res));

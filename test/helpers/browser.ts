@@ -15,11 +15,12 @@ if (!present) {
 /** `{ skip }` for node:test when there is no chromium (never in CI). */
 export const browserSkip = present ? {} : { skip: `no chromium at ${CHROMIUM}` };
 
-export function launchBrowser(): Promise<Browser> {
+/** `args`: more chromium switches (a certificate to trust, by its key's SPKI digest). */
+export function launchBrowser(args: string[] = []): Promise<Browser> {
   return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     // Chromium's sandbox refuses to run as root (CI runs as root); the page is our own.
-    args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+    args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', ...args],
   });
 }

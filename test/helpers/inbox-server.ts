@@ -28,10 +28,10 @@ export async function startInbox(o: { home: string; approverKey: string; flags?:
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`inbox did not start:\n${err}`)), 15_000);
     const look = () => {
-      const m = /serving http:\/\/\S+?:(\d+)\//.exec(err);
+      const m = /serving (https?):\/\/\S+?:(\d+)\//.exec(err);
       if (m) {
         clearTimeout(t);
-        resolve(`http://127.0.0.1:${m[1]}`);
+        resolve(`${m[1]}://127.0.0.1:${m[2]}`);
       }
     };
     child.stderr!.on('data', look);

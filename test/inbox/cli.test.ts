@@ -60,6 +60,7 @@ test('beyond loopback (with a token file) the page works under the name it is re
     assert.equal(list.status, 200);
     // Another Host name is served here (no loopback to rebind to), but only with the session.
     assert.equal((await fetch(`${inbox.url}/api/requests`)).status, 401);
+    assert.match(inbox.stderr(), /beyond loopback in clear: .*--tls-cert/, 'it says the token crosses the network in clear');
   } finally {
     await inbox.stop();
   }
