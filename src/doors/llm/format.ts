@@ -1,6 +1,7 @@
-// What the LLM door needs from one wire format (OpenAI Chat Completions and Responses, Anthropic Messages):
-// where a request carries tool results, where a response proposes calls, how a refusal is
-// written into a body or a stream, and how a refusal becomes an error the agent's SDK raises.
+// What the LLM door needs from one wire format (OpenAI Chat Completions and Responses,
+// Anthropic Messages): where a request carries tool results, where a response proposes calls,
+// how a refusal is written into a body or a stream, and how a refusal becomes an error the
+// agent's SDK raises.
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
 import { WireError } from '../../wire/strict-parse.js';
