@@ -15,7 +15,8 @@
 // strict parser read, so the host, the ledger and the labels see one value; a reply to an id
 // that is not waiting (made up, or a second reply) is dropped and logged by digest, never
 // forwarded; so is an unreadable line, and the call it should have answered ends as on the
-// upstream's death (outcome unknown at --call-timeout).
+// upstream's death (outcome unknown at --call-timeout). A request the gate stops waiting for
+// is cancelled at the server, as MCP asks of a sender that times a request out (ADR 056).
 import { decodeLine, encodeMessage, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
 import { randomUUID } from 'node:crypto';
 import { isRpcId } from '../wire/jsonrpc.js';
@@ -92,6 +93,13 @@ interface Pending {
 
 const idKey = (id: RpcId) => JSON.stringify(id);
 const NO_LINE = new Uint8Array();
+/**
+ * Ids given up on that a session remembers (ADR 056): past it the oldest is forgotten, so a
+ * server that never answers cannot grow the gate's memory without end. Each one was cancelled
+ * at the server, which should then never answer it.
+ */
+export const MAX_ABANDONED_IDS = 4096;
+const GAVE_UP = 'cloakpipe: no answer within --call-timeout';
 
 export class Relay {
   private readonly gate: RelayGate;
@@ -99,8 +107,9 @@ export class Relay {
   private readonly upstream: Transport;
   private readonly maxInFlight: number;
   private readonly pending = new Map<string, Pending>();
-  // Calls the gate gave up on (timeout) that the server may still answer: a late answer must
-  // not reach the host after it was told the outcome is unknown, nor match a reused id.
+  // Requests the gate gave up on (timeout) that the server may still answer: a late answer must
+  // not reach the host after it was told the outcome is unknown, nor match a reused id. The
+  // MAX_ABANDONED_IDS newest, oldest first.
   private readonly abandoned = new Set<string>();
   // Gated calls answered with a task (by task id): the gate's forward() waits for the result
   // a later tasks/result brings, so the call's record is its outcome, not the task's creation.
@@ -196,16 +205,36 @@ export class Relay {
     if (entry.created !== undefined && this.taskCalls.get(entry.created) === entry) this.taskCalls.delete(entry.created);
     // The gate's own fetch for a call that ended otherwise (timeout): its answer may come late,
     // and is then dropped; it no longer holds a request in flight.
-    if (entry.created !== undefined) for (const [k, p] of this.pending) if (p.byGate && p.resultOf === entry.created) this.giveUp(k, p);
+    if (entry.created !== undefined) for (const [k, p] of this.pending) if (p.byGate && p.resultOf === entry.created) this.giveUp(k, p, true);
     this.flow();
   }
 
-  /** A request that is not a call, no longer waited for: its place is free, a late answer is dropped. */
-  private giveUp(key: string, entry: Pending): void {
+  /**
+   * A request that is not a call, no longer waited for: its place is free, a late answer is
+   * dropped. `tellServer` when the gate gave up (not the host, whose cancel was passed on).
+   */
+  private giveUp(key: string, entry: Pending, tellServer: boolean): void {
     clearTimeout(entry.timer);
     this.pending.delete(key);
-    this.abandoned.add(key);
+    this.abandon(key);
+    if (tellServer) this.cancelAtServer(entry.id);
     this.flow();
+  }
+
+  private abandon(key: string): void {
+    this.abandoned.delete(key); // re-added as the newest
+    this.abandoned.add(key);
+    if (this.abandoned.size > MAX_ABANDONED_IDS) this.abandoned.delete(this.abandoned.values().next().value as string);
+  }
+
+  /**
+   * MCP's sender that times a request out "SHOULD issue a cancellation notification for that
+   * request and stop waiting": without it the server goes on running a tool whose outcome the
+   * host was told is unknown, and may answer an id the host can no longer use.
+   */
+  private cancelAtServer(id: RpcId): void {
+    if (this.upstreamExit) return;
+    this.toUpstream({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: GAVE_UP } });
   }
 
   /**
@@ -216,7 +245,7 @@ export class Relay {
   private unanswered(key: string, entry: Pending): void {
     if (this.pending.get(key) !== entry) return;
     log.warn('request_unanswered', { method: entry.method });
-    this.giveUp(key, entry);
+    this.giveUp(key, entry, !entry.cancelled);
     if (!entry.cancelled) this.write(upstreamSilentResponse(entry.id));
   }
 
@@ -300,7 +329,7 @@ export class Relay {
     entry.cancelled = true;
     // The host gave up on a request that is not a call: its place is freed now, not when the
     // server answers (it may never). A tasks/result for a gated call stays: its answer settles the call.
-    if (entry.method !== 'tools/call' && entry.resultOf === undefined) this.giveUp(idKey(requestId as RpcId), entry);
+    if (entry.method !== 'tools/call' && entry.resultOf === undefined) this.giveUp(idKey(requestId as RpcId), entry, false);
     return !entry.forwarded;
   }
 
@@ -328,8 +357,13 @@ export class Relay {
     const handled = this.gate
       .handleCall(params.call, forward)
       .then((outcome) => {
-        // A call given up on may still be answered: that answer must not match a reused id.
-        if (outcome.kind === 'unknown' && this.pending.get(key) === entry && !this.upstreamExit) this.abandoned.add(key);
+        // A call given up on may still be answered: that answer must not match a reused id. The
+        // server is told, unless the host cancelled it (its own cancel was passed on) or it was
+        // sent with a task, which only tasks/cancel may cancel (and it has no task id yet).
+        if (outcome.kind === 'unknown' && this.pending.get(key) === entry && !this.upstreamExit) {
+          this.abandon(key);
+          if (entry.forwarded && !entry.cancelled && !entry.task) this.cancelAtServer(msg.id);
+        }
         this.settle(key, entry);
         if (entry.cancelled) return; // the host withdrew it: no late answer, not even -32003
         if (entry.created !== undefined) return; // answered with its task; the outcome is recorded

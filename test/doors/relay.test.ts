@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openGate } from '../../src/gate/open.js';
-import { Relay } from '../../src/doors/relay.js';
+import { Relay, MAX_ABANDONED_IDS } from '../../src/doors/relay.js';
 import { makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { MemoryTransport } from './memory-transport.js';
 
@@ -47,4 +47,27 @@ test('two sessions in one process: the same id on each is answered by its own up
   assert.equal(await b.done, 0);
   await a.close();
   await b.close();
+});
+
+test('a session remembers the newest MAX_ABANDONED_IDS ids it gave up on, each cancelled at the server: the oldest may be reused, a remembered one may not', async () => {
+  const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const opened = await openGate({ home: makeHome(), manifestPath: files['m.yaml'], policyPath: files['p.cedar'], mode: 'enforce', approverKeys: [], callTimeoutMs: 10_000 });
+  const host = new MemoryTransport();
+  const upstream = new MemoryTransport(); // answers nothing
+  const relay = new Relay({ gate: opened.gate, host, upstream, maxLineBytes: 1 << 20, requestTimeoutMs: 1 });
+  const done = relay.run();
+  const read = (id: number) => ({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'hang:' } });
+  for (let id = 0; id <= MAX_ABANDONED_IDS; id++) host.deliver(read(id));
+  const cancelled = () => upstream.sent.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params.requestId);
+  while (cancelled().length <= MAX_ABANDONED_IDS) await new Promise((r) => setTimeout(r, 5));
+  assert.deepEqual(cancelled(), [...Array(MAX_ABANDONED_IDS + 1).keys()], 'each one given up on is cancelled at the server, once');
+  const refused = host.next();
+  host.deliver(read(MAX_ABANDONED_IDS));
+  assert.equal((await refused).error.data.detail, 'a request with this id is already in flight');
+  const reads = () => upstream.sent.filter((m) => m.method === 'resources/read' && m.id === 0).length;
+  host.deliver(read(0)); // forgotten: the oldest
+  assert.equal(reads(), 2, 'the oldest id is forgotten, so it may be used again');
+  host.end();
+  assert.equal(await done, 0);
+  await opened.close('ended');
 });
