@@ -149,6 +149,37 @@ for (const m of MISLEADING) {
   });
 }
 
+/**
+ * A reader of the raw events, as OpenAI's streaming examples read a call: the item from its
+ * output_item.added, by output_index, and its arguments from function_call_arguments.done. It
+ * runs each call whose arguments are done, whatever the item done and the final event say.
+ */
+async function doneReader(base: string, events: string): Promise<string[]> {
+  const { stream: _s, ...params } = responsesParams({ rawBody: events }, true);
+  const items = new Map<number, { name: string }>();
+  const ran: string[] = [];
+  try {
+    for await (const e of await openaiAgent(base).responses.create({ ...params, stream: true })) {
+      if (e.type === 'response.output_item.added' && e.item.type === 'function_call') items.set(e.output_index, { name: e.item.name });
+      if (e.type === 'response.function_call_arguments.done') ran.push(`${items.get(e.output_index)?.name} ${e.arguments}`);
+    }
+  } catch {
+    // the gate failed the stream: what ran before stands
+  }
+  return ran;
+}
+
+test('responses streamed: only function_call_arguments.done says other arguments: straight, a reader of that event runs them; through the gate no reader does', async () => {
+  const events = sse([created, ...call(0, ['{"amount":', '10}'], { done: LARGE }), completed([fc(SMALL)])]);
+  assert.deepEqual(await doneReader(fake.url, events), [`transfer ${LARGE}`], 'positive control');
+  assert.deepEqual((await officialReads(fake.url, events)).calls, [`function_call transfer ${SMALL}`], "the SDK's snapshot holds the deltas' arguments");
+  const before = decisions(s.home).length;
+  assert.deepEqual(await doneReader(gate.url, events), []);
+  assert.deepEqual((await officialReads(gate.url, events)).calls, []);
+  const made = decisions(s.home).slice(before);
+  assert.ok(made.length > 0 && made.every((e) => e.reason === 'fail_closed'), JSON.stringify(made));
+});
+
 test('responses streamed: an allowed call after a refused one keeps its place, and every reader runs it alone', async () => {
   const script = { text: 'Two transfers.', calls: [{ name: 'transfer', arguments: { amount: 5000 } }, { name: 'transfer', arguments: { amount: 10 } }], after: 'Sent.' };
   const official = await responsesTurn(openaiAgent(gate.url), script, true);
