@@ -235,6 +235,7 @@ export class Relay {
   private cancelAtServer(id: RpcId): void {
     if (this.upstreamExit) return;
     this.toUpstream({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: GAVE_UP } });
+    this.upstream.forget?.(id);
   }
 
   /**

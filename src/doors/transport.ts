@@ -47,6 +47,12 @@ export interface Transport {
    * ignored (already answered). `gone`: the peer could not be reached at all.
    */
   onlost?: (id: RpcId, lost: RequestLost) => void;
+  /**
+   * The relay no longer waits for this request's answer (it gave up on it and told the peer):
+   * what carries it is released now (a Streamable HTTP exchange is closed, which is also that
+   * transport's cancellation signal). Nothing is reported for it afterwards.
+   */
+  forget?(id: RpcId): void;
   /** Out-of-band trouble (a write that failed); not necessarily fatal. */
   onerror?: (error: Error) => void;
 }

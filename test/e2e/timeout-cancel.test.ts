@@ -12,6 +12,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { EVERYTHING, helperScript, makeHome, PERMIT_ALL, tempDir, writeFiles, cloakpipe } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
+import { startEverythingHttp } from '../helpers/everything-http.js';
+import { startCuttingProxy } from '../helpers/cutting-proxy.js';
 
 const GAVE_UP = 'cloakpipe: no answer within --call-timeout';
 const MANIFEST = `version: 1
@@ -130,6 +132,7 @@ test("a call sent with a task is not cancelled with notifications/cancelled (MCP
   await gate.initialize();
   send(gate, { id: 1, method: 'tools/call', params: { name: 'failed_silent', arguments: {}, task: { ttl: 60000 } } });
   assert.equal((await answerTo(gate, 1)).result.task.taskId, 'silent-1');
+  while ((await gate.next()).params?.status !== 'failed'); // the gate fetches the result now
   send(gate, { id: 2, method: 'tools/call', params: { name: 'echo', arguments: {} } }); // read once the call timed out
   assert.equal((await answerTo(gate, 2)).result.content[0].text, 'ok');
   assert.equal(await gate.end(), 0);
@@ -137,4 +140,26 @@ test("a call sent with a task is not cancelled with notifications/cancelled (MCP
   assert.match(fetch?.msg.id, /^cloakpipe-result-/, "the gate's own fetch");
   const cancels = lines().filter((l) => l.to === 'server' && l.msg.method === 'notifications/cancelled').map((l) => l.msg.params);
   assert.deepEqual(cancels, [{ requestId: fetch!.msg.id, reason: GAVE_UP }]);
+});
+
+test('over Streamable HTTP: the call the gate times out is cancelled at server-everything, and the event stream that carried it is closed, not left open for good', async () => {
+  const server = await startEverythingHttp();
+  const proxy = await startCuttingProxy(server.url, () => false);
+  try {
+    const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+    const gate = new RawGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--call-timeout', '1s', '--upstream-url', proxy.url], upstream: [] });
+    await gate.initialize();
+    send(gate, { id: 5, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: SLOW } });
+    assert.equal((await answerTo(gate, 5)).error.code, -32003);
+    const posted = proxy.seen.flatMap((r) => (r.body ? [JSON.parse(r.body)] : []));
+    assert.deepEqual(posted.filter((m) => m.method === 'notifications/cancelled').map((m) => m.params), [{ requestId: 5, reason: GAVE_UP }]);
+    // The server never answers a cancelled request; its stream ends because the gate closes it.
+    const deadline = Date.now() + 10_000;
+    while (proxy.open > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(proxy.open, 0, 'no event stream left open for the call given up on');
+    assert.equal(await gate.end(), 0);
+  } finally {
+    await proxy.close();
+    await server.stop();
+  }
 });

@@ -151,6 +151,19 @@ export class HttpUpstreamTransport implements Transport {
     ex.req.destroy();
   }
 
+  /**
+   * The relay gave up on a request: its exchange is closed, or a server that honours the
+   * cancellation (and so never answers) would hold its event stream open for good.
+   */
+  forget(id: RpcId): void {
+    const key = JSON.stringify(id);
+    const ex = this.current.get(key);
+    if (!ex || ex.done) return;
+    this.current.delete(key); // so its end reports nothing
+    ex.finish?.(null);
+    ex.req.destroy();
+  }
+
   private headers(extra: OutgoingHttpHeaders): OutgoingHttpHeaders {
     const h: OutgoingHttpHeaders = {};
     for (const [k, v] of this.o.headers ?? []) h[k] = v;
