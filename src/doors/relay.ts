@@ -83,7 +83,10 @@ interface Pending {
   cancels?: string;
   /** A call answered with a task that the host asked to cancel: only a success settles it. */
   cancelAsked?: boolean;
-  /** A tasks/result the gate sent itself, for a task that failed or a completed one the host left (ADRs 052, 054). */
+  /**
+   * A request the gate sent itself: a tasks/result for a task that failed or a completed one the
+   * host left (ADRs 052, 054), a tasks/cancel for a task named after the gate gave up (ADR 056).
+   */
   byGate?: boolean;
   /** A call waiting on its task: the last status the server gave the task. */
   status?: string;
@@ -109,8 +112,8 @@ export class Relay {
   private readonly pending = new Map<string, Pending>();
   // Requests the gate gave up on (timeout) that the server may still answer: a late answer must
   // not reach the host after it was told the outcome is unknown, nor match a reused id. The
-  // MAX_ABANDONED_IDS newest, oldest first.
-  private readonly abandoned = new Set<string>();
+  // MAX_ABANDONED_IDS newest, oldest first; true for a call sent with a task.
+  private readonly abandoned = new Map<string, boolean>();
   // Gated calls answered with a task (by task id): the gate's forward() waits for the result
   // a later tasks/result brings, so the call's record is its outcome, not the task's creation.
   private readonly taskCalls = new Map<string, Pending>();
@@ -216,15 +219,15 @@ export class Relay {
   private giveUp(key: string, entry: Pending, tellServer: boolean): void {
     clearTimeout(entry.timer);
     this.pending.delete(key);
-    this.abandon(key);
+    this.abandon(key, false);
     if (tellServer) this.cancelAtServer(entry.id);
     this.flow();
   }
 
-  private abandon(key: string): void {
+  private abandon(key: string, task: boolean): void {
     this.abandoned.delete(key); // re-added as the newest
-    this.abandoned.add(key);
-    if (this.abandoned.size > MAX_ABANDONED_IDS) this.abandoned.delete(this.abandoned.values().next().value as string);
+    this.abandoned.set(key, task);
+    if (this.abandoned.size > MAX_ABANDONED_IDS) this.abandoned.delete(this.abandoned.keys().next().value as string);
   }
 
   /**
@@ -362,7 +365,7 @@ export class Relay {
         // server is told, unless the host cancelled it (its own cancel was passed on) or it was
         // sent with a task, which only tasks/cancel may cancel (and it has no task id yet).
         if (outcome.kind === 'unknown' && this.pending.get(key) === entry && !this.upstreamExit) {
-          this.abandon(key);
+          this.abandon(key, entry.task === true);
           if (entry.forwarded && !entry.cancelled && !entry.task) this.cancelAtServer(msg.id);
         }
         this.settle(key, entry);
@@ -456,7 +459,7 @@ export class Relay {
     const entry = key === null ? undefined : this.pending.get(key);
     if (key === null || !entry || !entry.forwarded) {
       // Late for a call the host was told is unknown: expected, and answered already.
-      if (key !== null && this.abandoned.delete(key)) return dropped('late_reply', bytes, 'info');
+      if (key !== null && this.abandoned.has(key)) return this.lateReply(key, msg.msg, bytes);
       return dropped('unsolicited_reply', bytes);
     }
     this.pending.delete(key);
@@ -490,6 +493,25 @@ export class Relay {
     this.gate.observeServerOutput(out);
     if (!entry.cancelled) this.write(out);
     if (msg.msg.error === undefined) for (const report of taskReports(entry, result)) this.taskReported(report);
+  }
+
+  /**
+   * An answer to a request the gate gave up on: dropped. When it creates a task for a call sent
+   * with a task, nobody else knows that task (the host was told the outcome is unknown): the
+   * gate cancels it with tasks/cancel, as MCP has a task-augmented request cancelled.
+   */
+  private lateReply(key: string, msg: JsonObject, bytes: Uint8Array): void {
+    const task = this.abandoned.get(key);
+    this.abandoned.delete(key);
+    dropped('late_reply', bytes, 'info');
+    const taskId = task && msg.error === undefined ? createdTask(msg.result as JsonValue | undefined) : undefined;
+    if (taskId === undefined || this.upstreamExit) return;
+    const id = `cloakpipe-cancel-${randomUUID()}`;
+    const entry: Pending = { id, method: 'tasks/cancel', forwarded: true, cancelled: true, byGate: true, cancels: taskId };
+    this.pending.set(idKey(id), entry);
+    entry.timer = setTimeout(() => this.unanswered(idKey(id), entry), this.opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS).unref();
+    this.flow();
+    this.toUpstream({ jsonrpc: '2.0', id, method: 'tasks/cancel', params: { taskId } });
   }
 
   /** The server's word on the status of a task, in a reply or a notification. */

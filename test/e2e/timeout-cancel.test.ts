@@ -2,7 +2,8 @@
 // sender that times a request out and as the official SDK client does straight to a server:
 // a tap between the gate and the server shows the notifications/cancelled it is sent, and that
 // the real server then never answers the id the host was told is unknown. A call the host
-// cancelled itself is not cancelled twice; one sent with a task is left to tasks/cancel.
+// cancelled itself is not cancelled twice; one sent with a task is cancelled with tasks/cancel
+// once the server, too late, names its task.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ tools:
     arguments: { duration: { type: number }, steps: { type: integer } }
   hang: { effect: read, arguments: {} }
   failed_silent: { effect: write, arguments: {} }
+  late_task: { effect: write, arguments: {} }
   echo: { effect: read, arguments: {} }
 `;
 const SLOW = { duration: 2, steps: 2 }; // progress at 1 s and 2 s, then the result
@@ -40,8 +42,13 @@ function tap() {
   return { file, lines, wrap };
 }
 
+/** Waits for what the tap shows; a test whose awaited line never comes fails, not hangs. */
 async function until(what: () => boolean): Promise<void> {
-  while (!what()) await new Promise((r) => setTimeout(r, 25));
+  const deadline = Date.now() + 30_000;
+  while (!what()) {
+    if (Date.now() > deadline) throw new Error('never happened');
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 /** What the server was sent and answered about one request id after the request itself. */
@@ -162,4 +169,22 @@ test('over Streamable HTTP: the call the gate times out is cancelled at server-e
     await proxy.close();
     await server.stop();
   }
+});
+
+test('a call sent with a task whose task the server names only after the gate gave up: nobody else knows that task, so the gate cancels it with tasks/cancel; the host sees none of it', async () => {
+  const { gate, lines } = misbehaving();
+  await gate.initialize();
+  send(gate, { id: 1, method: 'tools/call', params: { name: 'late_task', arguments: {}, task: { ttl: 60000 } } });
+  assert.equal((await answerTo(gate, 1)).error.code, -32003);
+  await until(() => lines().some((l) => l.to === 'client' && l.msg.result?.status === 'cancelled'));
+  send(gate, { id: 'after', method: 'ping' });
+  const seen = [];
+  for (let m = await gate.next(); m.id !== 'after'; m = await gate.next()) seen.push(m);
+  assert.deepEqual(seen, [], 'neither the late task nor its cancellation reaches the host');
+  assert.equal(await gate.end(), 0);
+  const toServer = lines().filter((l) => l.to === 'server').map((l) => l.msg);
+  assert.deepEqual(toServer.filter((m) => m.method === 'notifications/cancelled'), [], 'a task-augmented request is not cancelled with notifications/cancelled');
+  const cancel = toServer.find((m) => m.method === 'tasks/cancel');
+  assert.deepEqual(cancel?.params, { taskId: 'made-late-1' });
+  assert.match(cancel?.id, /^cloakpipe-cancel-/);
 });

@@ -15,6 +15,7 @@
 // answers call N with task `failed-N` and then notifies, twice, that it failed; its tasks/result is the
 // tool's error, and `fetched_count` tells how many such tasks/result requests it served;
 // `failed_silent` does the same with task `silent-N`, whose tasks/result it never answers.
+// `late_task` answers call N after 1.5 s with task `made-late-N`, which its tasks/cancel cancels.
 // A resources/read of `hang:` is never answered; INIT_DELAY_MS delays the initialize answer.
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -35,7 +36,7 @@ process.on('SIGTERM', () => {
   process.exit(0);
 });
 
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count', 'failed_task', 'fetched_count', 'failed_silent'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count', 'failed_task', 'fetched_count', 'failed_silent', 'late_task'];
 const heldCancels = new Map<string, unknown>(); // task id → the id of its tasks/cancel, answered late
 let lasting = 0;
 let fetched = 0;
@@ -69,6 +70,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (m.method === 'tasks/cancel' && m.params?.taskId === 'task-finished')
     return out(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: 'Cannot cancel task in terminal status: completed' } }) + '\n');
   if (m.method === 'tasks/result' && m.params?.taskId === 'task-finished') return out(ok(id, 'finished') + '\n');
+  if (m.method === 'tasks/cancel' && /^made-late-/.test(m.params?.taskId)) return out(JSON.stringify({ jsonrpc: '2.0', id, result: task(m.params.taskId, 'cancelled') }) + '\n');
   if (m.method === 'tasks/result' && m.params?.taskId === 'task-late') {
     out(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32603, message: 'Task task-late was cancelled' } }) + '\n');
     return out(JSON.stringify({ jsonrpc: '2.0', id: heldCancels.get('task-late'), result: task('task-late', 'cancelled') }) + '\n');
@@ -117,6 +119,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     case 'failed_silent':
       out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: task(`silent-${id}`, 'working') } }) + '\n');
       return void setTimeout(() => out(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task(`silent-${id}`, 'failed') }) + '\n'), 30);
+    case 'late_task':
+      return void setTimeout(() => out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: task(`made-late-${id}`, 'working') } }) + '\n'), 1500);
     case 'fetched_count':
       return out(ok(id, String(fetched)) + '\n');
     case 'slow':
