@@ -72,6 +72,12 @@ const rpcError = (code: number, message: string, id: RpcId | null = null): JsonO
 export class HttpDoor {
   readonly server: Server;
   private readonly sessions = new Map<string, Session>();
+  /**
+   * Sessions whose relay still runs: the live ones and those ended (DELETE, idle) whose calls
+   * still finish, each with its upstream. They count against --max-sessions, or a host could
+   * keep any number of upstreams alive by opening, calling and deleting.
+   */
+  private readonly running = new Set<Session>();
   /** Sessions whose open entry is being recorded (they count against --max-sessions). */
   private opening = 0;
   private draining = false;
@@ -185,7 +191,7 @@ export class HttpDoor {
 
   /** A new MCP session: its context, gate session, upstream and relay. Null when refused (answered). */
   private async open(req: IncomingMessage, res: ServerResponse, principal: Principal | null, body: Uint8Array, id: RpcId): Promise<Session | null> {
-    if (this.sessions.size + this.opening >= this.o.maxSessions) {
+    if (this.running.size + this.opening >= this.o.maxSessions) {
       send(res, 503, rpcError(-32000, `Service Unavailable: ${this.o.maxSessions} sessions are open`, id), { 'Retry-After': '5' });
       return null;
     }
@@ -236,12 +242,14 @@ export class HttpDoor {
       (e: Error) => this.o.say(`a session's upstream did not start: ${e.message}`),
     ).finally(() => {
       // The upstream exited or the session ended: the id is no longer live.
+      this.running.delete(s);
       this.sessions.delete(sid);
       clearTimeout(s.idle);
       void transport.close();
       return this.o.gate.closeRecordedSession(gateSession, s.ended ?? 'upstream_exit');
     });
     this.sessions.set(sid, s);
+    this.running.add(s);
     this.touch(s);
     return s;
   }
@@ -278,15 +286,24 @@ export class HttpDoor {
     });
   }
 
-  /** Stop accepting, end every session (their calls finish, at most `graceMs`), stop the upstreams. */
+  /**
+   * Stop accepting, end every session (their calls finish, at most `graceMs`), stop the upstreams.
+   * Past the grace each upstream is stopped, and a call still running ends as on its death
+   * (outcome unknown): it is recorded before this returns, so before the shutdown entry.
+   */
   async drain(graceMs: number): Promise<void> {
     this.draining = true;
     const closing = new Promise<void>((r) => this.server.close(() => r()));
-    const sessions = [...this.sessions.values()];
-    for (const s of sessions) this.endSession(s, 'shutdown');
+    const sessions = [...this.running];
+    for (const s of [...this.sessions.values()]) this.endSession(s, 'shutdown');
+    const ended = Promise.allSettled(sessions.map((s) => s.done));
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled(sessions.map((s) => s.done)), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    const late = await Promise.race([ended.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
     clearTimeout(timer);
+    if (late) {
+      for (const s of sessions) s.relay.stopUpstream();
+      await ended;
+    }
     this.server.closeAllConnections();
     await closing;
   }

@@ -174,6 +174,14 @@ export class Relay {
     if (this.upstreamExit === null) void this.upstream.close();
   }
 
+  /**
+   * Stop the upstream now (a door's shutdown grace is over): the calls still running end as on
+   * its death, outcome unknown, and the host, still open, is told so.
+   */
+  stopUpstream(): void {
+    if (this.upstreamExit === null) void this.upstream.close();
+  }
+
   /** Requests and refusals in flight (the bound of --max-in-flight). */
   get inFlight(): number {
     return this.pending.size + this.refusing;

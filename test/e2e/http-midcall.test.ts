@@ -1,6 +1,8 @@
 // Things that go wrong in the middle of a call over HTTP: the upstream is killed (the host is
-// told the outcome is unknown, -32003, and the ledger says so), and the host hangs up on its POST
-// (the call still settles in the ledger, and the session goes on).
+// told the outcome is unknown, -32003, and the ledger says so), the host hangs up on its POST
+// (the call still settles in the ledger, and the session goes on), SIGTERM while a call runs
+// (it finishes within the 10 s grace, or ends unknown at it, recorded before the shutdown
+// entry), and a session deleted while its call runs (its upstream still counts).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -19,7 +21,7 @@ tools:
   trigger-long-running-operation:
     effect: read
     arguments:
-      duration: { type: number, maximum: 10 }
+      duration: { type: number, maximum: 30 }
       steps: { type: integer, maximum: 10 }
 `;
 const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
@@ -28,9 +30,9 @@ after(async () => {
   await Promise.allSettled(gates.map((g) => g.stop()));
 });
 
-async function gate(): Promise<HttpGate & { home: string }> {
+async function gate(flags: string[] = []): Promise<HttpGate & { home: string }> {
   const home = makeHome();
-  const g = await startHttpGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
+  const g = await startHttpGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], flags, upstream: [process.execPath, EVERYTHING, 'stdio'] });
   gates.push(g);
   return Object.assign(g, { home });
 }
@@ -116,4 +118,51 @@ test('SIGTERM mid-call: the call finishes and is answered, then the shutdown ent
   // The upstream was stopped with the gate.
   assert.ok(upstream > 0);
   assert.throws(() => process.kill(upstream, 0), /ESRCH/);
+});
+
+test('SIGTERM while a call outlasts the 10 s grace: its upstream is stopped, the call ends unknown, the host is told, and it is recorded before the shutdown entry, exit 0', async () => {
+  const g = await gate();
+  const c = await httpClient(g.url);
+  let upstream = 0;
+  const running = c.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 10 } }, undefined, {
+    timeout: 120_000,
+    onprogress: () => {
+      if (upstream) return;
+      upstream = upstreams(g)[0];
+      g.child.kill('SIGTERM');
+    },
+  });
+  const heard = running.then(() => 'answered', (e: Error) => e.message);
+  assert.equal(await g.exited, 0, g.stderr());
+  assert.match(await heard, /-32003: cloakpipe: outcome unknown \(upstream_exit\)/, 'the host is told, on its open POST');
+  await c.close();
+  const all = entries(g.home);
+  const result = all.find((e) => e.kind === 'result');
+  assert.deepEqual([result?.outcome, result?.why], ['unknown', 'upstream_exit'], 'recorded, not lost');
+  assert.equal(all.at(-1).kind, 'shutdown', 'the shutdown entry is the last');
+  assert.ok(upstream > 0);
+  assert.throws(() => process.kill(upstream, 0), /ESRCH/);
+});
+
+test('a session deleted while its call runs still counts against --max-sessions until its upstream is gone', async () => {
+  const g = await gate(['--max-sessions', '1']);
+  const sid = await rawSession(g.url);
+  const call = post(g.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 3, steps: 3 } } }, { 'Mcp-Session-Id': sid, Accept: 'application/json' });
+  for (let i = 0; i < 100 && !entries(g.home).some((e) => e.kind === 'decision'); i++) await new Promise((res) => setTimeout(res, 50));
+  const deleted = await fetch(g.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
+  assert.equal(deleted.status, 200);
+  assert.equal(upstreams(g).length, 1, "the deleted session's call still runs, with its upstream");
+  const refused = await post(g.url, { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'second', version: '1' } } });
+  assert.equal(refused.status, 503);
+  await (await call).text();
+  const alive = () => {
+    try {
+      return upstreams(g).length;
+    } catch {
+      return 0; // ps lists nothing: no child left
+    }
+  };
+  for (let i = 0; i < 100 && alive() > 0; i++) await new Promise((res) => setTimeout(res, 50));
+  assert.equal(entries(g.home).find((e) => e.kind === 'result')?.outcome, 'ok');
+  await rawSession(g.url); // its place is free once the upstream is gone
 });
