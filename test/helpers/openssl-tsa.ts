@@ -3,6 +3,12 @@
 // timeStamping EKU; ESSCertIDv2 with SHA-256. Start two for an untrusted-TSA test.
 // `mode` makes it misbehave for negative tests. `emptySubject` gives the signing certificate an
 // empty subject (legal: RFC 5280 section 4.1.2.6, the name then sits in a critical subjectAltName).
+// `signers` issues more signing certificates under the same root, for the same key and subject,
+// each with its own extendedKeyUsage (openssl extension syntax; null: none at all); setting
+// `tsa.signer` to one's name makes the TSA sign with it. `openssl ts -reply` refuses a signer
+// without a lone critical timeStamping EKU (TS_RESP_CTX_set_signer_cert checks the purpose), so
+// the TSTInfo it produced is re-signed by `openssl cms -sign -cades` with that certificate: a real
+// CMS signature, an ESSCertIDv2 naming it, the certificate embedded. Only the certificate differs.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -26,6 +32,10 @@ export type TestTsa = {
   rootPem: string;
   dir: string;
   mode: TsaMode;
+  /** A name from `signers`: the certificate that signs; undefined, the TSA's own (`openssl ts -reply`). */
+  signer?: string;
+  /** Each of `signers`' certificates (PEM), by name. */
+  signerPem: Record<string, string>;
   requests: number;
   close(): Promise<void>;
 };
@@ -34,18 +44,25 @@ async function openssl(dir: string, ...args: string[]): Promise<void> {
   await run('openssl', args, { cwd: dir });
 }
 
-export async function startOpensslTsa(name = 'Test TSA', opts: { emptySubject?: boolean } = {}): Promise<TestTsa> {
+export type TsaOptions = { emptySubject?: boolean; signers?: Record<string, string | null> };
+
+export async function startOpensslTsa(name = 'Test TSA', opts: TsaOptions = {}): Promise<TestTsa> {
   const dir = mkdtempSync(join(tmpdir(), 'cp-tsa-'));
+  const signers = Object.entries(opts.signers ?? {});
+  const section = (eku: string | null) => [
+    'basicConstraints=critical,CA:FALSE',
+    'keyUsage=critical,digitalSignature,nonRepudiation',
+    ...(eku === null ? [] : [`extendedKeyUsage=${eku}`]),
+    'subjectKeyIdentifier=hash',
+    'authorityKeyIdentifier=keyid',
+    ...(opts.emptySubject ? ['subjectAltName=critical,DNS:tsa.cloakpipe.test'] : []),
+  ];
   writeFileSync(
     join(dir, 'ext.cnf'),
     [
       '[tsa_ext]',
-      'basicConstraints=critical,CA:FALSE',
-      'keyUsage=critical,digitalSignature,nonRepudiation',
-      'extendedKeyUsage=critical,timeStamping',
-      'subjectKeyIdentifier=hash',
-      'authorityKeyIdentifier=keyid',
-      ...(opts.emptySubject ? ['subjectAltName=critical,DNS:tsa.cloakpipe.test'] : []),
+      ...section('critical,timeStamping'),
+      ...signers.flatMap(([, eku], i) => [`[signer_${i}]`, ...section(eku)]),
       '',
     ].join('\n'),
   );
@@ -56,6 +73,13 @@ export async function startOpensslTsa(name = 'Test TSA', opts: { emptySubject?: 
   await openssl(dir, 'req', '-new', '-key', 'tsa.key', '-subj', opts.emptySubject ? '/' : `/O=cloakpipe tests/CN=${name}`, '-out', 'tsa.csr');
   await openssl(dir, 'x509', '-req', '-in', 'tsa.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-CAcreateserial', '-days', '365', '-sha256',
     '-extfile', 'ext.cnf', '-extensions', 'tsa_ext', '-out', 'tsa.pem');
+  const signerPem: Record<string, string> = {};
+  for (const [i, [signer]] of signers.entries()) {
+    // One at a time: each increments root.srl, so every certificate has its own serial.
+    await openssl(dir, 'x509', '-req', '-in', 'tsa.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-CAserial', 'root.srl', '-days', '365', '-sha256',
+      '-extfile', 'ext.cnf', '-extensions', `signer_${i}`, '-out', `signer_${i}.pem`);
+    signerPem[signer] = readFileSync(join(dir, `signer_${i}.pem`), 'utf8');
+  }
   writeFileSync(join(dir, 'serial'), '01\n');
   writeFileSync(
     join(dir, 'ts.cnf'),
@@ -84,13 +108,24 @@ export async function startOpensslTsa(name = 'Test TSA', opts: { emptySubject?: 
 
   let seq = 0;
   let queue: Promise<unknown> = Promise.resolve();
-  const reply = async (query: Buffer): Promise<Buffer> => {
+  const reply = async (query: Buffer, signer: string | undefined): Promise<Buffer> => {
     const n = ++seq;
     const q = join(dir, `q${n}.tsq`);
     const r = join(dir, `r${n}.tsr`);
     writeFileSync(q, query);
-    await openssl(dir, 'ts', '-reply', '-config', join(dir, 'ts.cnf'), '-queryfile', q, '-out', r);
-    return readFileSync(r);
+    if (signer === undefined) {
+      await openssl(dir, 'ts', '-reply', '-config', join(dir, 'ts.cnf'), '-queryfile', q, '-out', r);
+      return readFileSync(r);
+    }
+    const i = signers.findIndex(([s]) => s === signer);
+    if (i < 0) throw new Error(`no signer ${signer}`);
+    const t = join(dir, `t${n}.der`);
+    const tst = join(dir, `tst${n}.der`);
+    await openssl(dir, 'ts', '-reply', '-config', join(dir, 'ts.cnf'), '-queryfile', q, '-token_out', '-out', t);
+    await openssl(dir, 'cms', '-verify', '-noverify', '-inform', 'DER', '-in', t, '-out', tst); // the TSTInfo, as signed
+    await openssl(dir, 'cms', '-sign', '-binary', '-nodetach', '-cades', '-nosmimecap', '-md', 'sha256', '-econtent_type', '1.2.840.113549.1.9.16.1.4',
+      '-in', tst, '-signer', `signer_${i}.pem`, '-inkey', 'tsa.key', '-outform', 'DER', '-out', r);
+    return timeStampResp(0, readFileSync(r));
   };
 
   // Rewrites a request (same imprint / nonce, or changed) to make the TSA answer another one.
@@ -111,6 +146,7 @@ export async function startOpensslTsa(name = 'Test TSA', opts: { emptySubject?: 
     rootPem,
     dir,
     mode: 'ok',
+    signerPem,
     requests: 0,
     close: async () => {
       await local.close();
@@ -138,7 +174,8 @@ export async function startOpensslTsa(name = 'Test TSA', opts: { emptySubject?: 
       if (mode === 'reject') return send(timeStampResp(2));
       if (mode === 'garbage') return send(Buffer.from('not a timestamp'));
       const query = mode === 'wrong-nonce' ? rewrite(body, 'nonce') : mode === 'wrong-digest' ? rewrite(body, 'digest') : body;
-      const job = queue.then(() => reply(query));
+      const signer = tsa.signer;
+      const job = queue.then(() => reply(query, signer));
       queue = job.catch(() => undefined);
       job.then(send, () => res.writeHead(500).end());
     });

@@ -23,7 +23,7 @@ let tsa: TestTsa;
 let rogueTsa: TestTsa;
 let rekor: FakeRekor;
 before(async () => {
-  [tsa, rogueTsa, rekor] = await Promise.all([startOpensslTsa('Anchor TSA'), startOpensslTsa('Rogue TSA'), startFakeRekor()]);
+  [tsa, rogueTsa, rekor] = await Promise.all([startOpensslTsa('Anchor TSA', { signers: { 'no-eku': null } }), startOpensslTsa('Rogue TSA'), startFakeRekor()]);
   // A log with history, so inclusion proofs have hashes to truncate.
   const filler = generateKeyPairSync('ed25519').privateKey;
   for (let i = 0; i < 5; i++) await submitToRekor(rekor.url, fakeRoot(`filler-${i}`), filler);
@@ -107,6 +107,20 @@ test('a token from an untrusted TSA fails its chain', async () => {
   const rogue = await requestTimestamp(rogueTsa.url, { algorithm: 'sha256', value: rootBytes(String(epoch.root)) });
   storeAnchor(f.anchors, { epoch: 8, kind: 'rfc3161', token: rogue.token.toString('base64') });
   failedAnchor(await full(f), 'rfc3161', 'tsa_chain_invalid', 8);
+});
+
+test('a token signed under the trusted root by a certificate without the timeStamping EKU fails tsa_eku_missing', async () => {
+  const f = await anchored();
+  const epoch = [...readEntries(f.ledger.port, 8, 1)][0];
+  tsa.signer = 'no-eku';
+  let token: Buffer;
+  try {
+    token = (await requestTimestamp(tsa.url, { algorithm: 'sha256', value: rootBytes(String(epoch.root)) })).token;
+  } finally {
+    tsa.signer = undefined;
+  }
+  storeAnchor(f.anchors, { epoch: 8, kind: 'rfc3161', token: token.toString('base64') });
+  failedAnchor(await full(f), 'rfc3161', 'tsa_eku_missing', 8);
 });
 
 test('entries dated after their timestamp fail gentime_before', async () => {
