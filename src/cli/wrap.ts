@@ -4,18 +4,18 @@ import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { optionsHelp, parseFlags, UsageError, type Options } from './args.js';
+import { optionsHelp, parseFlags, suggest, UsageError, type Options } from './args.js';
 import { resolveHome } from '../store/home.js';
 import { checkHomeDir, HomeError } from '../home/open.js';
 import { fileConfig, hostConfigs, HOSTS, type HostConfig, type HostId } from '../onboarding/hosts.js';
 import { ConfigError } from '../onboarding/host-config.js';
-import { unwrapFile, wrapFile } from '../onboarding/wrap.js';
+import { configLabel, serverNames, unwrapFile, wrapFile } from '../onboarding/wrap.js';
 import { parseDuration } from '../util/duration.js';
 
 const WRAP_OPTIONS = {
   host: { type: 'string', multiple: true, arg: `${HOSTS.join('|')}|FILE`, help: "a host (its user and project configs) or a config file", defaultText: 'every host' },
-  server: { type: 'string', multiple: true, arg: 'NAME', help: 'only this server', defaultText: 'every stdio server' },
-  mode: { type: 'string', arg: 'shadow|enforce', default: 'shadow', help: 'the mode the gate runs in' },
+  server: { type: 'string', multiple: true, arg: 'NAME', help: 'only this server (a name no config has is an error)', defaultText: 'every stdio server' },
+  mode: { type: 'string', arg: 'shadow|enforce', help: 'the mode the gate runs in; an entry already wrapped is switched to it', defaultText: 'shadow; an entry already wrapped keeps its mode' },
   'dry-run': { type: 'boolean', help: 'print the diff; start nothing, write nothing' },
   timeout: { type: 'string', arg: 'DURATION', default: '30s', help: 'for each server to start and list its tools' },
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
@@ -34,8 +34,11 @@ For each stdio server in the host's MCP config (user and project level), drafts 
 policy into the home's servers/NAME/ (an existing manifest is kept), and rewrites the entry's
 command and args to run \`cloakpipe mcp-proxy --server NAME\` in front of the original command.
 env, cwd and every other key, their order, comments and indentation stay as they are. The old
-file goes to the home's backups/, the new one replaces it atomically; wrapping twice changes
-nothing. A remote entry ("url", Windsurf's "serverUrl"; Streamable HTTP) becomes
+file goes to the home's backups/ (0600), the new one replaces it atomically; wrapping twice
+changes nothing. --mode switches an entry already wrapped to that mode, in place and atomically
+like any wrap, when it is still the entry wrap wrote (else it is named and left); without --mode
+it keeps its mode. A --server that names no server in the configs searched is an error (exit 2,
+nothing written). A remote entry ("url", Windsurf's "serverUrl"; Streamable HTTP) becomes
 \`cloakpipe mcp-proxy --server NAME --upstream-url URL\`: its "headers" move to the home's
 servers/NAME/upstream.headers (0600, named by --upstream-header-file), out of the host's config
 and off the command line; "type" becomes "stdio". Entries with \${…} variables and "type": "sse"
@@ -55,8 +58,9 @@ ${optionsHelp(WRAP_OPTIONS)}
 const UNWRAP_HELP = `usage: cloakpipe unwrap [--host HOST|FILE]... [--server NAME]... [--dry-run]
 
 Puts back each wrapped entry exactly as it was before wrap, byte for byte. An entry changed since
-it was wrapped is named and left (its original is in the home's backups/). The drafted manifest
-and policy stay in servers/NAME/ for the next wrap.
+it was wrapped (other than its --mode) is named and left (its original is in the home's backups/).
+The drafted manifest and policy stay in servers/NAME/ for the next wrap. A --server that names no
+server in the configs searched is an error (exit 2, nothing written).
 
 options:
 ${optionsHelp(UNWRAP_OPTIONS)}
@@ -78,6 +82,7 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   if (values.help) return void process.stdout.write(unwrap ? UNWRAP_HELP : WRAP_HELP), 0;
   const v = values as { host?: string[]; server?: string[]; mode?: string; 'dry-run'?: boolean; timeout?: string; home?: string };
   const mode = v.mode ?? 'shadow';
+  const modeAsked = v.mode !== undefined;
   if (mode !== 'shadow' && mode !== 'enforce') throw new UsageError('--mode must be shadow or enforce');
   let timeoutMs = 0;
   try {
@@ -98,12 +103,41 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   const main = realpathSync(fileURLToPath(new URL('./main.js', import.meta.url)));
   const flags = home.dir === resolve(join(homedir(), '.cloakpipe')) ? [] : ['--home', home.dir];
   const say = (line: string) => process.stderr.write(`cloakpipe ${name}: ${line}\n`);
+  // A --server that names nothing would leave the server the user meant ungated, silently:
+  // refused before anything is written, naming what was searched.
+  if (v.server) {
+    const names = new Set<string>();
+    const searched: string[] = [];
+    const unread: string[] = [];
+    for (const cfg of list) {
+      try {
+        const n = serverNames(cfg);
+        if (n === undefined) continue;
+        searched.push(configLabel(cfg));
+        for (const x of n) names.add(x);
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        unread.push(e.message);
+      }
+    }
+    const unknown = [...new Set(v.server)].filter((n) => !names.has(n));
+    if (unknown.length) {
+      const where = searched.length ? searched.join(', ') : `any config (none found; looked at ${[...new Set(list.map((c) => c.path))].join(', ')})`;
+      for (const n of unknown) {
+        const hit = suggest(n, names);
+        say(`--server ${JSON.stringify(n)}: no server of that name in ${where}${hit ? ` (did you mean ${JSON.stringify(hit)}?)` : ''}`);
+      }
+      for (const u of unread) say(`not searched: ${u}`);
+      say('nothing changed');
+      return 2;
+    }
+  }
   const common = { homeDir: home.dir, only: v.server ? new Set(v.server) : undefined, dryRun: v['dry-run'] === true, say, out: (t: string) => process.stdout.write(t) };
   let failed = 0;
   let seen = 0;
   for (const cfg of list) {
     try {
-      const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [main], flags }, mode, timeoutMs });
+      const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [main], flags }, mode, modeAsked, timeoutMs });
       failed += r.failed;
       if (r.found !== false) seen++;
     } catch (e) {

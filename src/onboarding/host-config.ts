@@ -157,6 +157,26 @@ export function gateServerOf(command: string, args: string[]): string | undefine
   return own[s + 1];
 }
 
+/**
+ * Where a gate entry's mode sits: the one `--mode VALUE` among the gate's own args (after
+ * mcp-proxy, before --). Undefined when there is none (mcp-proxy then enforces), or more than one
+ * or a `--mode=VALUE` (not how wrap writes it).
+ */
+export function gateModeOf(args: string[]): { mode: string; at: number } | undefined {
+  const dash = args.indexOf('--');
+  const own = dash >= 0 ? args.slice(0, dash) : args;
+  const i = own.indexOf('mcp-proxy');
+  if (i < 0) return undefined;
+  const hits = own.flatMap((a, k) => (k > i && (a === '--mode' || a.startsWith('--mode=')) ? [k] : []));
+  if (hits.length !== 1 || own[hits[0]] !== '--mode' || hits[0] + 1 >= own.length) return undefined;
+  return { mode: own[hits[0] + 1], at: hits[0] + 1 };
+}
+
+/** The text with one element of server NAME's args set; nothing else in the file changes. */
+export function setArg(text: string, at: string[], name: string, index: number, value: string): string {
+  return applyEdits(text, modify(text, [...at, name, 'args', index], value, { formattingOptions: formatOf(text) }));
+}
+
 export interface Format {
   insertSpaces: boolean;
   tabSize: number;

@@ -14,16 +14,18 @@ import { unifiedDiff } from '../util/text-diff.js';
 import { buildManifest } from '../contract/manifest.js';
 import { draftFromTools } from './draft.js';
 import { listServerTools, ServerError } from './list-tools.js';
-import { classify, ConfigError, parseConfig, replaceEntry, setCommand, setRemoteCommand } from './host-config.js';
+import { classify, ConfigError, gateModeOf, parseConfig, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
 import { headerFileText } from '../doors/upstream/headers.js';
 import type { HostConfig } from './hosts.js';
-import { HEADERS_FILE, serverFiles, serverFolderName } from './server-home.js';
+import { HEADERS_FILE, serverFiles, serverFolderName, ServerNameError } from './server-home.js';
 
 export interface WrapOptions {
   homeDir: string;
   /** The gate's own command: an absolute node and the CLI's main.js; `flags` go after mcp-proxy (--home when not the default). */
   gate: { command: string; args: string[]; flags: string[] };
   mode: 'shadow' | 'enforce';
+  /** --mode was given: an entry already wrapped in the other mode is switched to it (ADR 057); else it keeps its mode. */
+  modeAsked?: boolean;
   only?: Set<string>;
   dryRun: boolean;
   timeoutMs: number;
@@ -52,6 +54,64 @@ interface Record_ {
 
 /** Equal as JSON values (the parser's objects have no prototype; a record's do). */
 const sameJson = (a: unknown, b: unknown) => isDeepStrictEqual(JSON.parse(JSON.stringify(a)), JSON.parse(JSON.stringify(b)));
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A gate entry's args, when it has a list of strings. */
+const argsOf = (v: unknown): string[] | undefined => (isObj(v) && Array.isArray(v.args) && v.args.every((a) => typeof a === 'string') ? (v.args as string[]) : undefined);
+
+/**
+ * The entry's value with its gate mode blanked: an entry that differs from its record only in
+ * --mode shadow|enforce is still the one wrap wrote (switched, by wrap or by hand; ADR 057).
+ */
+function modeless(value: unknown): unknown {
+  const v = JSON.parse(JSON.stringify(value)) as unknown;
+  const args = argsOf(v);
+  const m = args && gateModeOf(args);
+  if (m && (m.mode === 'shadow' || m.mode === 'enforce')) args![m.at] = '';
+  return v;
+}
+
+/** The entry is the one its record says wrap wrote, whatever its mode. */
+const sameWrap = (value: unknown, recorded: unknown) => sameJson(modeless(value), modeless(recorded));
+
+/**
+ * The values a diff must not show: every string under "env" and "headers" of every entry
+ * (context lines show the neighbours too). Matched as whole JSON strings (redactValues).
+ */
+function entrySecrets(entries: ConfigEntry[]): Set<string> {
+  const out = new Set<string>();
+  for (const e of entries) {
+    if (!isObj(e.value)) continue;
+    for (const k of ['env', 'headers']) {
+      const o = e.value[k];
+      if (isObj(o)) for (const v of Object.values(o)) if (typeof v === 'string' && v !== '') out.add(v);
+    }
+  }
+  return out;
+}
+
+/** Each JSON string in the diff whose value is one of `values` shown as "<redacted>". */
+function redactValues(diff: string, values: Set<string>): string {
+  if (values.size === 0) return diff;
+  return diff.replace(/"(?:[^"\\\n]|\\.)*"/g, (lit) => {
+    try {
+      return values.has(JSON.parse(lit) as string) ? '"<redacted>"' : lit;
+    } catch {
+      return lit;
+    }
+  });
+}
+
+/** A config as messages name it: its path, and where in it for Claude Code's projects[DIR]. */
+export const configLabel = (cfg: HostConfig) => `${cfg.path}${cfg.under ? ` (${cfg.under.join(' → ')})` : ''}`;
+
+/** The server names in a config (what --server is checked against); undefined when there is no file. ConfigError when it cannot be read as the host reads it. */
+export function serverNames(cfg: HostConfig): string[] | undefined {
+  const text = readText(cfg);
+  if (text === undefined) return undefined;
+  return parseConfig(cfg, text)?.entries.map((e) => e.name) ?? [];
+}
 
 function readRecord(path: string): Record_ | undefined {
   if (!existsSync(path)) return undefined;
@@ -108,7 +168,11 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
   const configKey = realTarget(cfg.path) + (cfg.under ? ` ${JSON.stringify(cfg.under)}` : '');
   let next = text;
   let failed = 0;
-  const records: { path: string; record: Record_ }[] = [];
+  /** The records to write, by path: read once, so two entries of one folder never overwrite each other's change. */
+  const records = new Map<string, Record_>();
+  const recordAt = (path: string) => (records.has(path) ? records.get(path) : readRecord(path));
+  let wrappedCount = 0;
+  let switched = 0;
   const drafts: { dir: string; manifestPath: string; policyPath: string; manifest: string; policy: string }[] = [];
   const headerFiles: { dir: string; path: string; text: string }[] = [];
   /** Header values: never printed, not even in the dry run's diff. */
@@ -116,9 +180,44 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
   for (const e of parsed.entries) {
     if (o.only && !o.only.has(e.name)) continue;
     const c = classify(e.value);
-    const label = `${cfg.path}${cfg.under ? ` (${cfg.under.join(" → ")})` : ""}: ${JSON.stringify(e.name)}`;
+    const label = `${configLabel(cfg)}: ${JSON.stringify(e.name)}`;
     if (c.kind === 'wrapped') {
-      o.say(`${label}: already wrapped (servers/${c.server})`);
+      const now = gateModeOf(argsOf(e.value)!);
+      if (!o.modeAsked || now?.mode === o.mode) {
+        o.say(`${label}: already wrapped (servers/${c.server}${now ? `, ${now.mode} mode` : ''})`);
+        continue;
+      }
+      // Switched to the mode asked for, only when the entry is the one wrap wrote (its record
+      // says so, whatever its mode): anything else is left, named, exit 1 (ADR 057).
+      const left = (why: string) => (o.say(`${label}: left ${now ? `in ${now.mode} mode` : 'as is'}, not switched to ${o.mode}: ${why}`), failed++);
+      let files;
+      let record;
+      try {
+        files = serverFiles(o.homeDir, c.server);
+        record = recordAt(files.wrapped);
+      } catch (err) {
+        if (!(err instanceof ServerNameError || err instanceof SyntaxError)) throw err;
+        left(err.message);
+        continue;
+      }
+      const entry = record?.entries[configKey];
+      if (!entry) {
+        left(`${files.wrapped} has no record of how it was wrapped (by hand, or with another --home?); set its --mode by hand`);
+        continue;
+      }
+      if (!now || !sameWrap(e.value, entry.wrapped)) {
+        left(`the entry changed since it was wrapped; restore it from the backup in ${join(o.homeDir, 'backups')} and wrap it again, or set its --mode by hand`);
+        continue;
+      }
+      next = setArg(next, parsed.at, e.name, now.at, o.mode);
+      const after = parseConfig(cfg, next)!.entries.find((x) => x.name === e.name)!;
+      const c2 = classify(after.value);
+      if (c2.kind !== 'wrapped' || c2.server !== c.server || gateModeOf(argsOf(after.value)!)?.mode !== o.mode || !sameWrap(after.value, entry.wrapped))
+        throw new ConfigError(`${cfg.path}: internal error: ${JSON.stringify(e.name)} not switched as meant; left as is`);
+      entry.wrapped = JSON.parse(JSON.stringify(after.value));
+      records.set(files.wrapped, record!);
+      switched++;
+      o.say(`${label}: ${o.dryRun ? 'would switch' : 'switched'} from ${now.mode} to ${o.mode} mode (servers/${c.server})`);
       continue;
     }
     if (c.kind === 'skip') {
@@ -128,7 +227,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     }
     const folder = serverFolderName(e.name);
     const files = serverFiles(o.homeDir, folder);
-    const prior = readRecord(files.wrapped);
+    const prior = recordAt(files.wrapped);
     const upstream: Upstream = c.kind === 'stdio' ? { command: c.command, args: c.args } : { url: c.url.href, headers: headersDigest(c.headers) };
     if (prior && !isDeepStrictEqual(prior.upstream, upstream)) {
       o.say(`${label}: left as is: servers/${folder} belongs to another server of that name with another ${c.kind === 'stdio' ? 'command' : 'URL or headers'}; rename one of them`);
@@ -168,7 +267,8 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     const after = parseConfig(cfg, next)!.entries.find((x) => x.name === e.name)!;
     const record: Record_ = prior ?? { version: 1, name: e.name, upstream, entries: {} };
     record.entries[configKey] = { original: e.text, wrapped: JSON.parse(JSON.stringify(after.value)) };
-    records.push({ path: files.wrapped, record });
+    records.set(files.wrapped, record);
+    wrappedCount++;
     if (o.dryRun) o.say(`${label}: would wrap (servers/${folder}, ${o.mode})`);
   }
   if (next === text) return { failed, changed: false };
@@ -178,7 +278,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     const now = check.entries.find((x) => x.name === e.name);
     if (!now) throw new ConfigError(`${cfg.path}: internal error: ${JSON.stringify(e.name)} lost in the rewrite; left as is`);
   }
-  if (o.dryRun) return o.out(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (wrapped)`), secrets)), { failed, changed: true };
+  if (o.dryRun) return o.out(redactValues(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (wrapped)`), secrets), entrySecrets([...parsed.entries, ...check.entries]))), { failed, changed: true };
   for (const h of headerFiles) {
     mkdirSync(h.dir, { recursive: true, mode: 0o700 });
     atomicWrite(h.path, h.text, 0o600);
@@ -188,13 +288,14 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     atomicWrite(d.manifestPath, d.manifest, 0o600);
     atomicWrite(d.policyPath, d.policy, 0o600);
   }
-  for (const r of records) {
-    mkdirSync(join(r.path, '..'), { recursive: true, mode: 0o700 });
-    atomicWrite(r.path, JSON.stringify(r.record, null, 2) + '\n', 0o600);
+  for (const [path, record] of records) {
+    mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+    atomicWrite(path, JSON.stringify(record, null, 2) + '\n', 0o600);
   }
   const saved = backup(o.homeDir, realTarget(cfg.path), text);
   replaceConfig(cfg, text, next);
-  o.say(`${cfg.path}: wrapped ${records.length} server(s); the previous file is ${saved}`);
+  const did = [...(wrappedCount ? [`wrapped ${wrappedCount} server(s)`] : []), ...(switched ? [`switched ${switched} to ${o.mode} mode`] : [])];
+  o.say(`${cfg.path}: ${did.join(', ')}; the previous file is ${saved}`);
   return { failed, changed: true };
 }
 
@@ -211,8 +312,11 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
   for (const e of parsed.entries) {
     if (o.only && !o.only.has(e.name)) continue;
     const c = classify(e.value);
-    if (c.kind !== 'wrapped') continue;
-    const label = `${cfg.path}${cfg.under ? ` (${cfg.under.join(" → ")})` : ""}: ${JSON.stringify(e.name)}`;
+    const label = `${configLabel(cfg)}: ${JSON.stringify(e.name)}`;
+    if (c.kind !== 'wrapped') {
+      if (o.only) o.say(`${label}: not wrapped`);
+      continue;
+    }
     let files;
     let record;
     try {
@@ -230,7 +334,7 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
       continue;
     }
     // The host may have re-saved the file in its own layout: the entry's value is what must match.
-    if (!sameJson(e.value, entry.wrapped)) {
+    if (!sameWrap(e.value, entry.wrapped)) {
       o.say(`${label}: left as is: the entry changed since it was wrapped; restore it from the backup in ${join(o.homeDir, 'backups')}`);
       failed++;
       continue;
@@ -242,8 +346,8 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
     o.say(`${label}: ${o.dryRun ? 'would restore' : 'restored'} the original entry`);
   }
   if (next === text) return { failed, changed: false };
-  parseConfig(cfg, next);
-  if (o.dryRun) return o.out(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`), secrets)), { failed, changed: true };
+  const check = parseConfig(cfg, next)!;
+  if (o.dryRun) return o.out(redactValues(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`), secrets), entrySecrets([...parsed.entries, ...check.entries]))), { failed, changed: true };
   const saved = backup(o.homeDir, realTarget(cfg.path), text);
   replaceConfig(cfg, text, next);
   // After the config: a crash in between leaves a record that unwrap no longer needs, never a wrapped entry without one.
