@@ -10,6 +10,14 @@ import type { ApprovalRequest } from '../store/ports.js';
 /** How long a request waits for a person unless the gate is told otherwise (--request-ttl). */
 export const DEFAULT_REQUEST_TTL_MS = 3_600_000;
 
+/**
+ * Open requests a store keeps at most (ADR 057): each holds a call's argument values (up to the
+ * frame limit), and the gate records one per refused call whether or not an inbox runs. Past it
+ * the oldest goes; its call is still refused and can still be approved with `cloakpipe approve`.
+ * The inbox page lists as many, so every request kept is one a person can see.
+ */
+export const MAX_OPEN_REQUESTS = 200;
+
 /** What the approval check knows about the refused call. */
 export interface RefusedCall {
   fingerprint: string;

@@ -8,7 +8,7 @@ import type { Digest } from '../core/digest.js';
 import type { ApprovalRequestsPort, ReceiptsPort, UsedReceipt } from '../store/ports.js';
 import { parseStrict } from '../wire/strict-parse.js';
 import { Inbox } from './inbox.js';
-import { approvalRequest, DEFAULT_REQUEST_TTL_MS, type RefusedCall } from './requests.js';
+import { approvalRequest, DEFAULT_REQUEST_TTL_MS, MAX_OPEN_REQUESTS, type RefusedCall } from './requests.js';
 
 export interface ApprovalService {
   approvers: ReadonlyMap<string, KeyObject>;
@@ -16,7 +16,7 @@ export interface ApprovalService {
   inbox(fingerprint: Digest): JsonValue[];
   usedReceipt(receiptId: string): UsedReceipt | null;
   consume(u: Omit<UsedReceipt, 'used_at'>, now: number): void;
-  /** Record a refused call for the inbox; inside the decision's transaction, after its entry. */
+  /** Record a refused call for the inbox, and trim the stored ones; inside the decision's transaction, after its entry. */
   request(c: RefusedCall, entry: number, now: number): void;
 }
 
@@ -45,7 +45,10 @@ export function approvalService(opts: {
     usedReceipt: (id) => opts.receipts.used(id),
     consume: (u, now) => opts.receipts.consume(u, new Date(now).toISOString()),
     request: (c, entry, now) => {
-      opts.requests.record(approvalRequest(c, { entry, gate: opts.gateId ?? null, now, ttlMs: opts.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS }));
+      const id = opts.requests.record(approvalRequest(c, { entry, gate: opts.gateId ?? null, now, ttlMs: opts.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS }));
+      // No inbox need run for the requests to go: the gate deletes the expired ones and keeps at
+      // most MAX_OPEN_REQUESTS, in this same transaction (ADR 057).
+      opts.requests.trim(new Date(now).toISOString(), MAX_OPEN_REQUESTS, id);
     },
   };
 }

@@ -2,7 +2,7 @@
 // (unit.ts): reads are facts fetched in the job's transaction (a request about to be decided is
 // locked FOR UPDATE), writes are buffered; taking a request is a delete that must hit its row,
 // so of two inbox servers deciding one request at once exactly one wins.
-import { StoreError, type ApprovalRequest, type ApprovalRequestsPort, type OfferedReceipt } from '../ports.js';
+import { PRUNE_STEP, StoreError, type ApprovalRequest, type ApprovalRequestsPort, type OfferedReceipt } from '../ports.js';
 import { dec, decN, enc, encN } from './ports.js';
 import { expectRows, type UnitSlot } from './unit.js';
 
@@ -164,5 +164,25 @@ export class PgApprovalRequests implements ApprovalRequestsPort {
         await c.query(`DELETE FROM ${this.s}.offered_receipts WHERE receipt_id = ANY($1::text[])`, [expired.offered]);
       });
     return requests.length + expired.offered.length;
+  }
+
+  /**
+   * Writes only (no fact, so no round trip before the decision commits). A row another
+   * transaction holds (a gate refreshing it, an inbox deciding it) is skipped, never waited for.
+   * Each gate deletes only what is past the bound in what its statement sees: gates recording at
+   * once never wait for each other, and may leave one request more each until the next trim.
+   */
+  trim(now: string, keep: number, own: string): void {
+    const t = `${this.s}.approval_requests`;
+    this.slot.get().write(async (c) => {
+      await c.query(`DELETE FROM ${t} WHERE id IN (SELECT id FROM ${t} WHERE expires_at <= $1 LIMIT ${PRUNE_STEP} FOR UPDATE SKIP LOCKED)`, [now]);
+      // The rows past the bound are chosen first, then locked: locking in the same query would
+      // lock the kept ones too (OFFSET skips rows after they are locked).
+      await c.query(
+        `DELETE FROM ${t} WHERE id IN (SELECT id FROM ${t} WHERE id IN (
+           SELECT id FROM ${t} WHERE expires_at > $1 AND id <> $2 ORDER BY created_at DESC, id DESC OFFSET $3 LIMIT ${PRUNE_STEP}) FOR UPDATE SKIP LOCKED)`,
+        [now, own, Math.max(0, keep - 1)],
+      );
+    });
   }
 }

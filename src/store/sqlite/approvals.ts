@@ -1,7 +1,7 @@
 // Approval requests and the receipts signed for them, in operations.db (ADR 033): the inbox
 // server and every gate on the home read and write them through one file.
 import type { Db } from './db.js';
-import type { ApprovalRequest, ApprovalRequestsPort, OfferedReceipt } from '../ports.js';
+import { PRUNE_STEP, type ApprovalRequest, type ApprovalRequestsPort, type OfferedReceipt } from '../ports.js';
 
 interface Row extends Omit<ApprovalRequest, 'call' | 'rule'> {
   call_json: string;
@@ -42,6 +42,11 @@ export class SqliteApprovalRequests implements ApprovalRequestsPort {
       offered: db.prepare(`SELECT * FROM ${s}.offered_receipts WHERE fingerprint = ? ORDER BY receipt_id`),
       pruneRequests: db.prepare(`DELETE FROM ${s}.approval_requests WHERE expires_at <= ?`),
       pruneOffered: db.prepare(`DELETE FROM ${s}.offered_receipts WHERE expires_at <= ?`),
+      trimExpired: db.prepare(`DELETE FROM ${s}.approval_requests WHERE id IN (SELECT id FROM ${s}.approval_requests WHERE expires_at <= ? LIMIT ${PRUNE_STEP})`),
+      trimOldest: db.prepare(
+        `DELETE FROM ${s}.approval_requests WHERE id IN (SELECT id FROM ${s}.approval_requests WHERE expires_at > @now AND id <> @own
+           ORDER BY created_at DESC, id DESC LIMIT ${PRUNE_STEP} OFFSET @others)`,
+      ),
     };
   }
 
@@ -73,5 +78,10 @@ export class SqliteApprovalRequests implements ApprovalRequestsPort {
 
   prune(now: string): number {
     return this.stmts.pruneRequests.run(now).changes + this.stmts.pruneOffered.run(now).changes;
+  }
+
+  trim(now: string, keep: number, own: string): void {
+    this.stmts.trimExpired.run(now);
+    this.stmts.trimOldest.run({ now, own, others: Math.max(0, keep - 1) });
   }
 }

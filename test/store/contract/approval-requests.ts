@@ -1,10 +1,11 @@
 // Contract: approval requests (the inbox, ADR 033): one pending request per call, newest first,
 // gone once decided (exactly one taker, across connections) or expired; receipts signed for
-// them wait by fingerprint until they expire.
+// them wait by fingerprint until they expire. The gate's trim (ADR 057): the expired go and the
+// newest `keep` stay, the one just recorded among them, a step at a time, across connections.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FP, FP2, tx, type StoreFactory } from './harness.js';
-import type { ApprovalRequest } from '../../../src/store/ports.js';
+import { PRUNE_STEP, type ApprovalRequest } from '../../../src/store/ports.js';
 
 const at = (s: number) => new Date(Date.parse('2026-11-30T08:00:00.000Z') + s * 1000).toISOString();
 
@@ -25,7 +26,79 @@ function request(id: string, fingerprint: string, created: number, over: Partial
   };
 }
 
+const fp = (i: number) => 'sha256:' + i.toString(16).padStart(64, '0');
+
 export function approvalRequestsContract(name: string, open: StoreFactory): void {
+  test(`${name} approval requests: trim deletes the expired and all but the newest \`keep\`, never the one just recorded`, async () => {
+    const { store, peer } = await open();
+    const a = store.approvalRequests;
+    await tx(store, () => {
+      a.record(request('gone-expired', fp(1), 0, { expires_at: at(5) }));
+      a.record(request('t-a', fp(2), 1));
+      a.record(request('t-b', fp(3), 2));
+      a.record(request('t-c', fp(4), 3));
+      a.record(request('t-d', fp(5), 4));
+    });
+    const o = await peer();
+    // Another connection (a second gate): keep 3 with t-b, its own, though two are newer.
+    await tx(o, () => o.approvalRequests.trim(at(10), 3, 't-b'));
+    await tx(store, () => {
+      assert.equal(a.get('gone-expired'), null, 'expired: deleted');
+      assert.equal(a.get('t-a'), null, 'the oldest past the bound: deleted');
+      assert.deepEqual(a.pending(at(10), 10).map((r) => r.id), ['t-d', 't-c', 't-b']);
+    });
+    await tx(store, () => a.trim(at(10), 3, 't-d'));
+    await tx(store, () => assert.deepEqual(a.pending(at(10), 10).map((r) => r.id), ['t-d', 't-c', 't-b'], 'within the bound: nothing goes'));
+    await tx(store, () => a.trim(at(10), 1, 't-c'));
+    await tx(store, () => assert.deepEqual(a.pending(at(10), 10).map((r) => r.id), ['t-c'], 'keep 1: the one just recorded'));
+    // A failed transaction trims nothing.
+    await tx(store, () => a.record(request('t-e', fp(6), 5)));
+    await assert.rejects(
+      tx(store, () => {
+        a.trim(at(100), 1, 't-e');
+        throw new Error('the decision failed');
+      }),
+    );
+    await tx(store, () => assert.deepEqual(a.pending(at(10), 10).map((r) => r.id), ['t-e', 't-c']));
+  });
+
+  test(`${name} approval requests: trim goes a step at a time through a backlog`, async () => {
+    const { store } = await open();
+    const a = store.approvalRequests;
+    const n = PRUNE_STEP + 3;
+    await tx(store, () => {
+      for (let i = 0; i < n; i++) a.record(request(`old-${i}`, fp(100 + i), 0, { expires_at: at(1) }));
+      a.record(request('fresh', fp(99), 50));
+    });
+    const left = (): Promise<number> => tx(store, () => Array.from({ length: n }, (_, i) => a.get(`old-${i}`)).filter(Boolean).length);
+    await tx(store, () => a.trim(at(60), 10, 'fresh'));
+    assert.equal(await left(), 3, `one step: ${PRUNE_STEP} rows`);
+    await tx(store, () => a.trim(at(60), 10, 'fresh'));
+    assert.equal(await left(), 0);
+    await tx(store, () => assert.ok(a.get('fresh')));
+  });
+
+  test(`${name} approval requests: two connections recording and trimming at once keep the bound`, async () => {
+    const { store, peer } = await open();
+    const o = await peer();
+    const keep = 3;
+    const results = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, i) => {
+        const s = i % 2 ? o : store;
+        return tx(s, () => s.approvalRequests.trim(at(10 + i), keep, s.approvalRequests.record(request(`c-${i}`, fp(200 + i), 10 + i))));
+      }),
+    );
+    assert.deepEqual(
+      results.filter((r) => r.status === 'rejected'),
+      [],
+      'none fails: trims skip rows another transaction holds',
+    );
+    const ids = await tx(store, () => store.approvalRequests.pending(at(30), 100).map((r) => r.id));
+    // Two connections at once may each leave one more until the next trim, never fewer.
+    assert.ok(ids.length >= keep && ids.length <= keep + 1, JSON.stringify(ids));
+    assert.equal(ids[0], 'c-11', 'the newest stays');
+  });
+
   test(`${name} approval requests: recorded exactly, newest first, one per fingerprint, expired ones hidden`, async () => {
     const { store, peer } = await open();
     const a = store.approvalRequests;
