@@ -11,7 +11,7 @@ import type { ApprovalRequest } from '../store/ports.js';
 export const DEFAULT_REQUEST_TTL_MS = 3_600_000;
 
 /**
- * Open requests a store keeps at most (ADR 057): each holds a call's argument values (up to the
+ * Open requests a store keeps at most (ADR 058): each holds a call's argument values (up to the
  * frame limit), and the gate records one per refused call whether or not an inbox runs. Past it
  * the oldest goes; its call is still refused and can still be approved with `cloakpipe approve`.
  * The inbox page lists as many, so every request kept is one a person can see.

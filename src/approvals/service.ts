@@ -47,7 +47,7 @@ export function approvalService(opts: {
     request: (c, entry, now) => {
       const id = opts.requests.record(approvalRequest(c, { entry, gate: opts.gateId ?? null, now, ttlMs: opts.requestTtlMs ?? DEFAULT_REQUEST_TTL_MS }));
       // No inbox need run for the requests to go: the gate deletes the expired ones and keeps at
-      // most MAX_OPEN_REQUESTS, in this same transaction (ADR 057).
+      // most MAX_OPEN_REQUESTS, in this same transaction (ADR 058).
       opts.requests.trim(new Date(now).toISOString(), MAX_OPEN_REQUESTS, id);
     },
   };

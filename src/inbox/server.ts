@@ -18,7 +18,7 @@ import { INDEX_HTML, loginHtml } from './page/html.js';
 import { MAX_OPEN_REQUESTS } from '../approvals/requests.js';
 import { APP_CSS } from './page/css.js';
 
-/** As many as the gate keeps (ADR 057): every open request is listed. */
+/** As many as the gate keeps (ADR 058): every open request is listed. */
 const MAX_LISTED = MAX_OPEN_REQUESTS;
 const MAX_FORM_BYTES = 4096;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;

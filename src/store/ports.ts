@@ -83,7 +83,7 @@ export interface ReceiptsPort {
 /**
  * A call refused `approval_required`, as a person must see it to approve it. The only place its
  * argument values are kept: ledger, logs and spans hold digests. Deleted when decided or expired,
- * or when newer ones push it out of the bound the gate keeps (ADR 057).
+ * or when newer ones push it out of the bound the gate keeps (ADR 058).
  */
 export interface ApprovalRequest {
   /** Random, URL-safe: the inbox's name for it (never derived from the call). */
@@ -134,7 +134,7 @@ export interface ApprovalRequestsPort {
   /** Delete requests and offered receipts expired at `now`; returns how many rows went. */
   prune(now: string): number;
   /**
-   * The gate's own clean-up, in the transaction that records `own` (ADR 057): deletes requests
+   * The gate's own clean-up, in the transaction that records `own` (ADR 058): deletes requests
    * expired at `now`, then the oldest unexpired ones (newest first, as `pending` orders them)
    * past the newest `keep`, never `own`; at most PRUNE_STEP rows of each kind at a time. Reads
    * nothing first: on PostgreSQL it is a write of the job, skipping rows another transaction
@@ -152,7 +152,7 @@ export const DAY_MS = 86_400_000;
  * Rate rows one prune drops at most. A minute of calls at a high rate is many rows (60,000 at
  * 1,000 calls/s, ~70 ms to delete on SQLite here), and a prune runs inside a call's
  * transaction: a longer backlog goes in steps, one with each following call. The gate's trim
- * of approval requests goes in the same steps (ADR 057).
+ * of approval requests goes in the same steps (ADR 058).
  */
 export const PRUNE_STEP = 512;
 

@@ -1,4 +1,4 @@
-// The gate's own clean-up of approval requests (ADR 057), through the real binary with no inbox
+// The gate's own clean-up of approval requests (ADR 058), through the real binary with no inbox
 // running: an expired request is deleted by the next approval-gated call, its argument values
 // gone from the database's bytes too (operations.db and its -wal, the gate closed: SQLite then
 // holds them in no page, free ones included); past MAX_OPEN_REQUESTS the oldest request goes,

@@ -1,4 +1,4 @@
-// The gate's trim of approval requests (ADR 057) runs in the refusal's transaction: when it
+// The gate's trim of approval requests (ADR 058) runs in the refusal's transaction: when it
 // fails, the call is refused fail_closed (never forwarded) and nothing of the decision is kept,
 // the request included; once the store works again the same call waits for approval as before.
 import { test } from 'node:test';

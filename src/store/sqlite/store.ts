@@ -78,7 +78,7 @@ export function openSqliteStore(paths: SqlitePaths, opts: { create?: boolean } =
     attachDb(db, paths.operations, OPS, opts.create ? undefined : (d) => refuseDamaged('operations', paths.operations, d, OPS));
     ensureLedgerSchema(db, 'main'); // tables added since the home was made
     ensureOperationsSchema(db, OPS);
-    // operations.db holds argument values (approval requests, ADR 057): a row deleted is zeroed
+    // operations.db holds argument values (approval requests, ADR 058): a row deleted is zeroed
     // on its pages, free ones too, instead of left in the file's free space for good.
     db.pragma(`${OPS}.secure_delete = ON`);
   } catch (e) {

@@ -1,6 +1,6 @@
 // Contract: approval requests (the inbox, ADR 033): one pending request per call, newest first,
 // gone once decided (exactly one taker, across connections) or expired; receipts signed for
-// them wait by fingerprint until they expire. The gate's trim (ADR 057): the expired go and the
+// them wait by fingerprint until they expire. The gate's trim (ADR 058): the expired go and the
 // newest `keep` stay, the one just recorded among them, a step at a time, across connections.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The gate's trim of approval requests on a shared PostgreSQL store (ADR 057) takes no lock it
+// The gate's trim of approval requests on a shared PostgreSQL store (ADR 058) takes no lock it
 // would wait for and none it does not need: a request another transaction holds (a gate
 // refreshing it, an inbox deciding it) is skipped, not waited for, and the requests the bound
 // keeps are left unlocked for the other gates while the trimming transaction is open.
