@@ -12,7 +12,7 @@ import { digestBytes } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
 import type { RefusalCode } from '../core/refusal.js';
 import type { SessionEndReason } from '../core/entries.js';
-import type { Gate } from '../gate/gate.js';
+import type { Gate, Who } from '../gate/gate.js';
 import { Relay } from './relay.js';
 import type { Transport } from './transport.js';
 import { HttpSessionTransport } from './http.js';
@@ -63,6 +63,8 @@ interface Session {
   transport: HttpSessionTransport;
   relay: Relay;
   principal: Principal | null;
+  /** Whom its refusals are tied to in the ledger: its digest and agent. */
+  who: Who;
   idle: NodeJS.Timeout | undefined;
   done: Promise<void>;
 }
@@ -161,14 +163,18 @@ export class HttpDoor {
     const wantsJson = accepts(req, 'application/json');
     const wantsSse = accepts(req, 'text/event-stream');
     if (!wantsJson && !wantsSse) return send(res, 406, rpcError(-32000, 'Not Acceptable: application/json or text/event-stream'));
+    // A body refused before it is read is still tied to whoever sent it: the session it names
+    // (when the sender may use it), else the token's agent.
+    const named = this.sessions.get(header(req, 'mcp-session-id') ?? '');
+    const who: Who = named && (!named.principal || named.principal.agent === principal?.agent) ? named.who : principal ? { agent: principal.agent } : {};
     const body = await readBody(req, this.o.maxBodyBytes);
-    if (body === null) return this.refuse(res, 413, 'frame_too_large', `body longer than ${this.o.maxBodyBytes} bytes`, new Uint8Array(), null, true);
+    if (body === null) return this.refuse(res, 413, 'frame_too_large', `body longer than ${this.o.maxBodyBytes} bytes`, new Uint8Array(), null, who, true);
     let msg: RpcMessage;
     try {
       msg = decodeLine(body, { maxLineBytes: this.o.maxBodyBytes });
     } catch (e) {
       if (!(e instanceof WireError)) throw e;
-      return this.refuse(res, 400, e.code, e.detail, body, readableId(body, { maxLineBytes: this.o.maxBodyBytes }));
+      return this.refuse(res, 400, e.code, e.detail, body, readableId(body, { maxLineBytes: this.o.maxBodyBytes }), who);
     }
     let s: Session | null;
     if (msg.kind === 'request' && msg.method === 'initialize') {
@@ -206,7 +212,7 @@ export class HttpDoor {
         context = new ContextSource(file);
       }
     } catch (e) {
-      void this.refuse(res, 400, 'fail_closed', (e as Error).message.startsWith('the initialize') || (e as Error).message.startsWith('no context') ? (e as Error).message : 'the task context does not load', body, id);
+      void this.refuse(res, 400, 'fail_closed', (e as Error).message.startsWith('the initialize') || (e as Error).message.startsWith('no context') ? (e as Error).message : 'the task context does not load', body, id, principal ? { agent: principal.agent } : {});
       return null;
     }
     const sid = randomBytes(32).toString('base64url');
@@ -221,7 +227,7 @@ export class HttpDoor {
         digest: digestBytes(Buffer.from(sid, 'utf8')),
       });
     } catch {
-      void this.refuse(res, 500, 'fail_closed', 'the session could not be recorded', body, id);
+      void this.refuse(res, 500, 'fail_closed', 'the session could not be recorded', body, id, agent !== undefined ? { agent } : {});
       return null;
     } finally {
       this.opening--;
@@ -236,7 +242,7 @@ export class HttpDoor {
       requestTimeoutMs: this.o.gate.callTimeoutMs,
       listUndeclared: this.o.listUndeclared === true,
     });
-    const s: Session = { id: sid, transport, relay, principal, idle: undefined, done: Promise.resolve() };
+    const s: Session = { id: sid, transport, relay, principal, who: this.o.gate.whoOf(gateSession), idle: undefined, done: Promise.resolve() };
     s.done = relay.run().then(
       () => undefined,
       (e: Error) => this.o.say(`a session's upstream did not start: ${e.message}`),
@@ -271,8 +277,8 @@ export class HttpDoor {
   }
 
   /** A wire refusal made here (the body never reached a relay): recorded, then answered. */
-  private async refuse(res: ServerResponse, status: number, code: RefusalCode, detail: string, line: Uint8Array, id: RpcId | null, close = false): Promise<void> {
-    const data = await this.o.gate.refuseWire(code, detail, line);
+  private async refuse(res: ServerResponse, status: number, code: RefusalCode, detail: string, line: Uint8Array, id: RpcId | null, who: Who, close = false): Promise<void> {
+    const data = await this.o.gate.refuseWire(code, detail, line, who);
     send(res, status, refusalResponse(id, data), close ? { Connection: 'close' } : {});
   }
 

@@ -85,7 +85,7 @@ export class Gate {
   view(session: GateSession) {
     return {
       handleCall: (call: Omit<Call, 'taskId'>, forward: Forward) => this.handleCall(call, forward, session),
-      refuseWire: (code: RefusalCode, detail: string, line: Uint8Array) => this.refuseWire(code, detail, line),
+      refuseWire: (code: RefusalCode, detail: string, line: Uint8Array) => this.refuseWire(code, detail, line, this.whoOf(session)),
       failClosedRefusal: (detail: string) => this.failClosedRefusal(detail),
       observeServerOutput: (output: JsonValue) => this.observeServerOutput(output, session),
       observeToolList: (result: JsonValue) => this.observeToolList(result, session),
@@ -122,6 +122,14 @@ export class Gate {
     return { reason: 'fail_closed', detail, ...this.digests(), entry: null };
   }
 
+  /**
+   * Whom a refusal made outside decide() is tied to: a door's session (its digest) and its agent,
+   * as its decision entries are. Empty for the gate's own session (stdio), as before.
+   */
+  whoOf(session: GateSession): Who {
+    return session.scope.digest === undefined ? {} : { session: session.scope.digest, agent: this.servicesOf(session).agent };
+  }
+
   /** The services a session's calls are decided with: the gate's, with the session's own agent
    *  when it has one (built once per session, not per call). */
   private readonly sessionServices = new WeakMap<GateSession, GateServices>();
@@ -138,10 +146,10 @@ export class Gate {
     return Object.prototype.hasOwnProperty.call(this.parts.rules.lastLoaded.manifest.manifest.tools, tool);
   }
 
-  /** Record a wire-level refusal (the message was never forwarded). */
-  async refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData> {
+  /** Record a wire-level refusal (the message was never forwarded), tied to `who` sent it when known. */
+  async refuseWire(code: RefusalCode, detail: string, line: Uint8Array, who: Who = {}): Promise<RefusalData> {
     const line_digest = digestBytes(line);
-    const entry = await this.recordRefusal(code, { line_digest });
+    const entry = await this.recordRefusal(code, { line_digest, ...whoFields(who) });
     log.info('wire_refusal', { reason: code, entry, line_digest });
     return { reason: code, detail, ...this.digests(), entry };
   }
@@ -214,8 +222,8 @@ export class Gate {
     return outcome;
   }
 
-  private failClosed(call: Omit<Call, 'taskId'>, detail: string, fingerprint?: Digest): Promise<CallOutcome> {
-    return this.recordRefusal('fail_closed', { args_digest: digestJson(call.arguments), ...(fingerprint ? { fingerprint } : {}) }).then((entry) => ({
+  private failClosed(call: Omit<Call, 'taskId'>, detail: string, session: GateSession, fingerprint?: Digest): Promise<CallOutcome> {
+    return this.recordRefusal('fail_closed', { args_digest: digestJson(call.arguments), ...(fingerprint ? { fingerprint } : {}), ...whoFields(this.whoOf(session)) }).then((entry) => ({
       kind: 'refused',
       data: { reason: 'fail_closed', detail, ...this.digests(), entry, ...(fingerprint ? { fingerprint } : {}) },
     }));
@@ -236,7 +244,7 @@ export class Gate {
       await this.refreshRules();
       parts.rules.current();
     } catch (e) {
-      return this.failClosed(call, e instanceof RulesBroken ? e.message : 'the gate could not decide or record this call');
+      return this.failClosed(call, e instanceof RulesBroken ? e.message : 'the gate could not decide or record this call', session);
     }
     let decision: Decision | undefined;
     let recorded: { entry: LedgerEntry; decision: Decision; refused: DecisionRefusal | null };
@@ -278,7 +286,7 @@ export class Gate {
       timer.committed();
     } catch {
       // Deciding or recording failed: refuse, and try to leave a trace of the refusal.
-      return this.failClosed(call, 'the gate could not decide or record this call', decision?.fingerprint);
+      return this.failClosed(call, 'the gate could not decide or record this call', session, decision?.fingerprint);
     }
     const { entry, refused } = recorded;
     const d = recorded.decision;
@@ -392,3 +400,16 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 export type { JsonObject };
+
+/** A door's session and agent, when a refusal is known to come from them. */
+export interface Who {
+  session?: Digest;
+  agent?: string;
+}
+
+function whoFields(who: Who): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (who.session !== undefined) out.session = who.session;
+  if (who.agent !== undefined) out.agent = who.agent;
+  return out;
+}

@@ -4,7 +4,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe, cloakpipeAsync } from '../helpers/cli.js';
 import { canary } from '../helpers/capture.js';
@@ -150,6 +150,34 @@ test('bearer tokens: 401 with RFC 9728 metadata, each session bound to its agent
   const agents = entries(g.home).filter((e) => e.kind === 'decision').map((e) => e.agent);
   assert.deepEqual(agents, ['bob', 'alice']);
   assert.ok(!g.stderr().includes(alice) && !g.stderr().includes(bob));
+});
+
+test("a token holder's refusals outside a decision are tied to it: malformed and oversize bodies, a fail_closed, each entry with its session and agent", async () => {
+  const alice = 'tok-alice-0123456789abcdef';
+  const t = writeFiles({ tokens: `${alice} alice\n`, 'p.cedar': PERMIT });
+  const g = await gate({ policy: t['p.cedar'], flags: ['--auth-token-file', t.tokens, '--max-body', '2048'] });
+  const auth = { Authorization: `Bearer ${alice}` };
+  const sid = await rawSession(g.url, auth);
+  const h = { ...auth, 'Mcp-Session-Id': sid, Accept: 'application/json' };
+  assert.ok((await (await post(g.url, call(2, 'read_graph', {}), h)).json()).result);
+  assert.equal((await post(g.url, '{"jsonrpc":"2.0","id":3,"id":4,"method":"tools/list"}', h)).status, 400);
+  assert.equal((await post(g.url, call(5, 'search_nodes', { query: 'x'.repeat(4096) }), h)).status, 413);
+  writeFileSync(t['p.cedar'], 'permit (principal, action, resource'); // a broken policy: fail_closed
+  assert.equal((await (await post(g.url, call(6, 'read_graph', {}), h)).json()).error.data.reason, 'fail_closed');
+  assert.equal((await post(g.url, '{"jsonrpc":', auth)).status, 400); // no session named: the token's agent
+  const all = entries(g.home).filter((e) => e.kind === 'decision');
+  const session = all[0].session;
+  assert.equal(typeof session, 'string');
+  assert.deepEqual(
+    all.map((e) => [e.outcome, e.reason ?? null, e.agent, e.session ?? null]),
+    [
+      ['allow', null, 'alice', session],
+      ['refuse', 'duplicate_key', 'alice', session],
+      ['refuse', 'frame_too_large', 'alice', session],
+      ['refuse', 'fail_closed', 'alice', session],
+      ['refuse', 'malformed_json', 'alice', null],
+    ],
+  );
 });
 
 test('a non-loopback --listen without tokens does not start (exit 2)', async () => {
