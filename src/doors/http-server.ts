@@ -216,8 +216,9 @@ export class HttpDoor {
       return null;
     }
     const sid = randomBytes(32).toString('base64url');
-    const taskAgent = context?.get().task.agent;
-    const agent = principal?.agent ?? this.o.agent ?? (typeof taskAgent === 'string' ? taskAgent : undefined);
+    // A token's agent, else --agent; else the gate takes it from the session's task context at
+    // each decision (it follows a context rewritten for another agent).
+    const agent = principal?.agent ?? this.o.agent;
     let gateSession;
     this.opening++;
     try {

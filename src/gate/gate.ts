@@ -2,7 +2,7 @@
 // session it belongs to; it decides each inside a durable transaction together with the call's
 // effects and its ledger entry, and only then lets the door forward. Any error while deciding
 // or recording refuses the call `fail_closed`.
-import type { ContextSource } from '../contract/context.js';
+import type { ContextSource, TaskContext } from '../contract/context.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { EntryFields, LedgerEntry } from '../ledger/entry.js';
 import { decisionOutcome, type SessionEndReason } from '../core/entries.js';
@@ -70,7 +70,7 @@ export class Gate {
   async openRecordedSession(scope: SessionScope & { digest: Digest }): Promise<GateSession> {
     const session = this.openSession(scope);
     const context = (scope.context ?? this.parts.context).get();
-    await this.record({ kind: 'session', action: 'open', session: scope.digest, agent: scope.agent ?? this.parts.services.agent, task: context.taskId, context_digest: context.digest });
+    await this.record({ kind: 'session', action: 'open', session: scope.digest, agent: this.servicesOf(session, context).agent, task: context.taskId, context_digest: context.digest });
     return session;
   }
 
@@ -127,17 +127,23 @@ export class Gate {
    * as its decision entries are. Empty for the gate's own session (stdio), as before.
    */
   whoOf(session: GateSession): Who {
-    return session.scope.digest === undefined ? {} : { session: session.scope.digest, agent: this.servicesOf(session).agent };
+    if (session.scope.digest === undefined) return {};
+    return { session: session.scope.digest, agent: this.servicesOf(session, (session.scope.context ?? this.parts.context).get()).agent };
   }
 
-  /** The services a session's calls are decided with: the gate's, with the session's own agent
-   *  when it has one (built once per session, not per call). */
+  /**
+   * The services a session's calls are decided with: the gate's, with the session's own agent
+   * (a token's), else, without --agent, the agent the task context names now, so that a context
+   * rewritten for another agent is decided as that agent (built again only when it changes).
+   */
   private readonly sessionServices = new WeakMap<GateSession, GateServices>();
-  private servicesOf(session: GateSession): GateServices {
-    const agent = session.scope.agent;
-    if (agent === undefined) return this.parts.services;
+  private servicesOf(session: GateSession, context: TaskContext): GateServices {
+    const base = this.parts.services;
+    const named = context.task.agent;
+    const agent = session.scope.agent ?? (base.agentFromTask ? (typeof named === 'string' ? named : 'agent') : base.agent);
+    if (agent === base.agent) return base;
     let services = this.sessionServices.get(session);
-    if (!services) this.sessionServices.set(session, (services = { ...this.parts.services, agent }));
+    if (services?.agent !== agent) this.sessionServices.set(session, (services = { ...base, agent }));
     return services;
   }
 
@@ -253,7 +259,7 @@ export class Gate {
         const now = this.clock();
         const { scope } = session;
         const context = (scope.context ?? parts.context).get();
-        const services = this.servicesOf(session);
+        const services = this.servicesOf(session, context);
         const rules = parts.rules.current();
         const taskCall: Call = Object.assign({}, call, { taskId: context.taskId }); // not a spread: see ledger.appendInTx
         decision = decide(taskCall, { manifest: rules.manifest, policy: rules.policy, context, services, session, now });

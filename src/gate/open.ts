@@ -88,6 +88,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   const agentFromTask = context.get().task.agent;
   const services: GateServices = {
     agent: cfg.agent ?? (typeof agentFromTask === 'string' ? agentFromTask : 'agent'),
+    agentFromTask: cfg.agent === undefined,
     mode: cfg.mode,
     rates: store.rates,
     operations: ops.operations,

@@ -32,7 +32,10 @@ export interface AdmissionService {
 }
 
 export interface GateServices {
+  /** The Cedar principal and the entries' `agent`: --agent, else the task's `task.agent`, else 'agent'. */
   agent: string;
+  /** No --agent: the agent is the task context's `task.agent` at each decision (product.md 4: the context is re-read when it changes). */
+  agentFromTask?: boolean;
   mode: Mode;
   rates: RateService;
   /** Operations of write tools (operations/): absent → write calls refuse fail_closed. */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe, makeHome, PERMIT_ALL, tempDir, writeFiles } from '../helpers/cli.js';
-import { arrived, call, decisions, desk, DESK_MANIFEST, ledgerOf, openDesk, summary } from '../helpers/support-desk.js';
+import { arrived, call, decisions, desk, DESK_MANIFEST, ledgerOf, openDesk, rewriteContext, summary } from '../helpers/support-desk.js';
 
 const CUSTOMER = { customer_id: 'C000042' };
 
@@ -123,6 +123,38 @@ test('a tier rule: a standard task is refused with the policy id, a premium task
       ['T-11', 'allow', null, ['refund-premium']],
     ],
   );
+});
+
+test("the principal is the task context's task.agent at each decision: a context rewritten for another agent is decided and recorded as that agent; --agent overrides it", async () => {
+  const policy = '@id("alice-only")\npermit (principal == Agent::"alice", action, resource);\n';
+  const d = desk({ policy, contexts: { t: { task: { id: 'T-50', agent: 'alice' } } } });
+  const s = await openDesk(d, 't');
+  try {
+    assert.equal(summary(await call(s, 'lookup_customer', CUSTOMER)), 'ok');
+    rewriteContext(d, 't', { task: { id: 'T-50', agent: 'mallory' } });
+    assert.equal(summary(await call(s, 'lookup_customer', CUSTOMER)), 'policy_denied: no policy permits this call');
+    rewriteContext(d, 't', { task: { id: 'T-50' } }); // no agent named: the default principal
+    assert.equal(summary(await call(s, 'lookup_customer', CUSTOMER)), 'policy_denied: no policy permits this call');
+  } finally {
+    await s.close();
+  }
+  rewriteContext(d, 't', { task: { id: 'T-50', agent: 'mallory' } });
+  const fixed = await openDesk(d, 't', ['--agent', 'alice']);
+  try {
+    assert.equal(summary(await call(fixed, 'lookup_customer', CUSTOMER)), 'ok', '--agent is the principal whatever the task says');
+  } finally {
+    await fixed.close();
+  }
+  assert.deepEqual(
+    decisions(d.home).map((e) => [e.agent, e.outcome]),
+    [
+      ['alice', 'allow'],
+      ['mallory', 'refuse'],
+      ['agent', 'refuse'],
+      ['alice', 'allow'],
+    ],
+  );
+  assert.equal(arrived(d, 'lookup_customer').length, 2);
 });
 
 test('permit-all: every declared call reaches its tool', async () => {
