@@ -128,7 +128,15 @@ export class Gate {
    */
   whoOf(session: GateSession): Who {
     if (session.scope.digest === undefined) return {};
-    return { session: session.scope.digest, agent: this.servicesOf(session, (session.scope.context ?? this.parts.context).get()).agent };
+    let context: TaskContext | undefined;
+    try {
+      context = (session.scope.context ?? this.parts.context).get();
+    } catch {
+      // A context that does not load is often why the call is refused: the refusal is still
+      // recorded, with the agent the session had before.
+    }
+    const agent = context ? this.servicesOf(session, context).agent : (session.scope.agent ?? this.sessionServices.get(session)?.agent ?? this.parts.services.agent);
+    return { session: session.scope.digest, agent };
   }
 
   /**

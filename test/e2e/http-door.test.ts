@@ -180,6 +180,24 @@ test("a token holder's refusals outside a decision are tied to it: malformed and
   );
 });
 
+test('a task context that stops loading mid-session: the call is fail_closed, and its entry still names the session and the agent', async () => {
+  const t = writeFiles({ 'c.json': JSON.stringify({ task: { id: 'T-7', agent: 'carol' } }) });
+  const g = await gate({ flags: ['--context', t['c.json']] });
+  const sid = await rawSession(g.url);
+  const h = { 'Mcp-Session-Id': sid, Accept: 'application/json' };
+  assert.ok((await (await post(g.url, call(2, 'read_graph', {}), h)).json()).result);
+  writeFileSync(t['c.json'], '{"task":');
+  assert.equal((await (await post(g.url, call(3, 'read_graph', {}), h)).json()).error.data.reason, 'fail_closed');
+  const all = entries(g.home).filter((e) => e.kind === 'decision');
+  assert.deepEqual(
+    all.map((e) => [e.outcome, e.agent, e.session === all[0].session]),
+    [
+      ['allow', 'carol', true],
+      ['refuse', 'carol', true],
+    ],
+  );
+});
+
 test('a non-loopback --listen without tokens does not start (exit 2)', async () => {
   const r = await cloakpipeAsync(['http-proxy', '--home', makeHome(), '--manifest', files['m.yaml'], '--policy', files['p.cedar'], '--listen', '0.0.0.0:0', '--', process.execPath, MEMORY]);
   assert.equal(r.status, 2);
