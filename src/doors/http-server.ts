@@ -13,6 +13,7 @@ import type { JsonObject } from '../core/json.js';
 import type { RefusalCode } from '../core/refusal.js';
 import type { SessionEndReason } from '../core/entries.js';
 import type { Gate, Who } from '../gate/gate.js';
+import type { GateSession } from '../gate/session.js';
 import { Relay } from './relay.js';
 import type { Transport } from './transport.js';
 import { HttpSessionTransport } from './http.js';
@@ -63,8 +64,8 @@ interface Session {
   transport: HttpSessionTransport;
   relay: Relay;
   principal: Principal | null;
-  /** Whom its refusals are tied to in the ledger: its digest and agent. */
-  who: Who;
+  /** Its gate session: whom its refusals are tied to in the ledger (its digest and agent). */
+  gate: GateSession;
   idle: NodeJS.Timeout | undefined;
   done: Promise<void>;
 }
@@ -166,7 +167,7 @@ export class HttpDoor {
     // A body refused before it is read is still tied to whoever sent it: the session it names
     // (when the sender may use it), else the token's agent.
     const named = this.sessions.get(header(req, 'mcp-session-id') ?? '');
-    const who: Who = named && (!named.principal || named.principal.agent === principal?.agent) ? named.who : principal ? { agent: principal.agent } : {};
+    const who: Who = named && (!named.principal || named.principal.agent === principal?.agent) ? this.o.gate.whoOf(named.gate) : principal ? { agent: principal.agent } : {};
     const body = await readBody(req, this.o.maxBodyBytes);
     if (body === null) return this.refuse(res, 413, 'frame_too_large', `body longer than ${this.o.maxBodyBytes} bytes`, new Uint8Array(), null, who, true);
     let msg: RpcMessage;
@@ -243,7 +244,7 @@ export class HttpDoor {
       requestTimeoutMs: this.o.gate.callTimeoutMs,
       listUndeclared: this.o.listUndeclared === true,
     });
-    const s: Session = { id: sid, transport, relay, principal, who: this.o.gate.whoOf(gateSession), idle: undefined, done: Promise.resolve() };
+    const s: Session = { id: sid, transport, relay, principal, gate: gateSession, idle: undefined, done: Promise.resolve() };
     s.done = relay.run().then(
       () => undefined,
       (e: Error) => this.o.say(`a session's upstream did not start: ${e.message}`),
