@@ -115,7 +115,13 @@ export function serverNames(cfg: HostConfig): string[] | undefined {
 
 function readRecord(path: string): Record_ | undefined {
   if (!existsSync(path)) return undefined;
-  return JSON.parse(readFileSync(path, 'utf8')) as Record_;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record_;
+  } catch (e) {
+    // V8's message quotes the text near the fault, and a record holds the entries' env values.
+    if (e instanceof SyntaxError) throw new SyntaxError(`${path} is not valid JSON`);
+    throw e;
+  }
 }
 
 /** A digest of a remote entry's headers: tells two entries apart without keeping a value. */

@@ -230,6 +230,17 @@ test('--mode does not switch an entry that is not the one wrap wrote; an entry t
   assert.equal(r.status, 1, r.stderr);
   assert.equal(r.stderr, `cloakpipe wrap: ${path}: "everything": left in shadow mode, not switched to enforce: ${recordPath} has no record of how it was wrapped (by hand, or with another --home?); set its --mode by hand\n`);
   assert.equal(readFileSync(path, 'utf8'), shadow);
+
+  // A record that is not JSON is named, never quoted: V8's parse message quotes the text near
+  // the fault, and a record holds the entries' env values (run() fails on output with the canary).
+  writeFileSync(recordPath, `${CANARY} ${record}`);
+  r = run(w, 'wrap', ['--mode', 'enforce']);
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /wrapped\.json is not valid JSON/);
+  r = run(w, 'unwrap');
+  assert.notEqual(r.status, 0, r.stderr);
+  assert.match(r.stderr, /wrapped\.json is not valid JSON/);
+  assert.equal(readFileSync(path, 'utf8'), shadow);
   writeFileSync(recordPath, record);
 
   // Switched by hand in the config (or a crash after the config, before the record): unwrap restores.
