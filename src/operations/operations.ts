@@ -12,39 +12,14 @@
 //   unknown | pending(dead owner) ──reconcile──► succeeded | failed   (operator; not-executed → failed)
 // Each attempt is numbered: a settle or fail for an attempt that is no longer the pending one
 // (late answer, another gate's start-up already declared it unknown) changes nothing.
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { JsonValue } from '../core/json.js';
 import { outcomeOf, type UpstreamReply } from '../core/outcome.js';
 import { StoreError, type Operation, type OperationState, type OperationsPort } from '../store/ports.js';
+import { THIS_GATE, ownerAlive } from './owner.js';
 
 export { OPERATION_STATES, type Operation, type OperationState } from '../store/ports.js';
 export type ReconcileOutcome = 'succeeded' | 'failed' | 'not-executed';
-
-/** This process, as the owner of the operations it starts: host, pid and a per-process nonce. */
-export const THIS_GATE = `${hostname()}/${process.pid}/${randomBytes(6).toString('hex')}`;
-
-/** Does `owner` name a process on this host (whose liveness this host can tell)? */
-export function ownerOnThisHost(owner: string | null): boolean {
-  const m = owner ? /^(.*)\/([0-9]+)\/([0-9a-f]+)$/.exec(owner) : null;
-  return !!m && m[1] === hostname();
-}
-
-/** Is the gate that owns a pending operation still running? Unknown hosts count as gone. */
-export function ownerAlive(owner: string | null): boolean {
-  if (!owner) return false;
-  if (owner === THIS_GATE) return true;
-  const m = /^(.*)\/([0-9]+)\/([0-9a-f]+)$/.exec(owner);
-  if (!m || m[1] !== hostname()) return false;
-  const pid = Number(m[2]);
-  if (pid === process.pid) return false; // an earlier process that had our pid
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { THIS_GATE, ownerAlive, ownerOnThisHost } from './owner.js';
 
 export class Operations {
   constructor(

@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { spawn } from 'node:child_process';
 import { cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
 import { Operations } from '../../src/operations/operations.js';
 import { openHome } from '../../src/home/open.js';
@@ -11,6 +13,7 @@ import { readEntries } from '../../src/ledger/ledger.js';
 import { verifyEntrySignature } from '../../src/ledger/entry.js';
 import { loadPublicKey } from '../../src/ledger/keys.js';
 import { operationDigest } from '../../src/operations/operation-id.js';
+import { processStart } from '../../src/operations/owner.js';
 
 const FP = 'sha256:' + 'd'.repeat(64);
 
@@ -85,4 +88,34 @@ test('ops reconcile: state and a signed operator entry together; only unknown or
   assert.equal(ops[0].state_before, 'unknown');
   assert.equal(ops[1].outcome, 'not-executed');
   assert.ok(!JSON.stringify(entries).includes('op-unknown'), 'ids appear as digests only');
+});
+
+test('ops reconcile: a pending whose pid now belongs to another process is orphaned; its live owner is not', async () => {
+  // A live process (a stand-in for a pid reused after the owning gate died or the host rebooted).
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  try {
+    await new Promise((r) => child.once('spawn', r));
+    const pid = child.pid!;
+    const start = processStart(pid);
+    assert.ok(start, 'this host has /proc');
+    const home = makeHome();
+    const h = openHome({ home });
+    const [boot, ticks] = start.split('.');
+    const owners = {
+      'op-reused': `${hostname()}/${pid}/${boot}.${Number(ticks) + 1}/ab`,
+      'op-other-boot': `${hostname()}/${pid}/${'0'.repeat(8)}-0000-0000-0000-${'0'.repeat(12)}.${ticks}/ab`,
+      'op-live': `${hostname()}/${pid}/${start}/ab`,
+    };
+    for (const [id, owner] of Object.entries(owners)) new Operations(h.store.operations, owner).begin(id, FP, 'write_note', Date.now());
+    h.close();
+    for (const id of ['op-reused', 'op-other-boot']) {
+      const r = cloakpipe(['ops', 'reconcile', id, '--outcome', 'not-executed', '--home', home]);
+      assert.equal(r.status, 0, `${id}: ${r.stderr}`);
+    }
+    const live = cloakpipe(['ops', 'reconcile', 'op-live', '--outcome', 'not-executed', '--home', home]);
+    assert.equal(live.status, 1);
+    assert.match(live.stderr, /in flight on a running gate/);
+  } finally {
+    child.kill('SIGKILL');
+  }
 });

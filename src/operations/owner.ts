@@ -1,0 +1,58 @@
+// Who owns a `pending` operation, and whether that gate still runs. An owner names its host, its
+// pid, when that process started, and a per-process nonce: `host/pid/start/nonce`. The pid alone
+// is not enough: after a reboot (or on a busy host) the pid of a dead gate is reused by another
+// process, and a pending left by the dead gate would stay pending for good, with `ops reconcile`
+// refusing it as "in flight on a running gate". The start (the kernel's boot id and the process's
+// start time since boot, both from /proc) tells the two apart. Where /proc is absent the start is
+// `-` and only the pid is checked, as owners of the older `host/pid/nonce` form are.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+
+const OWNER = /^(.*)\/([0-9]+)\/(?:([0-9a-f-]+\.[0-9]+|-)\/)?([0-9a-f]+)$/;
+
+let bootId: string | null | undefined;
+
+/** `BOOTID.STARTTIME` of a process on this host, or null when /proc cannot tell (gone, or no /proc). */
+export function processStart(pid: number): string | null {
+  try {
+    if (bootId === undefined) bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    if (!bootId) return null;
+    // Field 22 of stat is the start time; the command name (field 2) may hold spaces and
+    // parentheses, so count from the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return start && /^[0-9]+$/.test(start) ? `${bootId}.${start}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** This process, as the owner of the operations it starts. */
+export const THIS_GATE = `${hostname()}/${process.pid}/${processStart(process.pid) ?? '-'}/${randomBytes(6).toString('hex')}`;
+
+/** Does `owner` name a process on this host (whose liveness this host can tell)? */
+export function ownerOnThisHost(owner: string | null): boolean {
+  const m = owner ? OWNER.exec(owner) : null;
+  return !!m && m[1] === hostname();
+}
+
+/** Is the gate that owns a pending operation still running? Unknown hosts count as gone. */
+export function ownerAlive(owner: string | null): boolean {
+  if (!owner) return false;
+  if (owner === THIS_GATE) return true;
+  const m = OWNER.exec(owner);
+  if (!m || m[1] !== hostname()) return false;
+  const pid = Number(m[2]);
+  if (pid === process.pid) return false; // an earlier process that had our pid
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  // A process runs under that pid; it is the owner only if it started when the owner did.
+  const start = m[3];
+  if (start === undefined || start === '-') return true;
+  const now = processStart(pid);
+  return now === null ? true : now === start;
+}
