@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { atomicWrite, realTarget } from '../util/atomic-write.js';
+import { backup } from './backup.js';
 import { unifiedDiff } from '../util/text-diff.js';
 import { buildManifest } from '../contract/manifest.js';
 import { draftFromTools } from './draft.js';
@@ -149,15 +150,6 @@ function readText(cfg: HostConfig): string | undefined {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;
   }
-}
-
-function backup(homeDir: string, path: string, text: string): string {
-  const dir = join(homeDir, 'backups');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const file = join(dir, `${path.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+/, '')}.${stamp}`);
-  atomicWrite(file, text, 0o600);
-  return file;
 }
 
 /** Replace the config unless someone else wrote it since it was read (a host saving its own settings). */

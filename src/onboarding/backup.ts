@@ -1,0 +1,24 @@
+// A copy of a host's config, kept in the home before wrap or unwrap rewrites it. Named by the
+// config's path and the instant; two rewrites within one millisecond (wrap, then unwrap, in a
+// script) must not share a name, or the second copy would replace the first and the original
+// config would be gone. The name is claimed with an exclusive create before the copy is written.
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { atomicWrite } from '../util/atomic-write.js';
+
+export function backup(homeDir: string, path: string, text: string, now = new Date()): string {
+  const dir = join(homeDir, 'backups');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const base = join(dir, `${path.replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^_+/, '')}.${now.toISOString().replace(/[:.]/g, '-')}`);
+  for (let n = 0; ; n++) {
+    const file = n === 0 ? base : `${base}.${n}`;
+    try {
+      closeSync(openSync(file, 'wx', 0o600));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw e;
+    }
+    atomicWrite(file, text, 0o600);
+    return file;
+  }
+}
