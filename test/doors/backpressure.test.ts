@@ -37,6 +37,26 @@ test('a flooding host and a slow upstream: calls in flight stay within --max-in-
   assert.equal(await gate.end(), 0);
 });
 
+test('without --max-in-flight the bound is 256: an upstream holding every call it gets holds 256', async () => {
+  const f = writeFiles({ 'm.yaml': 'version: 1\nrelease: flood@1\ntools:\n  gather: { effect: read, arguments: {} }\n', 'p.cedar': PERMIT_ALL });
+  const peakFile = join(tempDir(), 'peak');
+  const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PEAK_FILE: peakFile } });
+  await gate.initialize();
+  const N = 300;
+  let flood = '';
+  for (let i = 0; i < N; i++) flood += JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'gather', arguments: {} } }) + '\n';
+  gate.send(flood);
+  const answered = new Set<number>();
+  for (let i = 0; i < N; i++) {
+    const r = await gate.next();
+    assert.equal(r.result?.content?.[0]?.text, 'gathered', JSON.stringify(r.error));
+    answered.add(r.id);
+  }
+  assert.equal(answered.size, N);
+  assert.equal(Number(readFileSync(peakFile, 'utf8')), 256);
+  assert.equal(await gate.end(), 0);
+});
+
 test('--max-in-flight must be a positive integer', async () => {
   const { cloakpipe } = await import('../helpers/cli.js');
   const r = cloakpipe(['mcp-proxy', '--manifest', 'm', '--policy', 'p', '--max-in-flight', '0', '--', 'true']);

@@ -63,6 +63,28 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
+test('SIGTERM with a write call that never ends: past the 5 s grace it is outcome unknown, recorded before the shutdown, exit 0', async () => {
+  const home = makeHome();
+  const pidFile = join(tempDir(), 'pid');
+  const m = writeFiles({ 'm.yaml': 'version: 1\nrelease: end@1\ntools:\n  hang: { effect: write, arguments: {} }\n' })['m.yaml'];
+  const gate = new RawGate({ home, manifest: m, policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile } });
+  await gate.initialize();
+  gate.send('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hang","arguments":{}}}\n');
+  while (ledger(home).filter((e) => e.kind === 'decision').length === 0) await new Promise((r) => setTimeout(r, 20));
+  gate.child.kill('SIGTERM');
+  const r = await gate.next(15_000);
+  assert.equal(r.id, 1);
+  assert.equal(r.error?.code, -32003, JSON.stringify(r));
+  assert.match(r.error?.message, /outcome unknown/);
+  assert.equal(await gate.exited, 0);
+  assert.equal(alive(Number(readFileSync(pidFile, 'utf8'))), false, 'no orphan');
+  const entries = ledger(home);
+  assert.deepEqual(entries.slice(-2).map((e) => e.kind), ['result', 'shutdown']);
+  assert.equal(entries.at(-2).outcome, 'unknown');
+  const ops = JSON.parse(cloakpipe(['ops', 'list', '--json', '--home', home]).stdout);
+  assert.equal(ops.state, 'unknown', 'the operation is unknown: a retry must be reconciled first');
+});
+
 /** Watchdogs (doors/upstream/orphan-watch.ts) still running for the upstream `pid`. */
 function watchdogsOf(pid: number): number[] {
   const found: number[] = [];

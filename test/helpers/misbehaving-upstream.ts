@@ -4,6 +4,8 @@
 // it answer, unasked, the id after the last tools/call it saw (a made-up "success").
 // $KEEP_ALIVE: it stays after its stdin ends; $IGNORE_SIGTERM: it stays after SIGTERM too.
 // Tool `slow` answers after 100 ms; the most calls it ever held unanswered goes to $PEAK_FILE.
+// Tool `gather` holds its calls until none has come for 500 ms, then answers them all: what it
+// held at most (goes to $PEAK_FILE too) is what the gate let through at once.
 // Tool `same_task` answers every call with the same task (id task-reused), whose tasks/result
 // is a result with the canary. Tool `cancelled_task` answers with task `task-<how>` (its `how`
 // argument), which the server reports cancelled in one of the ways MCP has: a status notification
@@ -36,7 +38,7 @@ process.on('SIGTERM', () => {
   process.exit(0);
 });
 
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count', 'failed_task', 'fetched_count', 'failed_silent', 'late_task'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count', 'failed_task', 'fetched_count', 'failed_silent', 'late_task', 'gather'];
 const heldCancels = new Map<string, unknown>(); // task id → the id of its tasks/cancel, answered late
 let lasting = 0;
 let fetched = 0;
@@ -46,6 +48,8 @@ const task = (taskId: string, status: string) => {
 };
 let outstanding = 0;
 let peak = 0;
+const gathered: unknown[] = [];
+let gatherTimer: NodeJS.Timeout | undefined;
 if (process.env.KEEP_ALIVE) setInterval(() => undefined, 1 << 30);
 
 createInterface({ input: process.stdin }).on('line', (line) => {
@@ -130,6 +134,12 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         outstanding--;
         out(ok(id, 'slow') + '\n');
       }, 100);
+    case 'gather':
+      gathered.push(id);
+      peak = Math.max(peak, gathered.length);
+      if (process.env.PEAK_FILE) writeFileSync(process.env.PEAK_FILE, String(peak));
+      clearTimeout(gatherTimer);
+      return void (gatherTimer = setTimeout(() => out(gathered.splice(0).map((g) => ok(g, 'gathered') + '\n').join('')), 500));
     default:
       return out(ok(id, 'ok') + '\n');
   }
