@@ -300,8 +300,12 @@ test('only the headers the model API needs reach it; the API key does', async ()
   const h = fake.seen.at(-1)!.headers;
   assert.equal(h.authorization, 'Bearer sk-test-agent-key-0123456789');
   for (const gone of ['cookie', 'proxy-authorization', 'cloakpipe-approval']) assert.equal(h[gone], undefined, gone);
-  await turn(gate.url, 'anthropic', { text: 'hi' }, false);
+  // A beta flag reaches the API: what a beta adds comes back as blocks the gate reads or refuses
+  // (ADR 062), and the requests that would have the API run tools itself are refused.
+  await turn(gate.url, 'anthropic', { text: 'hi' }, false, { 'anthropic-beta': 'token-efficient-tools-2025-02-19', 'X-Other': 'kept-here' });
   const a = fake.seen.at(-1)!.headers;
+  assert.equal(a['anthropic-beta'], 'token-efficient-tools-2025-02-19');
+  assert.equal(a['x-other'], undefined);
   // This SDK sends its key as a bearer token (older ones as x-api-key): whichever it is, it arrives.
   assert.match(String(a['x-api-key'] ?? a.authorization), /sk-test-agent-key-0123456789$/);
   assert.match(String(a['anthropic-version']), /^\d{4}-\d{2}-\d{2}$/);
