@@ -22,6 +22,8 @@ export interface Draft {
 
 const TOOL_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,127}$/; // the manifest's name rule
 const ANNOTATION_KEYWORDS = new Set(['title', 'description', 'default', 'examples', '$comment', '$schema', '$id', 'readOnly', 'writeOnly', 'deprecated']);
+/** Keywords of a tool's whole inputSchema the draft turns into rules (or are annotations). */
+const INPUT_SCHEMA_HELD = new Set([...ANNOTATION_KEYWORDS, 'type', 'properties', 'required', 'additionalProperties']);
 const OPERATION_ID_NAMES = /^(idempotency[_-]?key|operation[_-]?id|request[_-]?id|client[_-]?request[_-]?id|dedup(e|lication)?[_-]?(key|id))$/i;
 
 type Schema = Record<string, unknown>;
@@ -209,8 +211,9 @@ export function draftFromTools(tools: readonly ListedTool[], opts: DraftOptions)
     for (const r of req) if (!(r in props)) toolNotes.push(`required ${r} has no property schema; declared without rules`), argLines.push(`      ${key(r)}: { required: true }`);
     if (schema.additionalProperties !== undefined && schema.additionalProperties !== false)
       toolNotes.push(`additionalProperties ${oneLine(JSON.stringify(schema.additionalProperties))}: the server takes arguments it does not name; the gate refuses every argument the manifest does not declare`);
-    for (const k of ['anyOf', 'oneOf', 'allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies', 'patternProperties', 'propertyNames', 'minProperties', 'maxProperties', '$ref', '$defs', 'definitions'])
-      if (schema[k] !== undefined) toolNotes.push(`inputSchema ${k} has no v1 rule; left unchecked`);
+    if (schema.type !== undefined && schema.type !== 'object') toolNotes.push(`inputSchema type ${oneLine(JSON.stringify(schema.type))} is not "object"; the gate takes named arguments only`);
+    // Every other keyword of the whole schema, known to JSON Schema or not, is named.
+    for (const k of Object.keys(schema)) if (!INPUT_SCHEMA_HELD.has(k)) toolNotes.push(`inputSchema ${oneLine(k)} has no v1 rule; left unchecked`);
     if (toolNotes.length) lines.push(...toolNotes.map((n) => `    # v1 cannot hold: ${oneLine(n)}`));
     lines.push(argLines.length ? '    arguments:' : '    arguments: {}', ...argLines);
     body.push(...lines);

@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { EVERYTHING, FILESYSTEM, MEMORY, cloakpipe, helperScript, makeHome, tempDir } from '../helpers/cli.js';
 import { startGate } from '../helpers/gate.js';
+import { draftFromTools } from '../../src/onboarding/draft.js';
 
 function draft(server: string[], extra: string[] = []) {
   const dir = tempDir('cloakpipe-draft-');
@@ -217,4 +218,21 @@ test('a server that never answers tools/list is reported within --timeout, exit 
   const r = cloakpipe(['manifest', 'draft', '--timeout', '2s', '--', process.execPath, '-e', 'setInterval(() => {}, 1000)'], { timeout: 30_000 });
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /did not answer tools\/list within 2000 ms/);
+});
+
+test('every keyword of a whole inputSchema that v1 cannot hold is named, known to JSON Schema or not', () => {
+  const d = draftFromTools(
+    [
+      {
+        name: 'search',
+        annotations: { readOnlyHint: true },
+        inputSchema: { type: 'object', title: 'Search', properties: { q: { type: 'string' } }, minProperties: 1, unevaluatedProperties: false, 'x-vendor': { strict: true }, anyOf: [{ required: ['q'] }], $defs: {} },
+      },
+      { name: 'odd', annotations: { readOnlyHint: true }, inputSchema: { type: 'array' } },
+    ],
+    { release: 'k@1', source: 'test' },
+  );
+  for (const k of ['minProperties', 'unevaluatedProperties', 'x-vendor', 'anyOf', '\\$defs']) assert.match(d.manifest, new RegExp(`# v1 cannot hold: inputSchema ${k} has no v1 rule`), k);
+  assert.match(d.manifest, /# v1 cannot hold: inputSchema type "array" is not "object"/);
+  for (const held of ['title', 'type', 'properties']) assert.doesNotMatch(d.manifest, new RegExp(`inputSchema ${held} has no v1 rule`), held);
 });
