@@ -34,14 +34,15 @@ export function isReservedKey(key: string): boolean {
 }
 
 /** The Tool entity's attributes, with defaults: approval "none"; a tool that declares no ceiling
- *  accepts everything up to the highest label; a tool that declares no result label returns the
- *  lowest (its results do not raise the session). */
+ *  accepts the lowest label, the ceiling the flow check enforces for it (ADR 003, ADR 063): a
+ *  policy reads what the gate does; a tool that declares no result label returns the lowest
+ *  (its results do not raise the session). */
 export function toolAttributes(manifest: Manifest, decl: ToolDecl): { effect: string; approval: string; accepts: string; returns: string } {
   const labels = manifest.labels;
   return {
     effect: decl.effect,
     approval: decl.approval ?? 'none',
-    accepts: decl.accepts ?? labels[labels.length - 1],
+    accepts: decl.accepts ?? labels[0],
     returns: decl.returns ?? labels[0],
   };
 }

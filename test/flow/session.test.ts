@@ -7,6 +7,7 @@ import { buildManifest } from '../../src/contract/manifest.js';
 import { buildContext, NO_CONTEXT } from '../../src/contract/context.js';
 import { FlowSession, UNDIGESTIBLE } from '../../src/flow/session.js';
 import { FlowError } from '../../src/flow/labels.js';
+import { toolAttributes } from '../../src/policy/schema.js';
 import { flowAfterReply, flowServerOutput, labelEntry } from '../../src/flow/evidence.js';
 import { digestJson } from '../../src/core/digest.js';
 import type { JsonValue } from '../../src/core/json.js';
@@ -189,4 +190,11 @@ test('unattributed server output: only classify rules apply, and it never lowers
   assert.deepEqual(flowServerOutput(s2, line), { kind: 'label', from: 'public', to: 'restricted', cause: 'classify', digest: digestJson(line) });
   assert.equal(flowServerOutput(s2, 'CONFIDENTIAL'), null);
   assert.equal(s2.label, 'restricted');
+});
+
+test("Cedar is told each tool's ceiling as the flow check enforces it, declared or not (ADR 063)", () => {
+  const loaded = m();
+  const flow = new FlowSession(loaded, NO_CONTEXT);
+  for (const [name, decl] of Object.entries(loaded.manifest.tools)) assert.equal(toolAttributes(loaded.manifest, decl).accepts, flow.ceilingOf(name), name);
+  assert.equal(flow.ceilingOf('echo'), 'public');
 });

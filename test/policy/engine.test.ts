@@ -52,7 +52,7 @@ test('the tool entity carries manifest attributes with defaults', () => {
   const e = loadPolicy(
     SMALL,
     `@id("shape") permit(principal, action, resource) when {
-       resource.approval == "none" && resource.accepts == "restricted" && resource.returns == "confidential" && resource.effect == "read" };
+       resource.approval == "none" && resource.accepts == "public" && resource.returns == "confidential" && resource.effect == "read" };
      @id("send") permit(principal, action, resource) when {
        resource.approval == "required" && resource.accepts == "internal" && resource.returns == "public" && resource.effect == "write" };`,
   );
