@@ -84,25 +84,62 @@ test('mcp-proxy --upstream-header-file: the headers reach every upstream request
   for (const [where, text] of Object.entries(outputs)) for (const s of [TOKEN, KEY]) assert.ok(!text.includes(s), `${where} holds a credential`);
 });
 
-test('http-proxy --upstream-header-file: the headers go upstream, the host never sees them', async () => {
+test('http-proxy --upstream-header-file: the headers go upstream, and to no command line, log, span, entry or answer', async () => {
   const raw = await startRawUpstream();
   const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  const file = headerFile(`Authorization: Bearer ${TOKEN}\n`);
-  const g = await startHttpGate({ home: makeHome(), manifest: files['m.yaml'], policy: files['p.cedar'], flags: ['--upstream-url', raw.url, '--upstream-header-file', file], upstream: [] }).catch(async (e) => {
+  const home = makeHome();
+  const spans = join(tempDir(), 'spans.jsonl');
+  const file = headerFile(`Authorization: Bearer ${TOKEN}\nX-Api-Key: ${KEY}\n`);
+  const g = await startHttpGate({
+    home,
+    manifest: files['m.yaml'],
+    policy: files['p.cedar'],
+    flags: ['--upstream-url', raw.url, '--upstream-header-file', file, '--call-timeout', '60s'],
+    upstream: [],
+    env: { CLOAKPIPE_TEST_SPANS: spans },
+    node: ['--import', pathToFileURL(helperScript('otel-preload.js')).href],
+  }).catch(async (e) => {
     await raw.close();
     throw e;
   });
+  const answers: string[] = [];
   try {
+    const cmdline = readFileSync(`/proc/${g.child.pid}/cmdline`, 'latin1');
+    assert.ok(cmdline.includes(file));
+    for (const s of [TOKEN, KEY]) assert.ok(!cmdline.includes(s), 'a credential on the command line');
+    // What the host's HTTP exchange carries, headers included.
     const c = await httpClient(g.url);
-    const r = await c.callTool({ name: 'ok', arguments: {} });
-    assert.ok(!JSON.stringify(r).includes(TOKEN));
+    for (const tool of ['ok', 'ok_sse', 'wrong_type', 'status_500']) {
+      const r = await c.callTool({ name: tool, arguments: {} }).then(
+        (v) => v,
+        (e: Error) => ({ error: e.message }),
+      );
+      answers.push(JSON.stringify(r));
+      if (tool.startsWith('ok')) assert.ok(JSON.stringify(r).includes(`${tool} ${CANARY}`), JSON.stringify(r));
+      else assert.match(JSON.stringify(r), /outcome unknown/);
+    }
     await c.close();
+    const init = await fetch(g.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    answers.push(JSON.stringify([...init.headers]), await init.text());
   } finally {
     assert.equal(await g.stop(), 0);
     await raw.close();
   }
-  assert.ok(raw.seen.length >= 3 && raw.seen.every((r) => r.headers.authorization === `Bearer ${TOKEN}`));
-  assert.ok(!g.stderr().includes(TOKEN));
+  assert.ok(raw.seen.length >= 5);
+  for (const r of raw.seen) {
+    assert.equal(r.headers.authorization, `Bearer ${TOKEN}`);
+    assert.equal(r.headers['x-api-key'], KEY);
+  }
+  const ledger = cloakpipe(['ledger', 'show', '--home', home, '--json']);
+  assert.equal(ledger.status, 0, ledger.stderr);
+  assert.ok(ledger.stdout.includes('"unknown"'), 'the bad answers are entries');
+  assert.ok(existsSync(spans) && readFileSync(spans, 'utf8').length > 0, 'spans were exported');
+  const outputs = { stderr: g.stderr(), home: allBytes(home), ledger: ledger.stdout, spans: readFileSync(spans, 'utf8'), answers: answers.join('\n') };
+  for (const [where, text] of Object.entries(outputs)) for (const s of [TOKEN, KEY]) assert.ok(!text.includes(s), `${where} holds a credential`);
 });
 
 test('--upstream-header-file: a file others can read, a bad line, a reserved name or a header given twice is exit 2, never echoing a value', () => {

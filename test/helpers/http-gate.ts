@@ -20,6 +20,8 @@ export interface HttpGateOptions {
   env?: Record<string, string>;
   /** Replaces `--listen 127.0.0.1:0`. */
   listen?: string;
+  /** Node flags before the CLI (a preload). */
+  node?: string[];
 }
 
 export interface HttpGate {
@@ -36,6 +38,7 @@ export function startHttpGate(o: HttpGateOptions): Promise<HttpGate> {
     'http-proxy',
     ['--home', o.home, '--manifest', o.manifest, '--policy', o.policy, '--listen', o.listen ?? '127.0.0.1:0', ...(o.flags ?? []), '--', ...o.upstream],
     o.env ?? {},
+    o.node,
   );
 }
 
