@@ -34,6 +34,16 @@ function allBytes(dir: string): string {
   return out;
 }
 
+/** Neither credential in the gate's stderr, its home's files, the ledger, the spans or the host's answers. */
+function noCredentialIn(home: string, spans: string, stderr: string, answers: string[]): void {
+  const ledger = cloakpipe(['ledger', 'show', '--home', home, '--json']);
+  assert.equal(ledger.status, 0, ledger.stderr);
+  assert.ok(ledger.stdout.includes('"unknown"'), 'the bad answers are entries');
+  assert.ok(existsSync(spans) && readFileSync(spans, 'utf8').length > 0, 'spans were exported');
+  const outputs = { stderr, home: allBytes(home), ledger: ledger.stdout, spans: readFileSync(spans, 'utf8'), answers: answers.join('\n') };
+  for (const [where, text] of Object.entries(outputs)) for (const s of [TOKEN, KEY]) assert.ok(!text.includes(s), `${where} holds a credential`);
+}
+
 test('mcp-proxy --upstream-header-file: the headers reach every upstream request and no command line, log, span, entry or answer', async () => {
   const raw = await startRawUpstream();
   const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
@@ -76,12 +86,7 @@ test('mcp-proxy --upstream-header-file: the headers reach every upstream request
     assert.equal(r.headers['x-api-key'], KEY);
     assert.equal(r.headers['x-tenant'], 'acme');
   }
-  const ledger = cloakpipe(['ledger', 'show', '--home', home, '--json']);
-  assert.equal(ledger.status, 0, ledger.stderr);
-  assert.ok(ledger.stdout.includes('"unknown"'), 'the bad answers are entries');
-  assert.ok(existsSync(spans) && readFileSync(spans, 'utf8').length > 0, 'spans were exported');
-  const outputs = { stderr: gate.stderr(), home: allBytes(home), ledger: ledger.stdout, spans: readFileSync(spans, 'utf8'), answers: answers.join('\n') };
-  for (const [where, text] of Object.entries(outputs)) for (const s of [TOKEN, KEY]) assert.ok(!text.includes(s), `${where} holds a credential`);
+  noCredentialIn(home, spans, gate.stderr(), answers);
 });
 
 test('http-proxy --upstream-header-file: the headers go upstream, and to no command line, log, span, entry or answer', async () => {
@@ -134,12 +139,7 @@ test('http-proxy --upstream-header-file: the headers go upstream, and to no comm
     assert.equal(r.headers.authorization, `Bearer ${TOKEN}`);
     assert.equal(r.headers['x-api-key'], KEY);
   }
-  const ledger = cloakpipe(['ledger', 'show', '--home', home, '--json']);
-  assert.equal(ledger.status, 0, ledger.stderr);
-  assert.ok(ledger.stdout.includes('"unknown"'), 'the bad answers are entries');
-  assert.ok(existsSync(spans) && readFileSync(spans, 'utf8').length > 0, 'spans were exported');
-  const outputs = { stderr: g.stderr(), home: allBytes(home), ledger: ledger.stdout, spans: readFileSync(spans, 'utf8'), answers: answers.join('\n') };
-  for (const [where, text] of Object.entries(outputs)) for (const s of [TOKEN, KEY]) assert.ok(!text.includes(s), `${where} holds a credential`);
+  noCredentialIn(home, spans, g.stderr(), answers);
 });
 
 test('--upstream-header-file: a file others can read, a bad line, a reserved name or a header given twice is exit 2, never echoing a value', () => {
