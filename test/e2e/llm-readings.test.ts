@@ -13,8 +13,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
-import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
+import type { FakeModel } from '../helpers/fake-model.js';
+import { closeLlmWorld, openLlmWorld, openaiAgent, anthropicAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
 import { anthropicParams, openaiParams, type Format as AnyFormat } from '../helpers/llm-agent.js';
 import { aiSdkTurn } from '../helpers/ai-sdk-agent.js';
 import { langchainTurn } from '../helpers/langchain-agent.js';
@@ -27,16 +27,8 @@ let fake: FakeModel;
 let s: LlmSetup;
 let gate: LlmGate;
 
-before(async () => {
-  fake = await startFakeModel();
-  s = llmSetup();
-  gate = await startLlmGate(s, fake.url);
-});
-
-after(async () => {
-  await gate?.stop();
-  await fake?.close();
-});
+before(async () => void ({ fake, s, gate } = await openLlmWorld()));
+after(() => closeLlmWorld(fake, gate));
 
 /** A call as the agent's SDK hands it over. */
 interface Read {

@@ -9,8 +9,8 @@
 // deltas, streams that stop early, and now and then one of the misleading changes).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
-import { llmSetup, openaiAgent, startLlmGate, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
+import type { FakeModel } from '../helpers/fake-model.js';
+import { closeLlmWorld, openLlmWorld, openaiAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
 import { responsesParams, responsesTurn } from '../helpers/llm-agent.js';
 import { aiSdkTurn } from '../helpers/ai-sdk-agent.js';
 import { langchainTurn } from '../helpers/langchain-agent.js';
@@ -21,16 +21,8 @@ let fake: FakeModel;
 let s: LlmSetup;
 let gate: LlmGate;
 
-before(async () => {
-  fake = await startFakeModel();
-  s = llmSetup();
-  gate = await startLlmGate(s, fake.url);
-});
-
-after(async () => {
-  await gate?.stop();
-  await fake?.close();
-});
+before(async () => void ({ fake, s, gate } = await openLlmWorld()));
+after(() => closeLlmWorld(fake, gate));
 
 test('a function_call_output sent back settles its call once and raises the label; the next proposal is decided under it', async () => {
   const agent = openaiAgent(gate.url);

@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { fixtureFiles, OTEL_PRELOAD, type FixtureFiles } from './cli.js';
 import { spawnDoor, type HttpGate } from './http-gate.js';
+import { startFakeModel, type FakeModel } from './fake-model.js';
 
 export const LLM_MANIFEST = `version: 1
 release: llm-e2e@1
@@ -50,6 +51,18 @@ export function startLlmGate(s: LlmSetup, upstreamUrl: string, flags: string[] =
     { CLOAKPIPE_TEST_SPANS: s.spans },
     o.otel ? OTEL_PRELOAD : [],
   );
+}
+
+/** A test file's fake model API and the gate in front of it. */
+export async function openLlmWorld(flags: string[] = []): Promise<{ fake: FakeModel; s: LlmSetup; gate: LlmGate }> {
+  const fake = await startFakeModel();
+  const s = llmSetup();
+  return { fake, s, gate: await startLlmGate(s, fake.url, flags) };
+}
+
+export async function closeLlmWorld(fake: FakeModel | undefined, gate: LlmGate | undefined): Promise<void> {
+  await gate?.stop();
+  await fake?.close();
 }
 
 export const API_KEY = 'sk-test-agent-key-0123456789';
