@@ -7,6 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { listenLocal } from '../helpers/local-http.js';
 import { startFakeModel, type FakeModel, type Script, type ScriptCall } from '../helpers/fake-model.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import { generateText } from 'ai';
@@ -321,3 +323,21 @@ test('other paths are not served: nothing reaches the model ungated', async () =
   assert.equal(fake.seen.length, before);
 });
 
+
+test('a model API that redirects: the gate does not follow, so the body and the key go nowhere else', async () => {
+  const elsewhere: IncomingHttpHeaders[] = [];
+  const other = await listenLocal(createServer((req, res) => (elsewhere.push(req.headers), res.end('{}'))));
+  const redirecting = await listenLocal(createServer((req, res) => (res.writeHead(307, { location: `${other.url}${req.url}` }), res.end())));
+  const g = await startLlmGate(s, redirecting.url);
+  try {
+    for (const format of ['openai', 'anthropic'] as const) {
+      const sent = format === 'openai' ? openaiAgent(g.url).chat.completions.create(openaiParams({ text: 'hi' }, false)) : anthropicAgent(g.url).messages.create(anthropicParams({ text: 'hi' }, false));
+      await assert.rejects(sent, (e: { status?: number; message?: string }) => e.status === 502 && /redirect, which the gate does not follow/.test(String(e.message)), format);
+    }
+  } finally {
+    await g.stop();
+    await redirecting.close();
+    await other.close();
+  }
+  assert.deepEqual(elsewhere, [], 'nothing reached the address the redirect named');
+});

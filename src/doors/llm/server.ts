@@ -156,9 +156,16 @@ export class LlmDoor {
         headers: forwardedHeaders(req),
         body: new Uint8Array(body),
         signal: AbortSignal.any([abort.signal, AbortSignal.timeout(this.o.streamTimeoutMs)]),
+        // A redirect is not followed: fetch would resend the body and the agent's key (x-api-key
+        // and api-key are not dropped across origins) to wherever Location points.
+        redirect: 'manual',
       });
     } catch {
       return sendJson(res, 502, { error: { message: 'cloakpipe: the model API could not be reached', type: 'upstream_unreachable' } });
+    }
+    if (upstream.status >= 300 && upstream.status <= 399) {
+      void upstream.body?.cancel().catch(() => undefined);
+      return sendJson(res, 502, { error: { message: 'cloakpipe: the model API answered with a redirect, which the gate does not follow: give --upstream-url the address it redirects to', type: 'upstream_redirect' } });
     }
     const headers = responseHeaders(upstream);
     const type = upstream.headers.get('content-type') ?? '';
