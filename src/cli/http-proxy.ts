@@ -9,6 +9,7 @@ import { openGate } from '../gate/open.js';
 import { HttpDoor, PROTOCOL_VERSIONS } from '../doors/http-server.js';
 import { isLoopback, readTokenFile } from '../doors/http-auth.js';
 import { JwtVerifier } from '../doors/http-jwt.js';
+import { isOrigin } from '../doors/http-cors.js';
 import type { Authenticator } from '../doors/http-server.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { upstreamUrlFrom } from './upstream-url.js';
@@ -27,7 +28,13 @@ export const OPTIONS = {
   jwks: { type: 'string', arg: 'FILE', help: 'JWT access tokens (RFC 9068) checked offline against this JWKS file (re-read when it changes); needs --issuer and --audience; the agent is the token\'s sub, else client_id', defaultText: 'none' },
   issuer: { type: 'string', arg: 'ISS', help: "the tokens' required iss" },
   audience: { type: 'string', arg: 'AUD', help: "the tokens' required aud (this resource)" },
-  'allowed-origin': { type: 'string', arg: 'ORIGIN', multiple: true, help: 'a browser origin that may call; any other Origin gets 403', defaultText: 'none' },
+  'allowed-origin': {
+    type: 'string',
+    arg: 'ORIGIN',
+    multiple: true,
+    help: 'a browser origin (scheme://host[:port]) whose pages may call: preflights answered, answers readable (CORS); any other Origin gets 403',
+    defaultText: 'none',
+  },
   'max-sessions': { type: 'string', arg: 'N', default: '64', help: 'open MCP sessions at most (503 beyond)' },
   'session-idle': { type: 'string', arg: 'DURATION', default: '30m', help: 'a session without requests this long ends and its upstream stops' },
   ...TLS_OPTIONS,
@@ -91,6 +98,11 @@ export async function run(argv: string[]): Promise<number> {
   const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
   const { anchorIntervalMs, anchors } = anchoring(values);
   checkTlsFlags(values);
+  const allowedOrigins = (values['allowed-origin'] as string[] | undefined) ?? [];
+  allowedOrigins.forEach((o, i) => {
+    // A spelling no browser sends would never match: refused rather than silently useless.
+    if (!isOrigin(o)) throw new UsageError(`--allowed-origin #${i + 1} is not an origin as a browser sends it: scheme://host[:port], http or https, lowercase, no default port, no path or trailing /; * and null are refused`);
+  });
   const jwt = values.jwks !== undefined || values.issuer !== undefined || values.audience !== undefined;
   if (jwt && (values.jwks === undefined || values.issuer === undefined || values.audience === undefined)) throw new UsageError('--jwks, --issuer and --audience go together');
   if (jwt && values['auth-token-file'] !== undefined) throw new UsageError('--auth-token-file and --jwks exclude each other');
@@ -128,7 +140,7 @@ export async function run(argv: string[]): Promise<number> {
     ...(values.context !== undefined ? { context: { file: values.context as string } } : {}),
     ...(values['context-dir'] !== undefined ? { context: { dir: values['context-dir'] as string } } : {}),
     ...(tokens ? { tokens } : {}),
-    allowedOrigins: (values['allowed-origin'] as string[] | undefined) ?? [],
+    allowedOrigins,
     ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
     ...(tls ? { tls } : {}),
     publicBase: (): string => `${scheme}://${authority(host, (door.server.address() as { port: number }).port)}`,

@@ -20,6 +20,7 @@ import { HttpSessionTransport } from './http.js';
 import { refusalResponse } from './responses.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { originAllowed, type Principal } from './http-auth.js';
+import { allowOrigin, answerPreflight, isPreflight } from './http-cors.js';
 
 /** Checks a request's `Authorization` header: the agent it names, or null (401). */
 export interface Authenticator {
@@ -101,9 +102,20 @@ export class HttpDoor {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gate');
-    if (!originAllowed(header(req, 'origin'), this.o.allowedOrigins)) return send(res, 403, rpcError(-32000, 'Forbidden: origin not allowed'));
-    if (url.pathname.startsWith('/.well-known/oauth-protected-resource') && req.method === 'GET' && this.o.tokens) {
-      const issuer = this.o.tokens.issuer;
+    const origin = header(req, 'origin');
+    // Every answer depends on Origin (403, or CORS headers naming it): caches must key on it.
+    res.setHeader('Vary', 'Origin');
+    if (!originAllowed(origin, this.o.allowedOrigins)) return send(res, 403, rpcError(-32000, 'Forbidden: origin not allowed'));
+    if (origin !== undefined) allowOrigin(res, origin);
+    const metadata = url.pathname.startsWith('/.well-known/oauth-protected-resource') && this.o.tokens !== undefined;
+    if (isPreflight(req)) {
+      // Before the token check (a browser sends none on a preflight), and nothing else runs.
+      if (metadata) return answerPreflight(res, ['GET']);
+      if (url.pathname === this.o.path) return answerPreflight(res, ['POST', 'GET', 'DELETE']);
+      return send(res, 404, rpcError(-32000, 'Not Found'));
+    }
+    if (metadata && req.method === 'GET') {
+      const issuer = this.o.tokens?.issuer;
       return send(res, 200, { resource: this.o.publicBase() + this.o.path, bearer_methods_supported: ['header'], ...(issuer !== undefined ? { authorization_servers: [issuer] } : {}) });
     }
     if (url.pathname !== this.o.path) return send(res, 404, rpcError(-32000, 'Not Found'));
