@@ -10,6 +10,7 @@ import { HttpDoor, PROTOCOL_VERSIONS } from '../doors/http-server.js';
 import { isLoopback, readTokenFile } from '../doors/http-auth.js';
 import { JwtVerifier } from '../doors/http-jwt.js';
 import { isOrigin } from '../doors/http-cors.js';
+import { isWildcard, parsePublicUrl } from './public-url.js';
 import type { Authenticator } from '../doors/http-server.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { upstreamUrlFrom } from './upstream-url.js';
@@ -24,6 +25,12 @@ export const OPTIONS = {
   'context-dir': { type: 'string', arg: 'DIR', help: 'DIR/TASK.json is the context of a session whose initialize carries Cloakpipe-Task: TASK' },
   listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8931', help: 'where to listen (non-loopback needs --auth-token-file or --jwks)' },
   path: { type: 'string', arg: 'PATH', default: '/mcp', help: 'the MCP endpoint' },
+  'public-url': {
+    type: 'string',
+    arg: 'URL',
+    help: 'the MCP endpoint as clients reach it (https:, or http: on loopback), named by the RFC 9728 metadata and the 401\'s WWW-Authenticate; needs tokens, and tokens on a wildcard --listen (0.0.0.0, ::) need it',
+    defaultText: 'the --listen address and --path',
+  },
   'auth-token-file': { type: 'string', arg: 'FILE', help: 'static bearer tokens, one "TOKEN AGENT_ID" a line', defaultText: 'none (loopback only)' },
   jwks: { type: 'string', arg: 'FILE', help: 'JWT access tokens (RFC 9068) checked offline against this JWKS file (re-read when it changes); needs --issuer and --audience; the agent is the token\'s sub, else client_id', defaultText: 'none' },
   issuer: { type: 'string', arg: 'ISS', help: "the tokens' required iss" },
@@ -119,6 +126,11 @@ export async function run(argv: string[]): Promise<number> {
   const scheme = tls ? 'https' : 'http';
   // Anyone who can reach a non-loopback port could call the tools: not without a credential.
   if (!tokens && !isLoopback(host)) throw new UsageError(`--listen ${values.listen as string} is not loopback: it needs --auth-token-file or --jwks`);
+  // Only the token metadata names it: refused rather than accepted and ignored.
+  if (!tokens && values['public-url'] !== undefined) throw new UsageError('--public-url needs --auth-token-file or --jwks');
+  const publicUrl = values['public-url'] !== undefined ? parsePublicUrl(values['public-url'] as string, path) : undefined;
+  // 0.0.0.0 in a 401 points a client nowhere, and a request's Host is the caller's to choose.
+  if (tokens && !publicUrl && isWildcard(host)) throw new UsageError(`--listen ${values.listen as string} names no address a client can reach: give --public-url (the endpoint as clients reach it) for the RFC 9728 metadata and WWW-Authenticate`);
   let opened;
   try {
     const contextPath = (values.context as string | undefined) ?? typingTask(values['context-dir'] as string | undefined);
@@ -143,7 +155,7 @@ export async function run(argv: string[]): Promise<number> {
     allowedOrigins,
     ...(values.agent !== undefined ? { agent: values.agent as string } : {}),
     ...(tls ? { tls } : {}),
-    publicBase: (): string => `${scheme}://${authority(host, (door.server.address() as { port: number }).port)}`,
+    publicUrl: (): URL => publicUrl ?? new URL(`${scheme}://${authority(host, (door.server.address() as { port: number }).port)}${path}`),
     say,
   });
   return serveUntilSignal(door, opened, { listen: values.listen as string, host, port }, (p) => `${scheme}://${authority(host, p)}${path}`, say);

@@ -31,6 +31,7 @@ export interface Authenticator {
 
 export const PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'] as const;
 const TASK_NAME = /^[A-Za-z0-9._-]{1,128}$/;
+const WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
 export interface HttpDoorOptions {
   gate: Gate;
@@ -53,8 +54,8 @@ export interface HttpDoorOptions {
   agent?: string;
   /** Serve HTTPS with this certificate chain and key (PEM). */
   tls?: { cert: Buffer; key: Buffer };
-  /** Where RFC 9728 metadata says this resource lives (scheme://host:port). */
-  publicBase: () => string;
+  /** The MCP endpoint as clients reach it: the RFC 9728 `resource` (--public-url, else the listen address). */
+  publicUrl: () => URL;
   say: (message: string) => void;
 }
 
@@ -107,7 +108,7 @@ export class HttpDoor {
     res.setHeader('Vary', 'Origin');
     if (!originAllowed(origin, this.o.allowedOrigins)) return send(res, 403, rpcError(-32000, 'Forbidden: origin not allowed'));
     if (origin !== undefined) allowOrigin(res, origin);
-    const metadata = url.pathname.startsWith('/.well-known/oauth-protected-resource') && this.o.tokens !== undefined;
+    const metadata = url.pathname.startsWith(WELL_KNOWN) && this.o.tokens !== undefined;
     if (isPreflight(req)) {
       // Before the token check (a browser sends none on a preflight), and nothing else runs.
       if (metadata) return answerPreflight(res, ['GET']);
@@ -116,7 +117,7 @@ export class HttpDoor {
     }
     if (metadata && req.method === 'GET') {
       const issuer = this.o.tokens?.issuer;
-      return send(res, 200, { resource: this.o.publicBase() + this.o.path, bearer_methods_supported: ['header'], ...(issuer !== undefined ? { authorization_servers: [issuer] } : {}) });
+      return send(res, 200, { resource: this.o.publicUrl().href, bearer_methods_supported: ['header'], ...(issuer !== undefined ? { authorization_servers: [issuer] } : {}) });
     }
     if (url.pathname !== this.o.path) return send(res, 404, rpcError(-32000, 'Not Found'));
     if (this.draining) return send(res, 503, rpcError(-32000, 'Service Unavailable: shutting down'), { Connection: 'close' });
@@ -125,7 +126,7 @@ export class HttpDoor {
       principal = await this.o.tokens.check(header(req, 'authorization'));
       if (!principal) {
         return send(res, 401, rpcError(-32000, 'Unauthorized'), {
-          'WWW-Authenticate': `Bearer resource_metadata="${this.o.publicBase()}/.well-known/oauth-protected-resource"`,
+          'WWW-Authenticate': `Bearer resource_metadata="${metadataUrl(this.o.publicUrl())}"`,
         });
       }
     }
@@ -327,6 +328,14 @@ export class HttpDoor {
     this.server.closeAllConnections();
     await closing;
   }
+}
+
+/**
+ * RFC 9728 3.1: the metadata of a resource is at its origin, the well-known path, then its own
+ * path, so two endpoints behind one origin each have theirs (any such path is served here).
+ */
+function metadataUrl(resource: URL): string {
+  return `${resource.origin}${WELL_KNOWN}${resource.pathname === '/' ? '' : resource.pathname}`;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

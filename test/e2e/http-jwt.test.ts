@@ -43,7 +43,7 @@ test('http-proxy --jwks: tokens decide who may call and name the agent of every 
   for (const auth of [undefined, `Bearer ${await token('ada', { exp: Math.floor(Date.now() / 1000) - 600 })}`, `Bearer ${await token('ada', { iss: 'https://evil.example' })}`]) {
     const r = await post(g.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }, auth ? { Authorization: auth } : {});
     assert.equal(r.status, 401);
-    assert.match(r.headers.get('www-authenticate')!, /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"$/);
+    assert.match(r.headers.get('www-authenticate')!, /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"$/);
   }
   const meta = await (await fetch(new URL('/.well-known/oauth-protected-resource', g.url))).json();
   assert.deepEqual(meta.authorization_servers, [ISS]);
