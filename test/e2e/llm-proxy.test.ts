@@ -314,6 +314,21 @@ test('only the headers the model API needs reach it; the API key does', async ()
   assert.equal(a['x-stainless-lang'], undefined);
 });
 
+test('a request from a browser (an Origin, a rebound page) is refused before it is read; nothing reaches the model', async () => {
+  const before = fake.seen.length;
+  const entries = decisions(s.home).length;
+  for (const origin of ['http://evil.example:8933', 'null', `http://127.0.0.1:${new URL(gate.url).port}`]) {
+    const r = await fetch(`${gate.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify(openaiParams({ text: 'hi' }, false)), headers: { 'content-type': 'application/json', origin, authorization: `Bearer ${API_KEY}` } });
+    assert.equal(r.status, 403, origin);
+    assert.equal(r.headers.get('access-control-allow-origin'), null);
+    assert.match(JSON.stringify(await r.json()), /Origin header/);
+  }
+  const preflight = await fetch(`${gate.url}/v1/chat/completions`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+  assert.equal(preflight.status, 403);
+  assert.equal(fake.seen.length, before);
+  assert.equal(decisions(s.home).length, entries);
+});
+
 test('other paths are not served: nothing reaches the model ungated', async () => {
   const before = fake.seen.length;
   for (const path of ['/v1/responses/resp_1/cancel', '/v1/responses/input_tokens', '/v1/completions', '/v1/models', '/v1/messages/batches']) {

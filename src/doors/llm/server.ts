@@ -109,6 +109,10 @@ export class LlmDoor {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Agents are programs, not pages: a request carrying an Origin comes from a browser, maybe a
+    // page that rebound its name to this loopback address (DNS rebinding), and would share the
+    // agent's session (its label, its rate windows). Refused, with no CORS header to read it by.
+    if (req.headers.origin !== undefined) return sendJson(res, 403, { error: { message: 'cloakpipe: requests from a browser (an Origin header) are refused', type: 'forbidden' } });
     const url = new URL(req.url ?? '/', 'http://gate');
     const format = formatOf(url.pathname);
     if (req.method !== 'POST' || !format) return sendJson(res, 404, { error: { message: 'cloakpipe llm-proxy serves POST …/chat/completions, POST …/responses and POST …/messages only', type: 'not_found' } });
