@@ -6,7 +6,8 @@ import { createServer as createTlsServer } from 'node:https';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeLine, readableId, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
+import { decodeLine, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
+import { scanId } from '../wire/id-scan.js';
 import { ContextSource } from '../contract/context.js';
 import { digestBytes } from '../core/digest.js';
 import type { JsonObject } from '../core/json.js';
@@ -188,7 +189,10 @@ export class HttpDoor {
       msg = decodeLine(body, { maxLineBytes: this.o.maxBodyBytes });
     } catch (e) {
       if (!(e instanceof WireError)) throw e;
-      return this.refuse(res, 400, e.code, e.detail, body, readableId(body, { maxLineBytes: this.o.maxBodyBytes }), who);
+      // The id by the relay's bounded top-level scan, not a strict parse: a body refused for its
+      // content (cut short, a lone surrogate, a duplicate key further in) still names the request
+      // it answers, as the same line does on stdio (product.md section 1).
+      return this.refuse(res, 400, e.code, e.detail, body, scanId(body), who);
     }
     let s: Session | null;
     if (msg.kind === 'request' && msg.method === 'initialize') {
