@@ -204,6 +204,10 @@ export class HttpDoor {
       s = this.sessionOf(req, res, principal);
       if (!s) return;
     }
+    // The relay would refuse and record it too, but only after this door had answered 202: MCP's
+    // Streamable HTTP transport keeps 202 for a message the server accepts, and a refused one
+    // gets an error status (400, the refusal as the body, no id to name).
+    if (msg.kind === 'notification' && msg.method === 'tools/call') return this.refuse(res, 400, 'invalid_request', 'a tools/call must be a request (it has no id)', body, null, who);
     if (msg.kind !== 'request') {
       s.transport.post(body, null, res, false);
       res.writeHead(202).end();
