@@ -213,6 +213,10 @@ export class HttpDoor {
       res.writeHead(202).end();
       return;
     }
+    // Answers are routed to their POST by id: a second POST with an id still waiting would take
+    // the first one's place, and the first call's answer (a write that ran) would reach nobody.
+    // The relay refuses an id in flight too, but only here can its refusal go to the right POST.
+    if (s.transport.waits(msg.id)) return this.refuse(res, 400, 'invalid_request', 'a request with this id is already in flight', body, msg.id, who);
     const token = progressToken(msg.params);
     s.transport.post(body, { id: msg.id, ...(token !== undefined ? { progressToken: token } : {}) }, res, wantsSse);
   }

@@ -78,6 +78,11 @@ export class HttpSessionTransport implements Transport {
     return true;
   }
 
+  /** A POST is waiting for the answer to this id. */
+  waits(id: RpcId): boolean {
+    return this.waiting.has(idKey(id));
+  }
+
   get inFlight(): number {
     return this.waiting.size;
   }
