@@ -25,7 +25,7 @@
 //   refusals the session's relay makes of a request it read (answered in its exchange: 200)
 //     invalid_request (a tools/call without a name) ... 'wire refusals'
 //     too_many_tasks (--max-in-flight 1) .............. a gate of its own
-// Which exchange answers which refusal, and why: docs/decisions/060.
+// Which exchange answers which refusal, and why: docs/decisions/065.
 //
 // Then two sessions at once with different task contexts (--context-dir + Cloakpipe-Task), agents
 // and session labels: one session's rise does not refuse the other, and the same JSON-RPC id in
