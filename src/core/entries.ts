@@ -78,6 +78,9 @@ export interface LabelFields {
   cause: string;
   tool?: string;
   digest: Digest;
+  /** The door session whose label rose (a digest of its id) and its agent, as on its decisions. */
+  session?: Digest;
+  agent?: string;
 }
 
 export type PinsFields =

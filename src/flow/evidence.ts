@@ -3,12 +3,12 @@
 // The gate calls these inside its transactions; the in-memory rise happens first, so a failed
 // commit leaves the session higher (safe), never lower.
 import type { ToolDecl } from '../contract/manifest-types.js';
-import type { EntryFields } from '../ledger/entry.js';
+import type { LabelFields } from '../core/entries.js';
 import type { UpstreamReply } from '../core/outcome.js';
 import type { JsonValue } from '../core/json.js';
 import type { FlowSession, LabelRaise } from './session.js';
 
-export function labelEntry(raise: LabelRaise, tool: string | null): EntryFields {
+export function labelEntry(raise: LabelRaise, tool: string | null): LabelFields {
   return {
     kind: 'label',
     from: raise.from,
@@ -24,7 +24,7 @@ export function labelEntry(raise: LabelRaise, tool: string | null): EntryFields 
  * host sees it: raise the session label. An error the tool sent counts as its output too.
  * Returns the label entry to append, or null when the label did not rise.
  */
-export function flowAfterReply(session: FlowSession, toolName: string, tool: ToolDecl | undefined, reply: UpstreamReply): EntryFields | null {
+export function flowAfterReply(session: FlowSession, toolName: string, tool: ToolDecl | undefined, reply: UpstreamReply): LabelFields | null {
   const output = reply.result !== undefined ? reply.result : reply.error;
   if (output === undefined) return null;
   const raise = session.observe(toolName, tool, output);
@@ -35,7 +35,7 @@ export function flowAfterReply(session: FlowSession, toolName: string, tool: Too
  * A server line on its way to the host that is not the reply to a gated call: the parsed
  * message, or the line's text when it does not parse. Call before the line is written.
  */
-export function flowServerOutput(session: FlowSession, output: JsonValue): EntryFields | null {
+export function flowServerOutput(session: FlowSession, output: JsonValue): LabelFields | null {
   const raise = session.observeUnattributed(output);
   return raise ? labelEntry(raise, null) : null;
 }

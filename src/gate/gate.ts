@@ -237,7 +237,9 @@ export class Gate {
   }
 
   private failClosed(call: Omit<Call, 'taskId'>, detail: string, session: GateSession, fingerprint?: Digest): Promise<CallOutcome> {
-    return this.recordRefusal('fail_closed', { args_digest: digestJson(call.arguments), ...(fingerprint ? { fingerprint } : {}), ...whoFields(this.whoOf(session)) }).then((entry) => ({
+    // The tool as a decision entry names it: a declared name in clear, any other as its digest.
+    const tool: Record<string, string> = this.declares(call.tool) ? { tool: call.tool } : { tool_digest: digestJson(call.tool) };
+    return this.recordRefusal('fail_closed', { ...tool, args_digest: digestJson(call.arguments), ...(fingerprint ? { fingerprint } : {}), ...whoFields(this.whoOf(session)) }).then((entry) => ({
       kind: 'refused',
       data: { reason: 'fail_closed', detail, ...this.digests(), entry, ...(fingerprint ? { fingerprint } : {}) },
     }));

@@ -7,6 +7,7 @@ import type { ToolDecl } from '../contract/manifest-types.js';
 import type { JsonValue } from '../core/json.js';
 import type { UpstreamReply } from '../core/outcome.js';
 import type { EntryFields } from '../ledger/entry.js';
+import type { LabelFields } from '../core/entries.js';
 import type { FlowSession } from '../flow/session.js';
 import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
 import type { PinSession } from '../pins/session.js';
@@ -47,13 +48,19 @@ export class GateSession {
   replyEffect(toolName: string, tool: ToolDecl | undefined): (reply: UpstreamReply) => AfterReply {
     return (reply) => {
       const label = flowAfterReply(this.flow, toolName, tool, reply);
-      return { entries: label ? [label] : [] };
+      return { entries: label ? [this.tied(label)] : [] };
     };
   }
 
   /** Server output outside a gated call (resources/read, notifications, …): label entries. */
   serverOutput(output: JsonValue): EntryFields[] {
     const label = flowServerOutput(this.flow, output);
-    return label ? [label] : [];
+    return label ? [this.tied(label)] : [];
+  }
+
+  /** A label entry names the door session it rose in: a gate serves many, each with its own label. */
+  private tied(label: LabelFields): LabelFields {
+    if (this.scope.digest === undefined) return label;
+    return { ...label, session: this.scope.digest, ...(this.scope.agent !== undefined ? { agent: this.scope.agent } : {}) };
   }
 }

@@ -322,8 +322,8 @@ test('fail_closed over HTTP: a task context that stops loading refuses the call 
   try {
     assert.equal((await call(h, 'write_note', { text: 'fine' }, undefined, DEADLINE)).ok, true);
     writeFileSync(shifting, '{"task":');
-    // Its entry names no tool: the call is refused before it is decided (the manifest is not read).
-    x.push({ ...(await refused(h, g, 'write_note', { text: CANARY }, 'fail_closed', /^the gate could not decide or record this call$/)).expected, tool: undefined });
+    // Refused before it is decided; its entry still names the tool, which the manifest declares.
+    x.push((await refused(h, g, 'write_note', { text: CANARY }, 'fail_closed', /^the gate could not decide or record this call$/)).expected);
   } finally {
     writeFileSync(shifting, saved);
   }
@@ -596,5 +596,14 @@ test('two sessions at once, each with its own task context, agent and label: one
     ['post_internal', 'allow', 'internal', 'agent-b', 'T-B'],
     ['read_record', 'allow', 'internal', 'agent-b', 'T-B'],
   ]);
+  // Each rise of a label is an entry of the session it rose in.
+  const labels = ledgerOf(home).filter((e) => e.kind === 'label');
+  assert.deepEqual(
+    labels.map((e) => [e.session === a.session ? 'A' : e.session === b.session ? 'B' : e.session, e.from, e.to, e.tool]),
+    [
+      ['A', 'public', 'restricted', 'read_record'],
+      ['B', 'internal', 'restricted', 'read_record'],
+    ],
+  );
   assert.equal(cloakpipe(['verify', '--home', home]).status, 0);
 });
