@@ -239,7 +239,9 @@ test('an idle session ends after --session-idle', async () => {
   // 2 s: long enough that a loaded machine still sends notifications/initialized in time.
   const g = await gate({ flags: ['--session-idle', '2s'] });
   const sid = await rawSession(g.url);
-  await new Promise((r) => setTimeout(r, 4500));
+  // Watched through the ledger, which does not touch the session (a request would keep it alive).
+  const closedIdle = () => cloakpipe(['ledger', 'show', '--home', g.home, '--json']).stdout.trim().split('\n').some((l) => /"kind":"session"/.test(l) && /"reason":"idle"/.test(l));
+  for (const end = Date.now() + 30_000; !closedIdle(); await new Promise((r) => setTimeout(r, 300))) assert.ok(Date.now() < end, 'the session never ended idle');
   assert.equal((await post(g.url, call(2, 'read_graph', {}), { 'Mcp-Session-Id': sid })).status, 404);
 });
 
