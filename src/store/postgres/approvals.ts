@@ -170,7 +170,8 @@ export class PgApprovalRequests implements ApprovalRequestsPort {
    * Writes only (no fact, so no round trip before the decision commits). A row another
    * transaction holds (a gate refreshing it, an inbox deciding it) is skipped, never waited for.
    * Each gate deletes only what is past the bound in what its statement sees: gates recording at
-   * once never wait for each other, and may leave one request more each until the next trim.
+   * once never wait for each other, and each transaction open at once may leave up to `keep` of
+   * its own view (another's new requests are invisible to it) until the next trim.
    */
   trim(now: string, keep: number, own: string): void {
     const t = `${this.s}.approval_requests`;
