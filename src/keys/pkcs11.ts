@@ -4,9 +4,12 @@
 // Start-up problems (module, token, PIN, key) throw TokenError, named; a token that goes away
 // while running makes sign() throw SignerUnavailable (the gate refuses the call fail_closed) and
 // every later sign() tries to reconnect, so signing resumes when the token returns, with the same
-// key only (its public key must be the one opened first).
+// key only (its public key must be the one opened first). Several signers may share a module in
+// one process (the inbox holds an approver key and the gate key, ADR 061): its initialisation and
+// the handles it hands out are the process's, so no signer finalises it under another.
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { realpathSync } from 'node:fs';
 import type * as Pkcs11 from 'pkcs11js';
 import { ed25519ph } from '@noble/curves/ed25519.js';
 import { keyIdOf, SignerUnavailable, type Signer, type ThreadKey } from '../core/signer.js';
@@ -67,6 +70,36 @@ export interface TokenOpenOptions {
   create?: boolean;
   /** Told when the token goes away and when signing resumes (once per change). */
   log?: (line: string) => void;
+  /** What the key is, for those lines (default "the gate key"). */
+  role?: string;
+}
+
+/**
+ * A module as this process loaded it, shared by every signer on it. PKCS#11 makes C_Initialize,
+ * C_Finalize and every session and object handle the process's: a signer that finalised on its
+ * own would kill the others' sessions, and the numbers of their dead handles come back naming
+ * new sessions and keys (a gate key signing with an approver's key). So the module counts its
+ * finalisations (`epoch`): a handle from an earlier epoch is never used, nor closed. `lent`:
+ * sessions a signing thread holds now; nothing finalises under a running C_Sign.
+ */
+interface Module {
+  p: Pkcs11.PKCS11;
+  path: string;
+  users: number;
+  epoch: number;
+  lent: number;
+}
+
+const modules = new Map<string, Module>();
+
+function release(m: Module): void {
+  if (--m.users > 0) return;
+  try {
+    m.p.C_Finalize();
+  } catch {
+    /* not initialised */
+  }
+  if (modules.get(m.path) === m) modules.delete(m.path);
 }
 
 interface Live {
@@ -74,6 +107,8 @@ interface Live {
   key: Buffer;
   /** A second session, lent to the signing thread: its operation state is its own. */
   lendable: Buffer;
+  /** The module's epoch the handles belong to. */
+  epoch: number;
 }
 
 export class Pkcs11Signer implements Signer {
@@ -91,10 +126,16 @@ export class Pkcs11Signer implements Signer {
   /** The second session is lent to a signing thread right now. */
   private lent = false;
   /** Sessions of a dropped connection, closed once the signing thread has it no more. */
-  private closing: Buffer[] = [];
+  private closing: { session: Buffer; epoch: number }[] = [];
+  /** The module's epoch in which this signer's connection broke (its own failure, or another's finalising). */
+  private brokeAt = -1;
+
+  private get p(): Pkcs11.PKCS11 {
+    return this.m.p;
+  }
 
   private constructor(
-    private readonly p: Pkcs11.PKCS11,
+    private readonly m: Module,
     private readonly pkcs: typeof Pkcs11,
     private readonly opts: TokenOpenOptions,
   ) {
@@ -105,37 +146,72 @@ export class Pkcs11Signer implements Signer {
     this.created = created;
     this.publicKey = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
     this.keyId = keyIdOf(this.publicKey);
-    // The pair must sign and verify; and a token that ignores the prehash flag (SoftHSM 2.6 signs
-    // pure Ed25519 whatever the parameters say) must not be taken for one that honours it.
-    if (!verify(null, PROBE, this.publicKey, this.rawSign(PROBE, null))) throw new TokenError(`the key ${this.where} does not sign for its own public key`);
-    let ph: Buffer | null = null;
     try {
-      ph = this.rawSign(PROBE, ed25519phParams());
-    } catch {
-      ph = null;
+      // The pair must sign and verify; and a token that ignores the prehash flag (SoftHSM 2.6 signs
+      // pure Ed25519 whatever the parameters say) must not be taken for one that honours it.
+      if (!verify(null, PROBE, this.publicKey, this.rawSign(PROBE, null))) throw new TokenError(`the key ${this.where} does not sign for its own public key`);
+      let ph: Buffer | null = null;
+      try {
+        ph = this.rawSign(PROBE, ed25519phParams());
+      } catch {
+        ph = null;
+      }
+      this.prehash = ph !== null && ed25519ph.verify(ph, PROBE, raw, { zip215: false });
+    } catch (e) {
+      this.closeSessions(live); // the module may stay loaded for another signer
+      throw e;
     }
-    this.prehash = ph !== null && ed25519ph.verify(ph, PROBE, raw, { zip215: false });
   }
 
   static open(opts: TokenOpenOptions): Pkcs11Signer {
     const pkcs = loadBinding();
-    const p = new pkcs.PKCS11();
+    const path = opts.uri.modulePath;
+    // By the file itself: a module named through a symlink is still the one library loaded.
+    let real = path;
     try {
-      p.load(opts.uri.modulePath);
+      real = realpathSync(path);
     } catch {
-      throw new TokenError(`the PKCS#11 module ${opts.uri.modulePath} cannot be loaded`);
+      /* load() names the failure */
     }
-    try {
-      return new Pkcs11Signer(p, pkcs, opts);
-    } catch (e) {
+    let m = modules.get(real);
+    if (!m) {
+      const p = new pkcs.PKCS11();
       try {
-        p.C_Finalize();
+        p.load(path);
       } catch {
-        /* not initialised */
+        throw new TokenError(`the PKCS#11 module ${path} cannot be loaded`);
       }
-      if (e instanceof TokenError) throw e;
-      throw new TokenError(`the PKCS#11 module ${opts.uri.modulePath} failed (${ckr(e)})`);
+      m = { p, path: real, users: 0, epoch: 0, lent: 0 };
+      modules.set(real, m);
     }
+    m.users++;
+    try {
+      return new Pkcs11Signer(m, pkcs, opts);
+    } catch (e) {
+      release(m);
+      if (e instanceof TokenError) throw e;
+      throw new TokenError(`the PKCS#11 module ${path} failed (${ckr(e)})`);
+    }
+  }
+
+  private closeSessions(live: Live): void {
+    if (live.epoch !== this.m.epoch) return; // dead with the module's last finalising; the numbers may be another's now
+    for (const s of [live.session, live.lendable]) {
+      try {
+        this.p.C_CloseSession(s);
+      } catch {
+        /* gone with the token */
+      }
+    }
+  }
+
+  /** The connection, unless another signer finalised the module since it was made. */
+  private current(): Live | null {
+    if (this.live && this.live.epoch !== this.m.epoch) {
+      this.brokeAt = this.live.epoch;
+      this.live = null;
+    }
+    return this.live;
   }
 
   // Initialise, find the token, log in, find (or create) the key. Throws TokenError, named.
@@ -192,7 +268,7 @@ export class Pkcs11Signer implements Signer {
       } catch (e) {
         throw new TokenError(`cannot open a second session with token ${this.tokenName()} (${ckr(e)})`);
       }
-      return { live: { session, key, lendable }, raw: rawPoint(point), created };
+      return { live: { session, key, lendable, epoch: this.m.epoch }, raw: rawPoint(point), created };
     } catch (e) {
       try {
         p.C_CloseSession(session);
@@ -293,7 +369,7 @@ export class Pkcs11Signer implements Signer {
   // One signature; on failure the session is dropped and the next call reconnects.
   private signWith(message: Uint8Array, params: Buffer | null): Buffer {
     if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
-    if (!this.live) this.reconnect();
+    if (!this.current()) this.reconnect();
     try {
       return this.rawSign(message, params);
     } catch (e) {
@@ -303,19 +379,23 @@ export class Pkcs11Signer implements Signer {
   }
 
   private drop(why: string): void {
-    if (!this.live) return;
-    this.closing.push(this.live.session, this.live.lendable);
+    const live = this.current();
+    if (!live) return;
+    for (const session of [live.session, live.lendable]) this.closing.push({ session, epoch: live.epoch });
+    this.brokeAt = live.epoch;
     this.live = null;
     this.closeDropped();
-    this.log?.(`${why}: the gate key cannot sign until the token is back`);
+    this.log?.(`${why}: ${this.opts.role ?? 'the gate key'} cannot sign until the token is back`);
   }
 
-  // Sessions are closed only when not lent (never under a running C_Sign).
+  // Sessions are closed only when not lent (never under a running C_Sign), and only while their
+  // handles are still theirs (the module not finalised since).
   private closeDropped(): void {
     if (this.lent) return;
-    for (const s of this.closing.splice(0)) {
+    for (const { session, epoch } of this.closing.splice(0)) {
+      if (epoch !== this.m.epoch) continue;
       try {
-        this.p.C_CloseSession(s);
+        this.p.C_CloseSession(session);
       } catch {
         /* gone with the token */
       }
@@ -323,28 +403,32 @@ export class Pkcs11Signer implements Signer {
   }
 
   // The same token and the same key, or nothing: a different key would fork the ledger's signer.
+  // When another signer has re-initialised the module since this one's connection broke, it
+  // connects in that; else it finalises and initialises the module anew (what brings a token
+  // back), which every other signer on it then notices by the epoch.
   private reconnect(): void {
-    if (this.lent) throw new SignerUnavailable(`the key ${this.where} is reconnecting`); // never C_Finalize under a running C_Sign
-    try {
-      this.p.C_Finalize();
-    } catch {
-      /* not initialised */
+    const fresh = this.brokeAt < this.m.epoch;
+    if (!fresh) {
+      // Never C_Finalize under a running C_Sign, this signer's or another's.
+      if (this.m.lent > 0) throw new SignerUnavailable(`the key ${this.where} is reconnecting`);
+      try {
+        this.p.C_Finalize();
+      } catch {
+        /* not initialised */
+      }
+      this.m.epoch++;
     }
     let got: { live: Live; raw: Buffer };
     try {
       got = this.connect(false);
     } catch (e) {
+      this.brokeAt = this.m.epoch; // the next try finalises
       throw new SignerUnavailable(`the key ${this.where} is unavailable: ${(e as Error).message}`);
     }
     const same = keyIdOf(createPublicKey({ key: Buffer.concat([SPKI_PREFIX, got.raw]), format: 'der', type: 'spki' })) === this.keyId;
     if (!same) {
-      for (const s of [got.live.session, got.live.lendable]) {
-        try {
-          this.p.C_CloseSession(s);
-        } catch {
-          /* ignore */
-        }
-      }
+      this.closeSessions(got.live);
+      this.brokeAt = this.m.epoch;
       throw new SignerUnavailable(`the token at ${this.where} now holds another key than the one opened`);
     }
     this.live = got.live;
@@ -370,16 +454,18 @@ export class Pkcs11Signer implements Signer {
 
   private async lend<T>(use: (key: ThreadKey) => Promise<T>): Promise<T> {
     if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
-    if (!this.live) this.reconnect();
+    if (!this.current()) this.reconnect();
     const live = this.live!;
     let failed = false;
     this.lent = true;
+    this.m.lent++;
     try {
       return await use({ kind: 'token', modulePath: this.opts.uri.modulePath, session: live.lendable, handle: live.key });
     } catch (e) {
       failed = true;
       throw new SignerUnavailable(`the key ${this.where} cannot sign (${ckr(e)})`);
     } finally {
+      this.m.lent--;
       this.lent = false;
       if (failed && this.live === live) this.drop('token signing failed in the signing thread');
       this.closeDropped();
@@ -390,15 +476,14 @@ export class Pkcs11Signer implements Signer {
     return this.prehash ? this.signWith(artifact, ed25519phParams()) : null;
   }
 
+  /** Closes this signer's sessions; the module is finalised with the last signer on it. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    try {
-      if (this.live) for (const s of [this.live.session, this.live.lendable]) this.p.C_CloseSession(s);
-      this.p.C_Finalize();
-    } catch {
-      /* already gone */
-    }
+    const live = this.current();
+    if (live) this.closeSessions(live);
     this.live = null;
+    this.closeDropped();
+    release(this.m);
   }
 }

@@ -26,6 +26,8 @@ export interface Token {
   /** A 0600 file holding the PIN. */
   pinFile: string;
   label: string;
+  /** The SoftHSM token directory (shared by tokens made `beside` one another). */
+  tokensDir: string;
   /** The pkcs11: URI of the key `object` in this token. */
   uri(object?: string): string;
   /** Takes the token away (its directory moved aside) and puts it back. */
@@ -33,12 +35,18 @@ export interface Token {
   restore(): void;
 }
 
-export function freshToken(label = 'cloakpipe'): Token {
+/**
+ * `beside`: a second token in the same SoftHSM (one SOFTHSM2_CONF, one module, two slots), with
+ * its own PIN; remove() and restore() then take both away and back.
+ */
+export function freshToken(label = 'cloakpipe', beside?: Token): Token {
   const dir = tempDir('cloakpipe-softhsm-');
-  const tokens = join(dir, 'tokens');
-  mkdirSync(tokens);
-  const conf = join(dir, 'softhsm2.conf');
-  writeFileSync(conf, `directories.tokendir = ${tokens}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`);
+  const tokens = beside ? beside.tokensDir : join(dir, 'tokens');
+  const conf = beside ? beside.env.SOFTHSM2_CONF : join(dir, 'softhsm2.conf');
+  if (!beside) {
+    mkdirSync(tokens);
+    writeFileSync(conf, `directories.tokendir = ${tokens}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`);
+  }
   const env = { SOFTHSM2_CONF: conf };
   const pin = '4711-' + Math.random().toString(36).slice(2, 8);
   const r = spawnSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', 'so-' + pin], {
@@ -53,6 +61,7 @@ export function freshToken(label = 'cloakpipe'): Token {
     pin,
     pinFile,
     label,
+    tokensDir: tokens,
     uri: (object = 'gate') => `pkcs11:token=${label};object=${object}?module-path=${SOFTHSM_MODULE}`,
     remove: () => renameSync(tokens, `${tokens}.away`),
     restore: () => renameSync(`${tokens}.away`, tokens),

@@ -16,7 +16,7 @@ import { parsePkcs11Uri } from '../../src/keys/uri.js';
 import { SignerUnavailable, keyIdOf } from '../../src/core/signer.js';
 import { loadPublicKey } from '../../src/ledger/keys.js';
 import { verifyReceipt } from '../../src/approvals/receipt.js';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { SIGNING_THREAD } from '../../src/home/open.js';
 import { chainSealer } from '../../src/ledger/seal.js';
 import { sealAll } from '../helpers/seal.js';
@@ -163,5 +163,60 @@ test('a token lent to the signing thread while this thread signs too (a group se
   } finally {
     sealer.close();
     s.close();
+  }
+});
+
+// The inbox holds two token keys in one process (the gate key and an approver key, ADR 061): the
+// module's C_Initialize and C_Finalize are the process's, so one signer closing or reconnecting
+// must not leave the other with dead, or worse reused, session and object handles.
+test('two keys in two tokens of one module: closing or reconnecting one never breaks or crosses the other', hsmSkip, async () => {
+  const gateToken = freshToken();
+  const approverToken = freshToken('approver', gateToken);
+  process.env.SOFTHSM2_CONF = gateToken.env.SOFTHSM2_CONF;
+  // The approver's URI names the module through its real path, the gate's perhaps through a symlink (Debian's): one library.
+  const open = (t: Token, object: string, real = false) =>
+    Pkcs11Signer.open({ uri: parsePkcs11Uri(real ? t.uri(object).replace(SOFTHSM_MODULE, realpathSync(SOFTHSM_MODULE)) : t.uri(object)), pin: t.pin, create: true });
+  const signs = (s: Pkcs11Signer, what: string) => {
+    const m = Buffer.from(`${what} ${Math.random()}`);
+    assert.ok(verify(null, m, s.publicKey, s.sign(m)), `${what}: signed with its own key`);
+  };
+  const a = open(gateToken, 'gate');
+  const b = open(approverToken, 'alice', true);
+  let c: Pkcs11Signer | undefined;
+  try {
+    assert.notEqual(a.keyId, b.keyId);
+    signs(a, 'gate');
+    signs(b, 'approver');
+    // Both tokens away, then back: each signer reconnects; neither finalizes the module under the other.
+    gateToken.remove();
+    assert.throws(() => a.sign(Buffer.from('x')), SignerUnavailable);
+    assert.throws(() => b.sign(Buffer.from('x')), SignerUnavailable);
+    gateToken.restore();
+    for (let i = 0; i < 3; i++) {
+      signs(a, `gate after the token came back, ${i}`);
+      signs(b, `approver after the token came back, ${i}`);
+    }
+    // Nothing finalises the module while another signer's session is lent to a signing thread.
+    gateToken.remove();
+    assert.throws(() => b.sign(Buffer.from('x')), SignerUnavailable);
+    gateToken.restore();
+    let give!: () => void;
+    const held = a.lendToThread(() => new Promise<void>((r) => (give = r)));
+    await new Promise((r) => setImmediate(r));
+    assert.throws(() => b.sign(Buffer.from('x')), /is reconnecting/, 'no C_Finalize under a running C_Sign');
+    give();
+    await held;
+    signs(b, 'approver once the loan is back');
+    signs(a, 'gate once the loan is back');
+    // A third signer opened and closed: the others keep signing.
+    c = open(approverToken, 'bob');
+    signs(c, 'bob');
+    c.close();
+    signs(a, 'gate after another signer closed');
+    signs(b, 'approver after another signer closed');
+  } finally {
+    c?.close();
+    b.close();
+    a.close();
   }
 });
