@@ -41,10 +41,20 @@ until it expires.
 Exit status: 0 signed, 1 not confirmed, 2 usage or configuration error.
 `;
 
-function loadApproverKey(path: string, pinFile: string | undefined): KeyObject | Signer {
-  if (pinFile !== undefined && !isPkcs11Uri(path)) throw new UsageError('--pin-file goes with --key pkcs11:…');
+/**
+ * An approver's key: a key file, or a key inside a PKCS#11 token (pkcs11:URI) with its PIN from
+ * `pinFile` or CLOAKPIPE_PKCS11_PIN. Shared with inbox serve, whose flags are named apart from the
+ * gate key's (`flags`).
+ */
+export function loadApproverKey(
+  path: string,
+  pinFile: string | undefined,
+  flags: { key: string; pinFile: string } = { key: '--key', pinFile: '--pin-file' },
+  opts: { log?: (line: string) => void } = {},
+): KeyObject | Signer {
+  if (pinFile !== undefined && !isPkcs11Uri(path)) throw new UsageError(`${flags.pinFile} goes with ${flags.key} pkcs11:…`);
   try {
-    if (isPkcs11Uri(path)) return openTokenSigner(path, pinFile);
+    if (isPkcs11Uri(path)) return openTokenSigner(path, pinFile, { log: opts.log, role: 'the approver key', maker: 'cloakpipe keygen --key …', pinFlag: flags.pinFile });
     return loadEd25519PrivateKey(path, 'approver key', 'an Ed25519 private key PEM, from cloakpipe keygen');
   } catch (e) {
     if (e instanceof KeyError || e instanceof TokenError) throw new UsageError(`approver key: ${e.message}`);

@@ -1,28 +1,40 @@
 // cloakpipe inbox serve: the approval inbox (inbox.md), a local page where a person sees each
 // call refused `approval_required` exactly as it would be forwarded and approves or denies it.
-// Thin: flags, the home and the key; the server is src/inbox/.
-import { createPublicKey } from 'node:crypto';
+// Thin: flags, the home and the keys; the server is src/inbox/. Two keys sign here: the approver
+// key signs receipts, the gate key signs the operator entry each decision is (ADR 061); either may
+// be a key inside a PKCS#11 token.
+import { createPublicKey, KeyObject } from 'node:crypto';
 import { basename } from 'node:path';
 import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
-import { KeyError, keyIdOf, loadEd25519PrivateKey } from '../ledger/keys.js';
+import { keyIdOf } from '../ledger/keys.js';
+import type { Signer } from '../core/signer.js';
+import { isPkcs11Uri, parsePkcs11Uri } from '../keys/uri.js';
 import { openHomeWith } from '../home/open.js';
 import { isLoopback } from '../doors/http-auth.js';
 import { loginToken, Sessions, TokenError } from '../inbox/auth.js';
 import { InboxServer } from '../inbox/server.js';
-import { MAX_TTL_MS } from './approve.js';
+import { loadApproverKey, MAX_TTL_MS } from './approve.js';
 import { checkTlsFlags, readTls, TLS_OPTIONS, type TlsFiles } from './tls-files.js';
 
 const OPTIONS = {
-  'approver-key': { type: 'string', arg: 'PEM', help: "the approver's Ed25519 private key (cloakpipe keygen); it never leaves this process" },
+  'approver-key': {
+    type: 'string',
+    arg: 'PEM|pkcs11:URI',
+    help: "the approver's Ed25519 private key (cloakpipe keygen), or the key inside a PKCS#11 token (keygen --key pkcs11:…); it never leaves this process, nor the token",
+  },
+  'approver-pin-file': { type: 'string', arg: 'FILE', help: "the approver token's PIN (mode 0600)", defaultText: '$CLOAKPIPE_PKCS11_PIN' },
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
   store: { type: 'string', arg: 'URL', help: 'sqlite, or the postgres://USER@HOST:PORT/DB a fleet of gates shares', defaultText: '$CLOAKPIPE_STORE or sqlite' },
+  key: { type: 'string', arg: 'pkcs11:URI', help: 'sign the operator entries with the gate key in a PKCS#11 token (RFC 7512 URI with module-path)', defaultText: "the home's (gate.key, or the token init recorded)" },
+  'pin-file': { type: 'string', arg: 'FILE', help: "the gate key token's PIN (mode 0600)", defaultText: '$CLOAKPIPE_PKCS11_PIN' },
   listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8932', help: 'where to serve the page (a loopback address unless --auth-token-file)' },
   'auth-token-file': { type: 'string', arg: 'FILE', help: 'the login token (one line, 16+ characters, mode 0600); required to listen beyond loopback', defaultText: 'a new token each start, printed' },
   ttl: { type: 'string', arg: 'DURATION', default: '15m', help: 'how long an approval receipt is valid (at most 24h)' },
   ...TLS_OPTIONS,
 } satisfies Options;
 
-const HELP = `usage: cloakpipe inbox serve --approver-key PEM [--home DIR | --store URL]
+const HELP = `usage: cloakpipe inbox serve --approver-key PEM|pkcs11:URI [--approver-pin-file FILE]
+                           [--home DIR | --store URL] [--key pkcs11:URI] [--pin-file FILE]
                            [--listen 127.0.0.1:8932] [--auth-token-file FILE] [--ttl 15m]
                            [--tls-cert PEM --tls-key PEM]
 
@@ -31,8 +43,15 @@ updated as they arrive. Each shows the tool, every argument as it would be forwa
 the session label and the manifest rule that requires approval. Approve signs a receipt with the
 approver key for that exact call (as cloakpipe approve does), valid for --ttl and usable once,
 and puts it where the gate takes receipts: the host's identical retry is allowed. Deny closes the
-request. Both are operator entries in the ledger (digests only). A request the gate has kept
-longer than its --request-ttl (default 1h) expires.
+request. Both are operator entries in the ledger (digests only), signed with the gate key of the
+home (--key and --pin-file as for mcp-proxy). A request the gate has kept longer than its
+--request-ttl (default 1h) expires.
+
+Either key may be inside a PKCS#11 token (an HSM): --approver-key pkcs11:URI signs receipts in
+the approver's token (PIN from --approver-pin-file, else $CLOAKPIPE_PKCS11_PIN), and a home made
+by init --key signs its entries in the gate's (PIN from --pin-file, else $CLOAKPIPE_PKCS11_PIN).
+PINs never come from the command line. A token away while serving: Approve and Deny fail and
+decide nothing (the request waits); they work again when it is back.
 
 The page asks for a login token: without --auth-token-file a new one is made at each start and
 printed on stderr as a login link. The session cookie is HttpOnly and SameSite=Strict, every
@@ -47,6 +66,15 @@ ${optionsHelp(OPTIONS)}
 
 Exit status: 0 stopped by SIGTERM or SIGINT, 2 usage or configuration error.
 `;
+
+/** What the page and the start line call the approver key: its file's name, or its object in its token. */
+function approverName(keyPath: string): string {
+  if (!isPkcs11Uri(keyPath)) return basename(keyPath);
+  const u = parsePkcs11Uri(keyPath); // already opened: it parses
+  const key = u.object !== undefined ? u.object : `id ${u.id?.toString('hex') ?? '?'}`;
+  const token = u.token !== undefined ? u.token : u.serial !== undefined ? `serial ${u.serial}` : `slot ${u.slotId}`;
+  return `${key} in token ${token}`;
+}
 
 /** HOST:PORT, or [IPv6]:PORT. */
 export function parseListen(v: string): { host: string; port: number } {
@@ -74,13 +102,11 @@ export async function run(argv: string[]): Promise<number> {
   checkTlsFlags(values);
   const ttlMs = duration(values.ttl as string, '--ttl');
   if (ttlMs > MAX_TTL_MS) throw new UsageError('--ttl is at most 24h: an approval is for a call about to happen');
-  let privateKey;
   let token;
   try {
-    privateKey = loadEd25519PrivateKey(keyPath, 'approver key', 'an Ed25519 private key PEM, from cloakpipe keygen');
     token = loginToken(tokenFile);
   } catch (e) {
-    if (e instanceof KeyError || e instanceof TokenError) throw new UsageError(e.message);
+    if (e instanceof TokenError) throw new UsageError(e.message);
     throw e;
   }
   const say = (m: string) => process.stderr.write(`cloakpipe inbox: ${m}\n`);
@@ -91,14 +117,24 @@ export async function run(argv: string[]): Promise<number> {
     say(`cannot start: ${(e as Error).message}`);
     return 2;
   }
+  // A usage error (exit 2, named) when the file, token, PIN or key is not there.
+  const privateKey = loadApproverKey(keyPath, values['approver-pin-file'] as string | undefined, { key: '--approver-key', pinFile: '--approver-pin-file' }, { log: say });
+  const closeApprover = () => (privateKey instanceof KeyObject ? undefined : privateKey.close());
   let home;
   try {
-    home = await openHomeWith({ home: values.home as string | undefined, store: values.store as string | undefined });
+    home = await openHomeWith({
+      home: values.home as string | undefined,
+      store: values.store as string | undefined,
+      key: { uri: values.key as string | undefined, pinFile: values['pin-file'] as string | undefined },
+      log: say,
+    });
   } catch (e) {
+    closeApprover();
     say(`cannot start: ${(e as Error).message}`);
     return 2;
   }
-  const approver = { privateKey, keyId: keyIdOf(createPublicKey(privateKey)), name: basename(keyPath) };
+  const keyId = privateKey instanceof KeyObject ? keyIdOf(createPublicKey(privateKey)) : (privateKey as Signer).keyId;
+  const approver = { privateKey, keyId, name: approverName(keyPath) };
   const server = new InboxServer({
     store: home.store,
     ledger: home.ledger,
@@ -117,6 +153,7 @@ export async function run(argv: string[]): Promise<number> {
     url = await server.start();
   } catch (e) {
     home.close();
+    closeApprover();
     say(`cannot listen on ${values.listen as string}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     return 2;
   }
@@ -129,5 +166,6 @@ export async function run(argv: string[]): Promise<number> {
   });
   await server.stop();
   home.close();
+  closeApprover();
   return 0;
 }

@@ -4,6 +4,7 @@
 // request (a decision is final: of two at once, one finds it gone) and appends an operator entry
 // signed by the gate key, in one transaction: digests and ids only, never an argument value.
 import type { KeyObject } from 'node:crypto';
+import type { Signer } from '../core/signer.js';
 import { canonicalize } from '../core/canonical.js';
 import { digestJson } from '../core/digest.js';
 import { parseStrict } from '../wire/strict-parse.js';
@@ -13,7 +14,8 @@ import type { ApprovalRequest, Store } from '../store/ports.js';
 import { receiptId, signReceipt } from '../approvals/receipt.js';
 
 export interface Approver {
-  privateKey: KeyObject;
+  /** A key file's private key, or a Signer for a key inside a token (it never leaves it). */
+  privateKey: KeyObject | Signer;
   /** sha256 of the public key's SPKI DER, as receipts name it. */
   keyId: string;
   /** What the page calls the key (its file name): whose key signs. */

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { parseStrict } from '../wire/strict-parse.js';
 import type { JsonValue } from '../core/json.js';
 import { StoreError, type ApprovalRequest } from '../store/ports.js';
+import { SignerUnavailable } from '../core/signer.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { Sessions } from './auth.js';
 import { decideRequest, type DecisionParts } from './decisions.js';
@@ -143,8 +144,9 @@ export class InboxServer {
 
   private told = new Set<string>();
   private tell(e: unknown): void {
-    // Store errors are worded without values (store/ports.ts); anything else by its type only.
-    const m = e instanceof StoreError ? e.message : `internal error (${(e as Error)?.name ?? 'unknown'})`;
+    // Store errors are worded without values (store/ports.ts), a key that cannot sign by its
+    // place and the token's CKR code (never a PIN); anything else by its type only.
+    const m = e instanceof StoreError || e instanceof SignerUnavailable ? e.message : `internal error (${(e as Error)?.name ?? 'unknown'})`;
     if (this.told.has(m)) return;
     this.told.add(m);
     this.o.say(m);
@@ -154,6 +156,8 @@ export class InboxServer {
     if (res.headersSent) return void res.end();
     if (e instanceof HttpError) return this.json(res, e.status, { error: e.message });
     this.tell(e);
+    // Fail closed: the decision's transaction rolled back, the request still waits.
+    if (e instanceof SignerUnavailable) return this.json(res, 503, { error: 'a signing key is unavailable (its token?): nothing was decided; see the server for why' });
     this.json(res, 503, { error: 'the inbox could not read or write its store; see the server for why' });
   }
 

@@ -72,6 +72,8 @@ export interface TokenOpenOptions {
   log?: (line: string) => void;
   /** What the key is, for those lines (default "the gate key"). */
   role?: string;
+  /** The command that makes the key, for the error when it is missing (default init's). */
+  maker?: string;
 }
 
 /**
@@ -250,7 +252,7 @@ export class Pkcs11Signer implements Signer {
         keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
         created = true;
       }
-      if (keys.length === 0) throw new TokenError(`token ${this.tokenName()} holds no Ed25519 private key ${this.keyName()} (cloakpipe init --key … creates one)`);
+      if (keys.length === 0) throw new TokenError(`token ${this.tokenName()} holds no Ed25519 private key ${this.keyName()} (${opts.maker ?? 'cloakpipe init --key …'} creates one)`);
       if (keys.length > 1) throw new TokenError(`token ${this.tokenName()} holds ${keys.length} private keys matching ${this.keyName()}: name one by id=`);
       const key = keys[0];
       const [type, sensitive, extractable] = p

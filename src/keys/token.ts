@@ -16,8 +16,8 @@ export interface KeyChoice {
 
 export const PIN_ENV = 'CLOAKPIPE_PKCS11_PIN';
 
-/** The PIN: the file's first line (mode 0600: it unlocks the key), else the environment. */
-export function readPin(pinFile: string | undefined): string {
+/** The PIN: the file's first line (mode 0600: it unlocks the key), else the environment. `flag` names the file's flag. */
+export function readPin(pinFile: string | undefined, flag = '--pin-file'): string {
   if (pinFile !== undefined) {
     let text: string;
     try {
@@ -32,12 +32,16 @@ export function readPin(pinFile: string | undefined): string {
     return pin;
   }
   const pin = process.env[PIN_ENV];
-  if (!pin) throw new TokenError(`the token needs a PIN: --pin-file FILE or ${PIN_ENV}`);
+  if (!pin) throw new TokenError(`the token needs a PIN: ${flag} FILE or ${PIN_ENV}`);
   return pin;
 }
 
 /** Opens the token key the URI names; throws TokenError (named) when anything is missing. */
-export function openTokenSigner(uri: string, pinFile: string | undefined, opts: { create?: boolean; log?: (line: string) => void } = {}): Pkcs11Signer {
+export function openTokenSigner(
+  uri: string,
+  pinFile: string | undefined,
+  opts: { create?: boolean; log?: (line: string) => void; role?: string; maker?: string; pinFlag?: string } = {},
+): Pkcs11Signer {
   let parsed;
   try {
     parsed = parsePkcs11Uri(uri);
@@ -45,6 +49,7 @@ export function openTokenSigner(uri: string, pinFile: string | undefined, opts: 
     if (e instanceof UriError) throw new TokenError(e.message);
     throw e;
   }
-  const pin = readPin(pinFile);
-  return Pkcs11Signer.open({ uri: parsed, pin, ...opts });
+  const { pinFlag, ...rest } = opts;
+  const pin = readPin(pinFile, pinFlag);
+  return Pkcs11Signer.open({ uri: parsed, pin, ...rest });
 }

@@ -1,5 +1,5 @@
 // `cloakpipe inbox serve` as a child process for tests: started on a free loopback port with a
-// login token file, its address read from what it prints.
+// login token file (or with none: the token it prints), its address read from what it prints.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,27 +9,44 @@ import { CLI, tempDir } from './cli.js';
 export interface RunningInbox {
   url: string;
   token: string;
+  /** The login link it printed (no --auth-token-file), else null. */
+  loginLink: string | null;
   stderr(): string;
   stop(): Promise<void>;
 }
 
-/** `listen` defaults to a free loopback port; the URL returned always reaches it over 127.0.0.1. */
-export async function startInbox(o: { home: string; approverKey: string; flags?: string[]; listen?: string }): Promise<RunningInbox> {
-  const token = randomBytes(24).toString('base64url');
-  const tokenFile = join(tempDir('cloakpipe-inbox-'), 'token');
-  writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [CLI, 'inbox', 'serve', '--approver-key', o.approverKey, '--home', o.home, '--listen', o.listen ?? '127.0.0.1:0', '--auth-token-file', tokenFile, ...(o.flags ?? [])],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+/**
+ * `listen` defaults to a free loopback port (null: no --listen, the default); the URL returned
+ * always reaches it over 127.0.0.1. `printedToken`: no --auth-token-file, the token is the one
+ * in the login link it prints. `env` is added to this process's.
+ */
+export async function startInbox(o: {
+  home: string;
+  approverKey: string;
+  flags?: string[];
+  listen?: string | null;
+  printedToken?: boolean;
+  env?: Record<string, string | undefined>;
+}): Promise<RunningInbox> {
+  let token = randomBytes(24).toString('base64url');
+  const tokenFlags: string[] = [];
+  if (!o.printedToken) {
+    const tokenFile = join(tempDir('cloakpipe-inbox-'), 'token');
+    writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
+    tokenFlags.push('--auth-token-file', tokenFile);
+  }
+  const listen = o.listen === null ? [] : ['--listen', o.listen ?? '127.0.0.1:0'];
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'inbox', 'serve', '--approver-key', o.approverKey, '--home', o.home, ...listen, ...tokenFlags, ...(o.flags ?? [])], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...(o.env ?? {}) },
+  });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`inbox did not start:\n${err}`)), 15_000);
     const look = () => {
       const m = /serving (https?):\/\/\S+?:(\d+)\//.exec(err);
-      if (m) {
+      if (m && (!o.printedToken || /log in at \S+\n/.test(err))) {
         clearTimeout(t);
         resolve(`${m[1]}://127.0.0.1:${m[2]}`);
       }
@@ -40,9 +57,12 @@ export async function startInbox(o: { home: string; approverKey: string; flags?:
       reject(new Error(`inbox exited ${code}:\n${err}`));
     });
   });
+  const link = o.printedToken ? /log in at (\S+)/.exec(err)![1] : null;
+  if (link) token = decodeURIComponent(/#token=(.+)$/.exec(link)![1]);
   return {
     url,
     token,
+    loginLink: link,
     stderr: () => err,
     stop: () =>
       new Promise<void>((resolve) => {
