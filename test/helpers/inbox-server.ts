@@ -43,10 +43,10 @@ export async function startInbox(o: {
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`inbox did not start:\n${err}`)), 15_000);
+    const t = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`inbox did not start:\n${err}`))), 15_000);
     const look = () => {
       const m = /serving (https?):\/\/\S+?:(\d+)\//.exec(err);
-      if (m && (!o.printedToken || /log in at \S+\n/.test(err))) {
+      if (m && (!o.printedToken || /log in at \S+ /.test(err))) {
         clearTimeout(t);
         resolve(`${m[1]}://127.0.0.1:${m[2]}`);
       }
@@ -58,7 +58,7 @@ export async function startInbox(o: {
     });
   });
   const link = o.printedToken ? /log in at (\S+)/.exec(err)![1] : null;
-  if (link) token = decodeURIComponent(/#token=(.+)$/.exec(link)![1]);
+  if (link) token = decodeURIComponent(/[#?]token=(.+)$/.exec(link)![1]); // the test says which
   return {
     url,
     token,
