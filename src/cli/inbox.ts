@@ -50,8 +50,9 @@ home (--key and --pin-file as for mcp-proxy). A request the gate has kept longer
 Either key may be inside a PKCS#11 token (an HSM): --approver-key pkcs11:URI signs receipts in
 the approver's token (PIN from --approver-pin-file, else $CLOAKPIPE_PKCS11_PIN), and a home made
 by init --key signs its entries in the gate's (PIN from --pin-file, else $CLOAKPIPE_PKCS11_PIN).
-PINs never come from the command line. A token away while serving: Approve and Deny fail and
-decide nothing (the request waits); they work again when it is back.
+PINs never come from the command line. A token away while serving: what needs its key fails
+and decides nothing (Approve needs both keys, Deny the gate key), the request waits, and it
+works again when the token is back.
 
 The page asks for a login token: without --auth-token-file a new one is made at each start and
 printed on stderr as a login link. The session cookie is HttpOnly and SameSite=Strict, every
