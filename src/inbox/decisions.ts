@@ -18,7 +18,7 @@ export interface Approver {
   privateKey: KeyObject | Signer;
   /** sha256 of the public key's SPKI DER, as receipts name it. */
   keyId: string;
-  /** What the page calls the key (its file name): whose key signs. */
+  /** What the page calls the key (its file name, or its object in its token): whose key signs. */
   name: string;
 }
 
