@@ -143,7 +143,7 @@ export async function openHomeWith(opts: { home?: string; store?: string; clock?
     throw new HomeError(`home ${paths.dir} has no gate id for a shared store (run cloakpipe init --store … --gate-id NAME)`);
   }
   const { openPostgresStore } = await postgres();
-  const store = await openPostgresStore({ url: target.url, gateId, ...(target.schema ? { schema: target.schema } : {}) });
+  const store = await openPostgresStore({ url: target.url, gateId, ...(target.schema ? { schema: target.schema } : {}), ...(target.timeoutMs ? { timeoutMs: target.timeoutMs } : {}) });
   const mine = key.publicKey.export({ type: 'spki', format: 'pem' }).toString().trim();
   if (store.registeredKey.trim() !== mine) {
     await store.end();

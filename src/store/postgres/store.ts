@@ -11,6 +11,7 @@
 // dropped; the next batch connects again, so the gate recovers without a restart.
 import pg from 'pg';
 import { StoreError, type LedgerSnapshot, type Store } from '../ports.js';
+import { GATE_SETTINGS } from '../target.js';
 import { Conflict, Suspend, Unit, UnitSlot, type Carry } from './unit.js';
 import { PgAnchors, PgLedger, PgOperations, PgPins, PgRates, PgReceipts } from './ports.js';
 import { ident, migrate, schemaVersion, SCHEMA_VERSION } from './schema.js';
@@ -63,9 +64,21 @@ const DEFERRED: Outcome = { ok: 'deferred' };
 
 class Timeout extends Error {}
 
+/** The URL without what the gate sets itself: pg would let the URL's value win (see ../target.ts). */
+function withoutGateSettings(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url;
+  }
+  for (const k of GATE_SETTINGS) u.searchParams.delete(k);
+  return u.toString();
+}
+
 export function connectionConfig(url: string, timeoutMs: number): pg.ClientConfig {
   return {
-    connectionString: url,
+    connectionString: withoutGateSettings(url),
     connectionTimeoutMillis: timeoutMs,
     keepAlive: true,
     // Every statement and lock wait bounded; a gate frozen inside a transaction does not hold
