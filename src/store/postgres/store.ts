@@ -64,6 +64,15 @@ const DEFERRED: Outcome = { ok: 'deferred' };
 
 class Timeout extends Error {}
 
+/** `p`, or a Timeout once `deadline` (Date.now()) passed. */
+function within<T>(p: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Timeout('the PostgreSQL store did not answer in time')), Math.max(1, deadline - Date.now()));
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 /** The URL without what the gate sets itself: pg would let the URL's value win (see ../target.ts). */
 function withoutGateSettings(url: string): string {
   let u: URL;
@@ -176,14 +185,21 @@ class Transactor {
     for (let attempt = 1; ; attempt++) {
       let client: pg.Client | null = null;
       let timer: NodeJS.Timeout | undefined;
+      let givenUp = false;
       try {
         const timedOut = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Timeout(`the PostgreSQL store did not answer within ${this.timeoutMs} ms`)), Math.max(1, deadline - Date.now()));
+          timer = setTimeout(() => {
+            givenUp = true;
+            reject(new Timeout(`the PostgreSQL store did not answer within ${this.timeoutMs} ms`));
+          }, Math.max(1, deadline - Date.now()));
         });
         timedOut.catch(() => undefined);
         const outcomes = await Promise.race([
           (async () => {
             client = await this.connect();
+            // A connection that came after the batch was refused runs none of its jobs (they
+            // would commit what the caller was told failed); the next batch uses it.
+            if (givenUp) throw new Timeout('connected after the batch was refused');
             return this.attempt(client, batch);
           })(),
           timedOut,
@@ -203,7 +219,8 @@ class Transactor {
         const c = client as pg.Client | null;
         if (retryable(e) && attempt < MAX_ATTEMPTS && Date.now() < deadline) {
           try {
-            await c?.query('ROLLBACK');
+            // Bounded too: a server that stopped answering holds a ROLLBACK as long as a query.
+            if (c) await within(c.query('ROLLBACK'), deadline);
           } catch {
             this.drop(c);
           }

@@ -14,6 +14,7 @@ import { StoreError } from '../../../src/store/ports.js';
 import { Ledger } from '../../../src/ledger/ledger.js';
 import { FileSigner } from '../../../src/keys/file.js';
 import { Operations } from '../../../src/operations/operations.js';
+import { freezingProxy } from '../../helpers/freezing-proxy.js';
 
 const BOUND = 1000;
 const FP = 'sha256:' + 'a'.repeat(64);
@@ -22,7 +23,7 @@ after(async () => {
   for (const f of cleanup.reverse()) await f();
 });
 
-/** A store on a fresh schema, and a connection of the test's own. */
+/** A store on a fresh schema (reached through `via`, e.g. a freezing proxy), and a connection of the test's own. */
 async function fresh(via = PG_URL): Promise<{ schema: string; store: PostgresStore; other: pg.Client; decide: (id: string) => Promise<unknown> }> {
   const schema = freshSchema();
   await initPostgresStore({ url: PG_URL, schema, gateId: 'gate-a', publicKeyPem: 'test key' });
@@ -101,6 +102,48 @@ test('postgres bound: a statement the database is slow to finish is cancelled at
   await new Promise((r) => setTimeout(r, 300));
   assert.deepEqual(await rows(other, schema), { ops: ['op-before'], rates: 1, entries: 1 }, 'nothing of the refused decision');
   assert.equal(await decide('op-slow'), 1);
+});
+
+test('postgres bound: a database that stops answering mid-transaction (no statement_timeout can fire) is given up on at the bound; nothing commits when it answers again', { ...pgSkip, timeout: 20_000 }, async () => {
+  const proxy = await freezingProxy(PG_URL);
+  cleanup.push(() => proxy.close());
+  const { schema, other, decide } = await fresh(proxy.url);
+  assert.equal(await decide('op-before'), 0);
+  // The operation and the rate call reach the server; the entry's INSERT and all after it do not.
+  proxy.freezeOn(`INSERT INTO ${schema}.entries`);
+  const slow = await rejection(decide('op-slow'));
+  assert.equal(proxy.frozenTimes, 1);
+  assert.ok(slow.error instanceof StoreError, String(slow.error));
+  assert.ok(slow.ms >= BOUND * 0.9 && slow.ms < BOUND + 1500, `refused after ${slow.ms} ms (bound ${BOUND} ms)`);
+  // Still frozen: the next decision cannot even connect, and is refused within the bound too.
+  const down = await rejection(decide('op-down'));
+  assert.ok(down.ms < BOUND + 1500, `refused after ${down.ms} ms`);
+  proxy.thaw(); // the held INSERT runs, then the server finds the connection gone: rollback
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(await rows(other, schema), { ops: ['op-before'], rates: 1, entries: 1 }, 'nothing of the refused decisions');
+  assert.equal(await decide('op-slow'), 1);
+});
+
+test('postgres bound: a ROLLBACK the database leaves unanswered (retrying a conflict) is bounded too', { ...pgSkip, timeout: 20_000 }, async () => {
+  const proxy = await freezingProxy(PG_URL);
+  cleanup.push(() => proxy.close());
+  const { schema, other, decide } = await fresh(proxy.url);
+  assert.equal(await decide('op-before'), 0);
+  // A serialization failure on the rate call's INSERT: the store rolls back to retry.
+  await other.query(`CREATE FUNCTION ${schema}.conflict() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001'; END $$`);
+  await other.query(`CREATE TRIGGER conflict BEFORE INSERT ON ${schema}.rate_calls FOR EACH ROW EXECUTE FUNCTION ${schema}.conflict()`);
+  proxy.freezeOn('ROLLBACK');
+  const slow = await rejection(decide('op-slow'));
+  assert.equal(proxy.frozenTimes, 1, 'the store sent ROLLBACK');
+  assert.ok(slow.error instanceof StoreError, String(slow.error));
+  assert.ok(slow.ms < BOUND + 1500, `refused after ${slow.ms} ms (bound ${BOUND} ms)`);
+  // The retry's connection, begun late in the bound, completes once the database answers: the
+  // refused batch must not run on it.
+  await other.query(`DROP TRIGGER conflict ON ${schema}.rate_calls`);
+  proxy.thaw();
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(await rows(other, schema), { ops: ['op-before'], rates: 1, entries: 1 }, 'nothing of the refused decision, then or later');
+  assert.equal(await decide('op-slow'), 1, 'the store goes on');
 });
 
 test('postgres bound: a store URL cannot lift the bounds or synchronous_commit; ?timeout= sets the bound', pgSkip, async () => {
