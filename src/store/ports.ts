@@ -175,9 +175,14 @@ export interface CountsRead {
   callsAll: boolean;
 }
 
+/**
+ * `now` is the caller's clock (ms since the epoch). A store shared by gates on several hosts
+ * counts and stamps by one clock of its own instead (PostgreSQL: the database's, read in the
+ * transaction; ADR 060), since the hosts' clocks differ; on SQLite the host's clock is the only one.
+ */
 export interface RatesPort {
-  /** Allowed calls in the sliding windows ending at `now` (ms since the epoch); `read`: which of
-   *  the two the caller needs (default both), so a store may leave the other uncounted (zeros). */
+  /** Allowed calls in the sliding windows ending at `now`; `read`: which of the two the caller
+   *  needs (default both), so a store may leave the other uncounted (zeros). */
   counts(taskId: string | null, tool: string, now: number, read?: CountsRead): RateCounts;
   /** Count one allowed call at `now`. */
   record(taskId: string | null, tool: string, now: number): void;

@@ -315,18 +315,27 @@ export class PgPins extends RunRows<PinRow> implements PinsPort {
 
 /** Calls made without a task id are counted together under this key (as on SQLite). */
 const NO_TASK = '';
-/** A fetched window fact answers any `now` within ±SLACK of the time it was fetched for. */
-const SLACK = MINUTE_MS;
-/** How far apart the fleet's clocks may be before a prune could take a row another gate counts. */
-const CLOCK_SKEW = HOUR_MS;
+/**
+ * Rows are kept this long past the day window before a prune may take them: a transaction in
+ * flight read the database's clock a moment earlier, and that clock may step back; a row taken
+ * while some transaction still counts it would let that one allow too many.
+ */
+const PRUNE_MARGIN = HOUR_MS;
 
 interface RateFact {
-  /** Calls one by one: after (t0 − hour − slack), and around the day window's edge. */
+  /** The database's clock (ms) when the task's row was locked: the time this job counts at and stamps. */
+  now: number;
+  /** Calls one by one within the hour window (and any stamped after `now`). */
   calls: { tool: string; at: number }[];
-  /** Calls between the day edge and the hour window (all inside every day window), per tool. */
+  /** Calls in the day window before the hour window, per tool. */
   middle: Map<string, number>;
 }
 
+/**
+ * Windows are counted and calls stamped by the database's clock (ADR 060), read under the task's
+ * row lock: every gate counts on one clock, whatever its own says, and the stamps of one task
+ * follow the order its decisions took the lock in. The `now` callers pass is not used here.
+ */
 export class PgRates implements RatesPort {
   private lastPrune = -Infinity;
   /** The last prune dropped a full step: rows may be left, so the next call prunes again. */
@@ -341,38 +350,48 @@ export class PgRates implements RatesPort {
     return this.slot.get().local('rates', () => [] as { task: string; tool: string; at: number }[]);
   }
 
-  counts(taskId: string | null, tool: string, now: number): RateCounts {
-    const task = taskId ?? NO_TASK;
-    const bucket = Math.floor(now / SLACK);
-    const t0 = bucket * SLACK + SLACK / 2; // |now − t0| ≤ SLACK / 2
+  /** The task's windows, fetched once a job (or carried in): its row locked, then the clock read. */
+  private windows(task: string): RateFact {
     // Locking the task's row serializes every decision that counts this task's windows, on
     // every gate: what it counts cannot change until it commits its own call.
-    const f = this.slot.get().fact<RateFact>(key('rates', task, bucket), async (c) => {
+    return this.slot.get().fact<RateFact>(key('rates', task), async (c) => {
       const lock = `SELECT 1 FROM ${this.s}.rate_tasks WHERE task_key = $1 FOR UPDATE`;
       if ((await c.query(lock, [enc(task)])).rowCount === 0) {
         await c.query(`INSERT INTO ${this.s}.rate_tasks (task_key) VALUES ($1) ON CONFLICT DO NOTHING`, [enc(task)]);
         await c.query(lock, [enc(task)]);
       }
-      const near = t0 - HOUR_MS - SLACK;
-      const edgeLo = t0 - DAY_MS - SLACK;
-      const edgeHi = t0 - DAY_MS + SLACK;
-      const calls = await c.query<{ tool: string; at_ms: string }>(
-        `SELECT tool, at_ms FROM ${this.s}.rate_calls WHERE task_key = $1 AND (at_ms > $2 OR (at_ms > $3 AND at_ms <= $4))`,
-        [enc(task), near, edgeLo, edgeHi],
+      // One statement: the clock and the rows it counts in one snapshot, taken after the lock.
+      const r = await c.query<{ now_ms: string; tool: string | null; at_ms: string | null; n: string | null }>(
+        `WITH t AS MATERIALIZED (SELECT ${this.s}.clock_ms() AS now_ms)
+         SELECT t.now_ms, NULL::text AS tool, NULL::bigint AS at_ms, NULL::bigint AS n FROM t
+         UNION ALL
+         SELECT t.now_ms, r.tool, r.at_ms, NULL::bigint FROM t JOIN ${this.s}.rate_calls r ON r.task_key = $1 AND r.at_ms > t.now_ms - ${HOUR_MS}
+         UNION ALL
+         SELECT t.now_ms, r.tool, NULL::bigint, count(*) FROM t JOIN ${this.s}.rate_calls r
+           ON r.task_key = $1 AND r.at_ms > t.now_ms - ${DAY_MS} AND r.at_ms <= t.now_ms - ${HOUR_MS} GROUP BY t.now_ms, r.tool`,
+        [enc(task)],
       );
-      const middle = await c.query<{ tool: string; n: string }>(
-        `SELECT tool, count(*) AS n FROM ${this.s}.rate_calls WHERE task_key = $1 AND at_ms > $2 AND at_ms <= $3 GROUP BY tool`,
-        [enc(task), edgeHi, near],
-      );
-      return { calls: calls.rows.map((r) => ({ tool: dec(r.tool), at: Number(r.at_ms) })), middle: new Map(middle.rows.map((r) => [dec(r.tool), Number(r.n)])) };
+      const f: RateFact = { now: Number(r.rows[0].now_ms), calls: [], middle: new Map() };
+      for (const row of r.rows) {
+        if (row.tool === null) continue;
+        if (row.n !== null) f.middle.set(dec(row.tool), Number(row.n));
+        else f.calls.push({ tool: dec(row.tool), at: Number(row.at_ms) });
+      }
+      return f;
     });
+  }
+
+  counts(taskId: string | null, tool: string): RateCounts {
+    const task = taskId ?? NO_TASK;
+    const f = this.windows(task);
+    const now = f.now;
     const calls = [...f.calls, ...this.recorded().filter((r) => r.task === task)];
     const count = (only: string | null): WindowCounts => {
       const mine = only === null ? calls : calls.filter((c) => c.tool === only);
       const inWindow = (w: number) => mine.filter((c) => c.at > now - w).length;
       let middle = 0;
       for (const [t, n] of f.middle) if (only === null || t === only) middle += n;
-      return { minute: inWindow(MINUTE_MS), hour: inWindow(HOUR_MS), day: inWindow(DAY_MS) + middle };
+      return { minute: inWindow(MINUTE_MS), hour: inWindow(HOUR_MS), day: inWindow(HOUR_MS) + middle };
     };
     return { calls: count(tool), callsAll: count(null) };
   }
@@ -389,23 +408,21 @@ export class PgRates implements RatesPort {
       if (kind !== 'rates') continue;
       const f = fact as RateFact;
       const mine = recorded.filter((r) => r.task === task).map((r) => ({ tool: r.tool, at: r.at }));
-      carried.set(k, mine.length === 0 ? f : { calls: [...f.calls, ...mine], middle: f.middle });
+      carried.set(k, mine.length === 0 ? f : { ...f, calls: [...f.calls, ...mine] });
     }
   }
 
-  record(taskId: string | null, tool: string, now: number): void {
-    if (!Number.isSafeInteger(now)) throw new RangeError('rate counter: time must be integer milliseconds');
+  record(taskId: string | null, tool: string): void {
     const task = taskId ?? NO_TASK;
+    const now = this.windows(task).now; // stamped by the clock it was counted by
     const unit = this.slot.get();
     unit.write(async (c) => {
       await c.query(`INSERT INTO ${this.s}.rate_calls (task_key, tool, at_ms) VALUES ($1, $2, $3)`, [enc(task), enc(tool), now]);
     });
     if (this.pruneDue || now - this.lastPrune > MINUTE_MS) {
       // Rows older than a day count in no window; dropped once a minute per gate, a step at a
-      // time (PRUNE_STEP, as on SQLite): a backlog goes one step with each following call. An
-      // hour more is kept: the gates' clocks differ, and a row another gate still counts in its
-      // day window must not go (it would count too few: the unsafe direction).
-      const before = now - DAY_MS - CLOCK_SKEW;
+      // time (PRUNE_STEP, as on SQLite): a backlog goes one step with each following call.
+      const before = now - DAY_MS - PRUNE_MARGIN;
       unit.write(async (c) => {
         const r = await c.query(`DELETE FROM ${this.s}.rate_calls WHERE ctid IN (SELECT ctid FROM ${this.s}.rate_calls WHERE at_ms <= $1 LIMIT ${PRUNE_STEP})`, [before]);
         this.lastPrune = now;

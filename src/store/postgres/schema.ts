@@ -65,6 +65,11 @@ const MIGRATIONS: ((s: string) => string)[] = [
     ${create(APPROVAL_REQUESTS, s)}
     ${create(OFFERED_RECEIPTS, s)}
   `,
+  // The fleet's one clock for rate windows (ADR 060): the database's, in ms since the epoch.
+  (s) => `
+    CREATE FUNCTION ${s}.clock_ms() RETURNS BIGINT LANGUAGE sql VOLATILE
+      AS $$ SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

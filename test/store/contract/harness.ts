@@ -9,6 +9,12 @@ export interface OpenedForTest {
   store: Store;
   /** Another connection to the same store, as a second gate would open it. */
   peer(): Promise<Store>;
+  /**
+   * Sets the clock of a store that keeps its own (PostgreSQL: the database's, which rate windows
+   * count by) for the transactions after. Absent where the caller's `now` is the clock (SQLite);
+   * a test passes the same time as `now` either way.
+   */
+  clock?(ms: number): Promise<void>;
 }
 
 export type StoreFactory = () => Promise<OpenedForTest>;
