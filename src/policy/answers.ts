@@ -9,7 +9,7 @@
 // Kept by the request's SHA-256, never its text: the text holds the argument values a policy
 // reads, and the gate keeps no value past its call (a heap snapshot of a running gate shows
 // none: test/gate/no-values-kept.test.ts).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CedarAnswer } from './evaluate.js';
 
 export class AnswerCache {
@@ -25,7 +25,7 @@ export class AnswerCache {
   /** The answer for `request`, from the cache or from `evaluate` (which may throw: not kept). */
   answer(request: string, evaluate: () => CedarAnswer): CedarAnswer {
     const keep = request.length <= this.maxKey;
-    const key = keep ? createHash('sha256').update(request).digest('base64') : '';
+    const key = keep ? hash('sha256', request, 'base64') : ''; // one-shot: no Hash object per call
     if (keep) {
       const hit = this.map.get(key);
       if (hit) {
