@@ -6,8 +6,11 @@
 // no checks, no chain, nothing on the way back. Payloads are never stored: digests only.
 // --no-fsync commits with synchronous=NORMAL (no fsync at COMMIT: not durable on power loss):
 // beside the durable relay, it shows what the disk costs on the machine of the run.
-// Usage: node dist/bench/durable-relay.js [--db PATH] [--no-fsync] -- COMMAND [ARGS...]
+// --records 2 signs and stores two records per line in its commit, as the gate does with one
+// call in flight (the call's decision entry and the previous call's result entry, ADR 017).
+// Usage: node dist/bench/durable-relay.js [--db PATH] [--no-fsync] [--records N] -- COMMAND [ARGS...]
 import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -17,24 +20,31 @@ import { tempDir } from './lib.js';
 const dash = process.argv.indexOf('--');
 const own = dash >= 0 ? process.argv.slice(2, dash) : [];
 const argv = dash >= 0 ? process.argv.slice(dash + 1) : [];
-const noFsync = own.includes('--no-fsync');
-const dbFlags = own.filter((a) => a !== '--no-fsync');
-if (argv.length === 0 || own.length - dbFlags.length > 1 || (dbFlags.length !== 0 && (dbFlags.length !== 2 || dbFlags[0] !== '--db'))) {
-  process.stderr.write('usage: durable-relay.js [--db PATH] [--no-fsync] -- COMMAND [ARGS...]\n');
+let opts: { db?: string; 'no-fsync'?: boolean; records?: string };
+try {
+  opts = parseArgs({ args: own, options: { db: { type: 'string' }, 'no-fsync': { type: 'boolean' }, records: { type: 'string' } }, strict: true }).values;
+} catch {
+  opts = {};
+  argv.length = 0;
+}
+const noFsync = opts['no-fsync'] === true;
+const records = Number(opts.records ?? 1);
+if (argv.length === 0 || !Number.isSafeInteger(records) || records < 1) {
+  process.stderr.write('usage: durable-relay.js [--db PATH] [--no-fsync] [--records N] -- COMMAND [ARGS...]\n');
   process.exit(2);
 }
-const db = new Database(dbFlags[1] ?? join(tempDir('cloakpipe-bench-durable-'), 'floor.db'));
+const db = new Database(opts.db ?? join(tempDir('cloakpipe-bench-durable-'), 'floor.db'));
 db.pragma('journal_mode = WAL');
 db.pragma(noFsync ? 'synchronous = NORMAL' : 'synchronous = FULL');
 db.exec('CREATE TABLE IF NOT EXISTS records (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, sig TEXT NOT NULL)');
 const insert = db.prepare('INSERT INTO records (digest, sig) VALUES (?, ?)');
 const { privateKey } = generateKeyPairSync('ed25519');
 
-/** One signed row per line, all lines of a run in one commit, before the run is forwarded. */
+/** `records` signed rows per line, all lines of a run in one commit, before the run is forwarded. */
 const record = db.transaction((lines: Buffer) => {
   for (let start = 0, end = lines.indexOf(0x0a); end >= 0; start = end + 1, end = lines.indexOf(0x0a, start)) {
     const digest = createHash('sha256').update(lines.subarray(start, end)).digest('hex');
-    insert.run(digest, sign(null, Buffer.from(digest), privateKey).toString('base64'));
+    for (let r = 0; r < records; r++) insert.run(digest, sign(null, Buffer.from(digest), privateKey).toString('base64'));
   }
 });
 

@@ -33,11 +33,11 @@ async function session(argv: string[], lines: string[], env: NodeJS.ProcessEnv =
 
 const call = (id: number, message: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } });
 
-test('durable relay: each host line is committed before the upstream receives it (also without its fsync)', async () => {
-  for (const flags of [[], ['--no-fsync']]) {
+test('durable relay: each host line is committed before the upstream receives it (also without its fsync, and with two records a line)', async () => {
+  for (const [flags, perLine] of [[[], 1], [['--no-fsync'], 1], [['--records', '2'], 2]] as const) {
     const db = join(mkdtempSync(join(tmpdir(), 'durable-relay-')), 'floor.db');
     const replies = await session([RELAY, '--db', db, ...flags, '--', process.execPath, helperScript('record-counting-upstream.js')], Array.from({ length: 20 }, (_, i) => call(i + 1, 'x')), { ...process.env, RECORDS_DB: db });
-    assert.deepEqual(replies.map((r) => (JSON.parse(r) as { result: { records: number } }).result.records), Array.from({ length: 20 }, (_, i) => i + 1), flags.join(' '));
+    assert.deepEqual(replies.map((r) => (JSON.parse(r) as { result: { records: number } }).result.records), Array.from({ length: 20 }, (_, i) => perLine * (i + 1)), flags.join(' '));
   }
 });
 
@@ -54,11 +54,13 @@ test('durable relay: replies are the upstream\'s own bytes, each record a signed
   for (const f of readdirSync(dir)) assert.ok(!readFileSync(join(dir, f)).includes(canary), `${f} holds a payload`);
 });
 
-test('durable relay: without a command it says how to call it and exits 2', async () => {
-  const child = spawn(process.execPath, [RELAY], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const code = await new Promise((res) => child.once('exit', res));
-  assert.equal(code, 2);
-  assert.match(err, /usage: durable-relay\.js/);
+test('durable relay: without a command, or with a flag it does not take, it says how to call it and exits 2', async () => {
+  for (const argv of [[RELAY], [RELAY, '--records', '0', '--', process.execPath, UPSTREAM], [RELAY, '--record', '2', '--', process.execPath, UPSTREAM]]) {
+    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise((res) => child.once('exit', res));
+    assert.equal(code, 2, argv.join(' '));
+    assert.match(err, /usage: durable-relay\.js/);
+  }
 });
