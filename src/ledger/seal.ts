@@ -65,8 +65,13 @@ function linkedBody(body: EntryBody, prev: string): Record<string, unknown> {
   const keys = Object.keys(src);
   if (!('prev' in src)) keys.push('prev');
   keys.sort();
-  const linked: Record<string, unknown> = Object.create(null); // a "__proto__" member stays a member
-  for (const k of keys) linked[k] = k === 'prev' ? prev : src[k];
+  const linked: Record<string, unknown> = {}; // not Object.create(null): V8 keeps that one as a slow dictionary
+  for (const k of keys) {
+    const value = k === 'prev' ? prev : src[k];
+    // A member named "__proto__" stays a member (an assignment would set the prototype).
+    if (k === '__proto__') Object.defineProperty(linked, k, { value, enumerable: true, writable: true, configurable: true });
+    else linked[k] = value;
+  }
   return linked;
 }
 
