@@ -248,6 +248,9 @@ export const directPath = (): Path => ({ name: 'direct', argv: upstreamArgv() })
 export const relayPath = (): Path => ({ name: 'relay (line copy)', argv: [process.execPath, RELAY, '--', ...upstreamArgv()] });
 /** The floor of a gate that makes a record durable before it forwards (bench/durable-relay.ts). */
 export const durableRelayPath = (): Path => ({ name: 'durable relay (a signed, fsync\'d record per call)', argv: [process.execPath, DURABLE_RELAY, '--', ...upstreamArgv()] });
+/** The durable relay with two signed records per call in its commit: the floor of a gate whose
+ *  lone call's group holds two entries, the call's decision and the previous call's result (ADR 017). */
+export const twoRecordRelayPath = (): Path => ({ name: 'durable relay, two signed records per call (a decision, a result)', argv: [process.execPath, DURABLE_RELAY, '--records', '2', '--', ...upstreamArgv()] });
 /** The durable relay without its fsync (not durable): beside it, what the disk costs here. */
 export const unsyncedRelayPath = (): Path => ({ name: 'the same relay without its fsync (not durable)', argv: [process.execPath, DURABLE_RELAY, '--no-fsync', '--', ...upstreamArgv()] });
 export const gatePath = (g: GateFiles = gateFiles()): Path => ({ name: 'gate (enforce, Cedar, ledger, durable)', argv: [process.execPath, ...GATE_NODE_FLAGS, ...gateArgv(g, upstreamArgv())] });

@@ -23,8 +23,8 @@ const MS = String.raw`-?\d+(?:\.\d{1,3})?`;
 test('overhead: direct, relay, durable relay and gate, with the added latency, the targets and their floors', () => {
   const out = run('overhead.js', ['--n', '20', '--warmup', '2', '--chunk', '10']);
   assert.match(out, /## Overhead: 20 sequential/);
-  for (const row of ['| direct ', '| relay (line copy) ', "| durable relay (a signed, fsync'd record per call) ", '| the same relay without its fsync (not durable) ', '| gate (enforce, Cedar, ledger, durable) ', 'added p50 per gated call', 'load before the run']) assert.ok(out.includes(row), row);
-  for (const row of ['floor: a signed record made durable before forwarding (durable relay − direct, p50)', 'floor: the same, p99', 'of which the fsync (durable relay − the same without its fsync, p50)']) assert.match(out, new RegExp(`\\| ${row.replace(/[()]/g, '\\$&')} +\\| +— \\| +${MS} ms \\| +floor \\|`), row);
+  for (const row of ['| direct ', '| relay (line copy) ', "| durable relay (a signed, fsync'd record per call) ", '| durable relay, two signed records per call (a decision, a result) ', '| the same relay without its fsync (not durable) ', '| gate (enforce, Cedar, ledger, durable) ', 'added p50 per gated call', 'load before the run']) assert.ok(out.includes(row), row);
+  for (const row of ['floor: a signed record made durable before forwarding (durable relay − direct, p50)', 'floor: the same, p99', 'of which the fsync (durable relay − the same without its fsync, p50)', "floor of the gate's evidence: two signed records per call in one commit (that relay − direct, p50)", "floor of the gate's evidence, p99"]) assert.match(out, new RegExp(`\\| ${row.replace(/[()]/g, '\\$&')} +\\| +— \\| +${MS} ms \\| +floor \\|`), row);
   assert.match(out, new RegExp(String.raw`\| gate added p50 over its warm-up \(its first 2 calls, not in the figures above\) +\| +— \| +${MS} ms \| +warm-up \|`));
 });
 
