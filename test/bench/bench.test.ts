@@ -111,7 +111,7 @@ test('all: one table with every target of issue 16, its figure, goal, status and
     assert.doesNotMatch(row, /not measured/);
   }
   // verify was not run: its row says so rather than inventing a figure.
-  assert.match(targets, /\| verify entries\/s vs raw Ed25519, all cores +\| +\| not measured/);
+  assert.match(targets, /\| verify entries\/s vs raw Ed25519, all cores +\| +\| +not measured/); // right-aligned: the column is as wide as its widest figure
 });
 
 test('fleet: one SQLite gate against 1, 2 and 4 gates on one PostgreSQL, shared task and a task per gate', pgSkip, () => {

@@ -41,6 +41,11 @@ test('fleet: a lock another connection holds past the bound → every call fail_
   const write = { to: 'ada@example.com', body: 'your refund', idempotency_key: 'while-slow' };
   try {
     assert.equal((await call(g, 'lookup_customer', { customer_id: 'C000001' })).ok, true);
+    // Its result entry commits after the answer (ADR 017): counted once it is there, or a loaded
+    // machine counts before it and then sees it land as if a refused decision had written it.
+    const results = async () => (await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result'`))[0].n as number;
+    for (const deadline = Date.now() + 10_000; (await results()) < 1; await new Promise((r) => setTimeout(r, 20)))
+      assert.ok(Date.now() < deadline, "the first call's result entry was never stored");
     const entriesBefore = (await sql(url, 'SELECT count(*)::int AS n FROM cloakpipe.entries'))[0].n as number;
     // Reads pass; every INSERT into the chain waits: a decision is written up to its entry, then stops.
     await locker.query('BEGIN');
