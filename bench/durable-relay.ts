@@ -20,20 +20,19 @@ import { tempDir } from './lib.js';
 const dash = process.argv.indexOf('--');
 const own = dash >= 0 ? process.argv.slice(2, dash) : [];
 const argv = dash >= 0 ? process.argv.slice(dash + 1) : [];
-let opts: { db?: string; 'no-fsync'?: boolean; records?: string };
+let opts: { db?: string; 'no-fsync'?: boolean; records?: string } | null;
 try {
   opts = parseArgs({ args: own, options: { db: { type: 'string' }, 'no-fsync': { type: 'boolean' }, records: { type: 'string' } }, strict: true }).values;
 } catch {
-  opts = {};
-  argv.length = 0;
+  opts = null; // a flag it does not take
 }
-const noFsync = opts['no-fsync'] === true;
-const records = Number(opts.records ?? 1);
-if (argv.length === 0 || !Number.isSafeInteger(records) || records < 1) {
+const noFsync = opts?.['no-fsync'] === true;
+const records = Number(opts?.records ?? 1);
+if (opts === null || argv.length === 0 || !Number.isSafeInteger(records) || records < 1) {
   process.stderr.write('usage: durable-relay.js [--db PATH] [--no-fsync] [--records N] -- COMMAND [ARGS...]\n');
   process.exit(2);
 }
-const db = new Database(opts.db ?? join(tempDir('cloakpipe-bench-durable-'), 'floor.db'));
+const db = new Database(opts!.db ?? join(tempDir('cloakpipe-bench-durable-'), 'floor.db'));
 db.pragma('journal_mode = WAL');
 db.pragma(noFsync ? 'synchronous = NORMAL' : 'synchronous = FULL');
 db.exec('CREATE TABLE IF NOT EXISTS records (seq INTEGER PRIMARY KEY, digest TEXT NOT NULL, sig TEXT NOT NULL)');

@@ -85,10 +85,10 @@ export function targetsTable(results: PathResult[]): string {
     const unsynced = results.find((r) => r.name === unsyncedRelayPath().name);
     if (unsynced) rows.push(['of which the fsync (durable relay − the same without its fsync, p50)', '—', `${ms(floor.p50 + direct.p50 - unsynced.stats.p50)} ms`, 'floor']);
   }
-  const two = results.find((r) => r.name === twoRecordRelayPath().name);
+  const two = durableFloor(results, twoRecordRelayPath());
   if (two) {
-    rows.push(["floor of the gate's evidence: two signed records per call in one commit (that relay − direct, p50)", '—', `${ms(two.stats.p50 - direct.p50)} ms`, 'floor']);
-    rows.push(['floor of the gate\'s evidence, p99', '—', `${ms(two.stats.p99 - direct.p99)} ms`, 'floor']);
+    rows.push(["floor of the gate's evidence: two signed records per call in one commit (that relay − direct, p50)", '—', `${ms(two.p50)} ms`, 'floor']);
+    rows.push(["floor of the gate's evidence, p99", '—', `${ms(two.p99)} ms`, 'floor']);
   }
   const g = results.find((r) => r.name.startsWith('gate'))!;
   rows.push(['gate p50: first tenth of the calls → last tenth', '—', `${ms(g.firstTenthP50)} → ${ms(g.lastTenthP50)} ms`, 'drift']);
@@ -97,10 +97,10 @@ export function targetsTable(results: PathResult[]): string {
   return table(['target', 'goal', 'measured', 'status'], rows);
 }
 
-/** What the durable relay (one record per call) adds to direct (p50, p99), when it was measured. */
-export function durableFloor(results: PathResult[]): { p50: number; p99: number } | null {
+/** What a durable relay (by default one record per call) adds to direct (p50, p99), when it was measured. */
+export function durableFloor(results: PathResult[], relay: Path = durableRelayPath()): { p50: number; p99: number } | null {
   const direct = results.find((r) => r.name === 'direct')!.stats;
-  const d = results.find((r) => r.name === durableRelayPath().name);
+  const d = results.find((r) => r.name === relay.name);
   return d ? { p50: d.stats.p50 - direct.p50, p99: d.stats.p99 - direct.p99 } : null;
 }
 
@@ -113,9 +113,9 @@ export async function main(argv = process.argv) {
   const direct = results[0].stats;
   const gate = results.find((r) => r.name.startsWith('gate'))!.stats;
   const floor = durableFloor(results)!;
-  const two = results.find((r) => r.name === twoRecordRelayPath().name)!.stats;
-  reportTarget({ target: 'added p50, 1 in flight', goal: '≤ 0.3 ms', measured: `${ms(gate.p50 - direct.p50)} ms (floor ${ms(floor.p50)}, two records ${ms(two.p50 - direct.p50)})`, met: gate.p50 - direct.p50 <= 0.3 });
-  reportTarget({ target: 'added p99, 1 in flight', goal: '≤ 1 ms', measured: `${ms(gate.p99 - direct.p99)} ms (floor ${ms(floor.p99)}, two records ${ms(two.p99 - direct.p99)})`, met: gate.p99 - direct.p99 <= 1 });
+  const two = durableFloor(results, twoRecordRelayPath())!;
+  reportTarget({ target: 'added p50, 1 in flight', goal: '≤ 0.3 ms', measured: `${ms(gate.p50 - direct.p50)} ms (floor ${ms(floor.p50)}, two records ${ms(two.p50)})`, met: gate.p50 - direct.p50 <= 0.3 });
+  reportTarget({ target: 'added p99, 1 in flight', goal: '≤ 1 ms', measured: `${ms(gate.p99 - direct.p99)} ms (floor ${ms(floor.p99)}, two records ${ms(two.p99)})`, met: gate.p99 - direct.p99 <= 1 });
   if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, results }) + '\n');
   section(`Overhead: ${f.n} sequential tools/call round trips (warm-up ${f.warmup}, interleaved in chunks of ${chunk})`, `${machine()}\nload before the run: ${loadBefore}\n\n${overheadTable(results)}\n\n${targetsTable(results)}`);
 }
