@@ -6,6 +6,9 @@ import { StoreError } from '../ports.js';
 
 export type Db = Database.Database;
 
+/** WAL pages after which a commit checkpoints (ADR 066). */
+export const WAL_CHECKPOINT_PAGES = 4_000;
+
 export interface OpenOptions {
   create?: boolean;
   readOnly?: boolean;
@@ -41,6 +44,12 @@ export function openDb(path: string, opts: OpenOptions = {}): Db {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
+    // A checkpoint runs inside the commit that crosses this many WAL pages (for every database
+    // on the connection). At SQLite's 1,000 it ran every ~156 gated calls and set the p99 of a
+    // lone call; at 4,000 it is out of the p99. Not more: until the first checkpoint every
+    // commit extends the WAL, ~0.1 ms dearer, and every start pays that again (SQLite deletes
+    // the WAL when the last connection closes; ADR 066).
+    db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
   } catch (e) {
     throw new StoreError(`cannot open database ${path}: ${(e as { code?: string }).code ?? 'error'}`);
   }
