@@ -2,7 +2,7 @@
 // stays bounded, for the ledger and for the attached operations database alike.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { WAL_CHECKPOINT_PAGES } from '../../../src/store/sqlite/db.js';
 import { freshStore } from '../helpers.js';
 import type { SqliteStore } from '../../../src/store/sqlite/store.js';
@@ -13,8 +13,12 @@ const ROW = 'x'.repeat(40_000); // ~10 pages a commit: the threshold is crossed 
 const walFrames = (db: string) => Math.floor((statSync(`${db}-wal`).size - 32) / FRAME);
 
 for (const schema of ['main', 'ops'] as const) {
-  test(`${schema}: no checkpoint before ${WAL_CHECKPOINT_PAGES} WAL pages, then the WAL stops growing and the rows are in the database file`, () => {
-    const { store, paths } = freshStore();
+  test(`${schema}: no checkpoint before ${WAL_CHECKPOINT_PAGES} WAL pages, then the WAL stops growing and the rows are in the database file`, (t) => {
+    const { store, paths, dir } = freshStore();
+    t.after(() => {
+      store.close();
+      rmSync(dir, { recursive: true, force: true }); // ~20 MB of filler
+    });
     const db = (store as SqliteStore).db;
     const file = schema === 'main' ? paths.ledger : paths.operations;
     db.exec(`CREATE TABLE ${schema}.filler (v TEXT)`);
@@ -23,6 +27,7 @@ for (const schema of ['main', 'ops'] as const) {
     const start = walFrames(file);
     insert.run(ROW);
     const perCommit = walFrames(file) - start; // every loop below is bounded by this count
+    assert.ok(perCommit > 0, 'a commit appends to the WAL');
 
     // Half our threshold, twice SQLite's default of 1,000 pages: nothing is checkpointed.
     for (let i = 1; i < Math.ceil(WAL_CHECKPOINT_PAGES / 2 / perCommit); i++) insert.run(ROW);
@@ -35,6 +40,5 @@ for (const schema of ['main', 'ops'] as const) {
     const largest = WAL_CHECKPOINT_PAGES + perCommit;
     assert.ok(walFrames(file) <= largest, `WAL of ${walFrames(file)} frames, bounded by ${largest}`);
     assert.ok(statSync(file).size > before + (WAL_CHECKPOINT_PAGES / 2) * 4096, 'the checkpoint copied the rows into the database file');
-    store.close();
   });
 }
