@@ -169,6 +169,23 @@ interface Row {
   many: number;
 }
 
+/**
+ * ADR 040's closest latency goal: what the door adds beyond the gate's floor, against the pure
+ * transports' added p50 (ms). A floor above the door's whole added p50 is not a door that costs
+ * less than nothing: the two were measured apart (the floor in process, the door against
+ * server-everything over HTTP), so such a run compares nothing and is not read as met.
+ */
+export function beyondFloorTarget(addedGate: number, floor: number, purest: number): { target: string; goal: string; measured: string; met: boolean } {
+  const beyond = addedGate - floor;
+  const apart = beyond < 0 ? ': the floor is above the added p50, not comparable' : '';
+  return {
+    target: 'HTTP door added p50 beyond the gate floor vs pure transports',
+    goal: '< 1×',
+    measured: `${ms(beyond)} vs ${ms(purest)} ms (added ${ms(addedGate)} − floor ${ms(floor)}${apart})`,
+    met: purest > 0 && beyond >= 0 && beyond < purest,
+  };
+}
+
 export async function main() {
   const f = flags({ levels: { type: 'string' } }, { n: 1000, warmup: 100 });
   const loadBefore = loadNow();
@@ -199,12 +216,11 @@ export async function main() {
   // The gate's own floor (decision + signature + one fsync'd commit), in this process, after the
   // HTTP paths are gone so it competes with nothing of this run (ADR 040).
   const floor = (await inProcessGateFloor(Math.max(10, Math.round(f.n / 10)))).median / 1000;
-  const beyond = added(gate) - floor;
   const targets: { target: string; goal: string; measured: string; met: boolean }[] = [
     // Issue 14 as written: not reachable by a gate that makes each decision durable before forwarding (ADR 040).
     { target: 'HTTP door vs pure HTTP transports, added p50', goal: '< 1×', measured: `${ratio(added(gate), purest)} (${ms(added(gate))} vs ${ms(purest)} ms)`, met: purest > 0 && added(gate) < purest },
     { target: 'HTTP door calls/s vs pure HTTP transports, 64 in flight', goal: '≥ 1×', measured: `${ratio(gate.many, fastest)} (${num(gate.many)} vs ${num(fastest)}/s)`, met: gate.many >= fastest },
-    { target: 'HTTP door added p50 beyond the gate floor vs pure transports', goal: '< 1×', measured: `${ms(beyond)} vs ${ms(purest)} ms (added ${ms(added(gate))} − floor ${ms(floor)})`, met: purest > 0 && beyond < purest },
+    beyondFloorTarget(added(gate), floor, purest),
   ];
   for (const t of targets) reportTarget(t);
   if (f.json) return void process.stdout.write(JSON.stringify({ machine: machine(), loadBefore, rows }) + '\n');

@@ -58,6 +58,17 @@ test('http: the HTTP door beside server-everything direct over HTTP, supergatewa
   assert.match(out, /\| floor: in-process Gate\.handleCall .*\| +floor \|/);
 });
 
+test('http: the goal beyond the gate floor is met only when the floor is under the door and the rest under the pure transports', async () => {
+  const { beyondFloorTarget } = await import(join(ROOT, 'dist/bench/http.js'));
+  assert.equal(beyondFloorTarget(0.5, 0.35, 0.2).met, true); // 0.15 beyond, against 0.2
+  assert.equal(beyondFloorTarget(0.6, 0.35, 0.2).met, false); // 0.25 beyond
+  assert.equal(beyondFloorTarget(0.5, 0.35, 0).met, false); // a pure transport measured at nothing
+  // The run of 2026-12-05: a floor of 1.003 ms above the door's whole 0.461 ms.
+  const apart = beyondFloorTarget(0.461, 1.003, 0.187);
+  assert.equal(apart.met, false);
+  assert.match(apart.measured, /^-0\.542 vs 0\.187 ms \(added 0\.461 − floor 1\.003: the floor is above the added p50, not comparable\)$/);
+});
+
 test('breakdown: every step of a gated call, floors and the end-to-end difference', () => {
   const out = run('breakdown.js', ['--n', '10', '--warmup', '2', '--scale', '0.01']);
   for (const row of ['parse: decodeLine', 'Cedar as before ADR 039', 'Cedar: the request the engine sends', 'Cedar: engine.evaluate', 'sign: signEntry', 'gate commit', 'floor: bare SQLite commit', 'in-process gate', 'end to end: gate − direct, p50', 'rate_calls rows']) assert.ok(out.includes(row), row);
