@@ -1,7 +1,7 @@
 // Runs every compiled test file with Node's built-in runner and closes with the plain
 // `N passed, N failed` line. A run that executes no test fails: green must mean tested.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,9 +18,14 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '3';
+// The tests' temporary homes, stores and keys go under one directory of this run (TMPDIR for
+// every test process), removed when the run ends: a whole run used to leave thousands in /tmp.
+const runTmp = mkdtempSync(join(tmpdir(), 'cloakpipe-test-run-'));
+// Others may pass through it, not list it: the PostgreSQL suites run their clusters as the
+// `postgres` user in directories of their own under it (each mkdtemp'd 0700, then handed over).
+chmodSync(runTmp, 0o711);
 // Besides the spec reporter on stdout, each file's time goes to a file read at the end.
-const timesDir = mkdtempSync(join(tmpdir(), 'cloakpipe-test-times-'));
-const timesFile = join(timesDir, 'times.json');
+const timesFile = join(runTmp, 'times.json');
 const child = spawn(
   process.execPath,
   [
@@ -33,7 +38,7 @@ const child = spawn(
     `--test-reporter-destination=${timesFile}`,
     ...files,
   ],
-  { stdio: ['ignore', 'pipe', 'inherit'] },
+  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, TMPDIR: runTmp } },
 );
 
 /** The slowest files of the run, so the suite's time stays in view (never fails the run). */
@@ -45,8 +50,6 @@ function slowestFiles(n = 10) {
     for (const [file, ms] of times.slice(0, n)) console.log(`${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(process.cwd(), file)}`);
   } catch {
     console.log('(no file times were written)');
-  } finally {
-    rmSync(timesDir, { recursive: true, force: true });
   }
 }
 // The summary lines (`ℹ pass N`) are read as they stream: the spec reporter prints the failing
@@ -73,6 +76,7 @@ child.on('close', (code) => {
   const failed = num('fail') + num('cancelled');
   const skipped = num('skipped') + num('todo');
   slowestFiles();
+  rmSync(runTmp, { recursive: true, force: true });
   console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
   if (passed + failed === 0) {
     console.error('no test was executed');
