@@ -11,7 +11,7 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { inProcessGateFloor } from './breakdown.js';
-import { CLI, MCP_PROXY, ROOT, SUPERGATEWAY, flags, freePort, isMain, loadNow, machine, ms, num, ratio, section, stats, table, tempDir, reportTarget } from './lib.js';
+import { CLI, MCP_PROXY, ROOT, SUPERGATEWAY, flags, freePort, isMain, loadNow, machine, ms, num, ratio, section, stats, table, tempDir, reportTarget, type TargetFigure } from './lib.js';
 
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const MANIFEST = 'version: 1\nrelease: bench-http@1\ntools:\n  echo:\n    effect: read\n    arguments:\n      message: { type: string, max_len: 200, required: true }\n';
@@ -175,7 +175,7 @@ interface Row {
  * less than nothing: the two were measured apart (the floor in process, the door against
  * server-everything over HTTP), so such a run compares nothing and is not read as met.
  */
-export function beyondFloorTarget(addedGate: number, floor: number, purest: number): { target: string; goal: string; measured: string; met: boolean } {
+export function beyondFloorTarget(addedGate: number, floor: number, purest: number): Omit<TargetFigure, 'load'> {
   const beyond = addedGate - floor;
   const apart = beyond < 0 ? ': the floor is above the added p50, not comparable' : '';
   return {
@@ -216,7 +216,7 @@ export async function main() {
   // The gate's own floor (decision + signature + one fsync'd commit), in this process, after the
   // HTTP paths are gone so it competes with nothing of this run (ADR 040).
   const floor = (await inProcessGateFloor(Math.max(10, Math.round(f.n / 10)))).median / 1000;
-  const targets: { target: string; goal: string; measured: string; met: boolean }[] = [
+  const targets: Omit<TargetFigure, 'load'>[] = [
     // Issue 14 as written: not reachable by a gate that makes each decision durable before forwarding (ADR 040).
     { target: 'HTTP door vs pure HTTP transports, added p50', goal: '< 1×', measured: `${ratio(added(gate), purest)} (${ms(added(gate))} vs ${ms(purest)} ms)`, met: purest > 0 && added(gate) < purest },
     { target: 'HTTP door calls/s vs pure HTTP transports, 64 in flight', goal: '≥ 1×', measured: `${ratio(gate.many, fastest)} (${num(gate.many)} vs ${num(fastest)}/s)`, met: gate.many >= fastest },

@@ -7,10 +7,7 @@ import { WAL_CHECKPOINT_PAGES } from '../../../src/store/sqlite/db.js';
 import { freshStore } from '../helpers.js';
 import type { SqliteStore } from '../../../src/store/sqlite/store.js';
 
-const FRAME = 4096 + 24; // a WAL frame: one page and its header
 const ROW = 'x'.repeat(40_000); // ~10 pages a commit: the threshold is crossed in ~400 commits
-
-const walFrames = (db: string) => Math.floor((statSync(`${db}-wal`).size - 32) / FRAME);
 
 for (const schema of ['main', 'ops'] as const) {
   test(`${schema}: no checkpoint before ${WAL_CHECKPOINT_PAGES} WAL pages, then the WAL stops growing and the rows are in the database file`, (t) => {
@@ -21,24 +18,27 @@ for (const schema of ['main', 'ops'] as const) {
     });
     const db = (store as SqliteStore).db;
     const file = schema === 'main' ? paths.ledger : paths.operations;
+    const page = db.pragma(`${schema}.page_size`, { simple: true }) as number;
+    // A WAL is a 32-byte header, then frames of one page and a 24-byte frame header each.
+    const walFrames = () => Math.floor((statSync(`${file}-wal`).size - 32) / (page + 24));
     db.exec(`CREATE TABLE ${schema}.filler (v TEXT)`);
     const insert = db.prepare(`INSERT INTO ${schema}.filler (v) VALUES (?)`);
     const before = statSync(file).size;
-    const start = walFrames(file);
+    const start = walFrames();
     insert.run(ROW);
-    const perCommit = walFrames(file) - start; // every loop below is bounded by this count
+    const perCommit = walFrames() - start; // every loop below is bounded by this count
     assert.ok(perCommit > 0, 'a commit appends to the WAL');
 
     // Half our threshold, twice SQLite's default of 1,000 pages: nothing is checkpointed.
     for (let i = 1; i < Math.ceil(WAL_CHECKPOINT_PAGES / 2 / perCommit); i++) insert.run(ROW);
-    assert.ok(walFrames(file) >= WAL_CHECKPOINT_PAGES / 2, `WAL of ${walFrames(file)} frames`);
+    assert.ok(walFrames() >= WAL_CHECKPOINT_PAGES / 2, `WAL of ${walFrames()} frames`);
     assert.equal(statSync(file).size, before, 'the database file is untouched until the checkpoint');
 
     // As many again as the threshold: the commit that crosses it checkpoints, and the WAL is
     // then overwritten from its start instead of growing.
     for (let i = 0; i < Math.ceil(WAL_CHECKPOINT_PAGES / perCommit); i++) insert.run(ROW);
     const largest = WAL_CHECKPOINT_PAGES + perCommit;
-    assert.ok(walFrames(file) <= largest, `WAL of ${walFrames(file)} frames, bounded by ${largest}`);
-    assert.ok(statSync(file).size > before + (WAL_CHECKPOINT_PAGES / 2) * 4096, 'the checkpoint copied the rows into the database file');
+    assert.ok(walFrames() <= largest, `WAL of ${walFrames()} frames, bounded by ${largest}`);
+    assert.ok(statSync(file).size > before + (WAL_CHECKPOINT_PAGES / 2) * page, 'the checkpoint copied the rows into the database file');
   });
 }
