@@ -9,6 +9,7 @@ import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { GATE_NODE_FLAGS as SHIPPED_NODE_FLAGS } from '../src/cli/node-flags.js';
 
 /** The compiled tree the scripts run from (DIST/bench/*.js) and the directory above it, which
  *  holds node_modules. A copy of dist/ beside a node_modules link benchmarks a fixed build
@@ -237,12 +238,13 @@ export interface Path {
 export const upstreamArgv = (): string[] => [process.execPath, UPSTREAM];
 
 /**
- * Extra node flags for the gate process: none by default, so the benchmarks run the gate
- * exactly as shipped. (The gate turns off V8's JS → Wasm call inlining itself, in
- * src/policy/v8-guard.ts: problem P1 of docs/performance.md.) BENCH_GATE_NODE_FLAGS="--flag ..."
- * adds flags, for experiments only.
+ * The gate's Node options: those cloakpipe writes on a gate's command line (src/cli/node-flags.ts,
+ * ADR 067), so the benchmarks run the gate as `wrap` starts it. (The gate turns off V8's JS → Wasm
+ * call inlining itself, in src/policy/v8-guard.ts: problem P1 of docs/performance.md.)
+ * BENCH_GATE_NODE_FLAGS="--flag ..." replaces them, for experiments only ("" runs the gate with
+ * Node's defaults).
  */
-export const GATE_NODE_FLAGS: string[] = (process.env.BENCH_GATE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+export const GATE_NODE_FLAGS: string[] = process.env.BENCH_GATE_NODE_FLAGS === undefined ? [...SHIPPED_NODE_FLAGS] : process.env.BENCH_GATE_NODE_FLAGS.split(' ').filter(Boolean);
 
 export const directPath = (): Path => ({ name: 'direct', argv: upstreamArgv() });
 export const relayPath = (): Path => ({ name: 'relay (line copy)', argv: [process.execPath, RELAY, '--', ...upstreamArgv()] });

@@ -4,6 +4,7 @@ import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GATE_NODE_FLAGS } from './node-flags.js';
 import { optionsHelp, parseFlags, suggest, UsageError, type Options } from './args.js';
 import { resolveHome } from '../store/home.js';
 import { checkHomeDir, HomeError } from '../home/open.js';
@@ -99,7 +100,8 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
     return 2;
   }
   const list = configs(v.host);
-  // The gate as a GUI host must start it: absolute node and main.js, no PATH lookup, no shell.
+  // The gate as a GUI host must start it: absolute node, the gate's Node options and main.js, no
+  // PATH lookup, no shell.
   const main = realpathSync(fileURLToPath(new URL('./main.js', import.meta.url)));
   const flags = home.dir === resolve(join(homedir(), '.cloakpipe')) ? [] : ['--home', home.dir];
   const say = (line: string) => process.stderr.write(`cloakpipe ${name}: ${line}\n`);
@@ -137,7 +139,7 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   let seen = 0;
   for (const cfg of list) {
     try {
-      const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [main], flags }, mode, modeAsked, timeoutMs });
+      const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [...GATE_NODE_FLAGS, main], flags }, mode, modeAsked, timeoutMs });
       failed += r.failed;
       if (r.found !== false) seen++;
     } catch (e) {

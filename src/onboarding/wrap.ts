@@ -22,7 +22,7 @@ import { HEADERS_FILE, serverFiles, serverFolderName, ServerNameError } from './
 
 export interface WrapOptions {
   homeDir: string;
-  /** The gate's own command: an absolute node and the CLI's main.js; `flags` go after mcp-proxy (--home when not the default). */
+  /** The gate's own command: an absolute node, its Node options and the CLI's main.js; `flags` go after mcp-proxy (--home when not the default). */
   gate: { command: string; args: string[]; flags: string[] };
   mode: 'shadow' | 'enforce';
   /** --mode was given: an entry already wrapped in the other mode is switched to it (ADR 057); else it keeps its mode. */

@@ -7,13 +7,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, EVERYTHING, FILESYSTEM, MEMORY } from '../helpers/cli.js';
+import { GATE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { put, world, type World } from './host-world.js';
 
 function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
@@ -33,7 +34,12 @@ async function startAsHost(e: Entry): Promise<Client> {
   assert.equal(args[m + 1], 'shadow', 'wrap defaults to shadow mode');
   args[m + 1] = 'enforce';
   const client = new Client({ name: 'host', version: '1' });
-  await client.connect(new StdioClientTransport({ command: e.command, args, env: e.env, cwd: e.cwd, stderr: 'ignore' }));
+  const transport = new StdioClientTransport({ command: e.command, args, env: e.env, cwd: e.cwd, stderr: 'ignore' });
+  await client.connect(transport);
+  // The process the host started is node with the gate's Node options (ADR 067): V8 reads them
+  // only at start, so they must be on the command line the host runs.
+  const argv = readFileSync(`/proc/${transport.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  assert.deepEqual(argv.slice(1, GATE_NODE_FLAGS.length + 2), [...GATE_NODE_FLAGS, realpathSync(CLI)], 'the gate runs with its Node options');
   return client;
 }
 
@@ -105,6 +111,7 @@ test('wrap every host config; each entry, started as the host would, serves allo
 
   const fsEntry = entryOf(desktop, 'mcpServers', 'filesystem');
   assert.equal(fsEntry.command, process.execPath, 'the gate by absolute path: GUI hosts have no PATH to rely on');
+  assert.deepEqual(fsEntry.args.slice(0, GATE_NODE_FLAGS.length + 1), [...GATE_NODE_FLAGS, realpathSync(CLI)], "the gate's Node options, then its main.js");
   assert.deepEqual(fsEntry.args.slice(fsEntry.args.indexOf('--') + 1), ['node', FILESYSTEM, files], 'the original command after --');
   assert.deepEqual(entryOf(cursor, 'mcpServers', 'memory').env, { MEMORY_FILE_PATH: memFile });
   assert.equal(entryOf(windsurf, 'mcpServers', 'docs').cwd, homeDocs);
@@ -186,8 +193,9 @@ test('--dry-run prints the diff and writes nothing', () => {
   const original = readFileSync(path, 'utf8');
   const r = run(w, 'wrap', ['--host', 'cursor', '--dry-run']);
   assert.equal(r.status, 0, r.stderr);
-  assert.ok(r.stdout.startsWith(`--- ${path}\n+++ ${path} (wrapped)\n@@ -1,6 +1,18 @@\n {\n   "mcpServers": {\n-    "everything": { "command": "node", "args": [`), r.stdout);
-  assert.match(r.stdout, /\n\+ {4}"everything": \{ "command": "[^"]+", "args": \[\n\+ {8}"[^"]+main\.js",\n\+ {8}"mcp-proxy",\n\+ {8}"--server",\n\+ {8}"everything",\n\+ {8}"--mode",\n\+ {8}"shadow",/);
+  assert.ok(r.stdout.startsWith(`--- ${path}\n+++ ${path} (wrapped)\n@@ -1,6 +1,${18 + GATE_NODE_FLAGS.length} @@\n {\n   "mcpServers": {\n-    "everything": { "command": "node", "args": [`), r.stdout);
+  const options = GATE_NODE_FLAGS.map((f) => `\\+ {8}"${f}",\\n`).join('');
+  assert.match(r.stdout, new RegExp(`\\n\\+ {4}"everything": \\{ "command": "[^"]+", "args": \\[\\n${options}\\+ {8}"[^"]+main\\.js",\\n\\+ {8}"mcp-proxy",\\n\\+ {8}"--server",\\n\\+ {8}"everything",\\n\\+ {8}"--mode",\\n\\+ {8}"shadow",`));
   assert.equal(readFileSync(path, 'utf8'), original);
   assert.ok(!existsSync(join(w.gate, 'servers')) && !existsSync(join(w.gate, 'backups')));
 });
