@@ -38,8 +38,10 @@ env, cwd and every other key, their order, comments and indentation stay as they
 file goes to the home's backups/ (0600), the new one replaces it atomically; wrapping twice
 changes nothing. --mode switches an entry already wrapped to that mode, in place and atomically
 like any wrap, when it is still the entry wrap wrote (else it is named and left); without --mode
-it keeps its mode. A --server that names no server in the configs searched is an error (exit 2,
-nothing written). A remote entry ("url", Windsurf's "serverUrl"; Streamable HTTP) becomes
+it keeps its mode. An entry keeps the command line it was wrapped with; wrap names what differs
+from the one it writes now (node, Node options, main.js): unwrap and wrap again to take it. A
+--server that names no server in the configs searched is an error (exit 2, nothing written). A
+remote entry ("url", Windsurf's "serverUrl"; Streamable HTTP) becomes
 \`cloakpipe mcp-proxy --server NAME --upstream-url URL\`: its "headers" move to the home's
 servers/NAME/upstream.headers (0600, named by --upstream-header-file), out of the host's config
 and off the command line; "type" becomes "stdio". Entries with \${…} variables and "type": "sse"

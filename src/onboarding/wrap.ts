@@ -77,6 +77,28 @@ function modeless(value: unknown): unknown {
 const sameWrap = (value: unknown, recorded: unknown) => sameJson(modeless(value), modeless(recorded));
 
 /**
+ * How a wrapped entry starts its gate, against how this cloakpipe would: another node, other
+ * Node options (V8 reads them only at start, ADR 067) or another main.js. Wrap does not rewrite
+ * a wrapped entry's start (ADR 057); it says what differs, naming only its own values.
+ */
+function startDiffers(value: unknown, gate: WrapOptions['gate']): string[] {
+  const args = argsOf(value) ?? [];
+  const start = args.slice(0, Math.max(0, args.indexOf('mcp-proxy')));
+  const options = gate.args.slice(0, -1);
+  const differs: string[] = [];
+  if (!isObj(value) || value.command !== gate.command) differs.push(`another node (this cloakpipe runs ${gate.command})`);
+  if (!isDeepStrictEqual(start.slice(0, -1), options)) differs.push(options.length > 0 ? `other Node options (this cloakpipe writes ${options.join(' ')})` : 'Node options this cloakpipe does not write');
+  if (start.at(-1) !== gate.args.at(-1)) differs.push(`another main.js (this cloakpipe's is ${gate.args.at(-1)})`);
+  return differs;
+}
+
+/** Said of an entry wrap wrote whose gate this cloakpipe would start otherwise: how to move it. */
+function startNote(value: unknown, gate: WrapOptions['gate']): string {
+  const differs = startDiffers(value, gate);
+  return differs.length > 0 ? `; its gate starts with ${differs.join(', ')}: unwrap it and wrap it again to start it as this cloakpipe does` : '';
+}
+
+/**
  * The values a diff must not show: every string under "env" and "headers" of every entry
  * (context lines show the neighbours too). Matched as whole JSON strings (redactValues).
  */
@@ -182,7 +204,15 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     if (c.kind === 'wrapped') {
       const now = gateModeOf(argsOf(e.value)!);
       if (!o.modeAsked || now?.mode === o.mode) {
-        o.say(`${label}: already wrapped (servers/${c.server}${now ? `, ${now.mode} mode` : ''})`);
+        // Only an entry its record holds can be unwrapped and wrapped again: only then the note.
+        let recorded: { wrapped: unknown } | undefined;
+        try {
+          recorded = recordAt(serverFiles(o.homeDir, c.server).wrapped)?.entries[configKey];
+        } catch (err) {
+          if (!(err instanceof ServerNameError || err instanceof SyntaxError)) throw err;
+        }
+        const note = recorded && sameWrap(e.value, recorded.wrapped) ? startNote(e.value, o.gate) : '';
+        o.say(`${label}: already wrapped (servers/${c.server}${now ? `, ${now.mode} mode` : ''})${note}`);
         continue;
       }
       // Switched to the mode asked for, only when the entry is the one wrap wrote (its record
@@ -215,7 +245,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
       entry.wrapped = JSON.parse(JSON.stringify(after.value));
       records.set(files.wrapped, record!);
       switched++;
-      o.say(`${label}: ${o.dryRun ? 'would switch' : 'switched'} from ${now.mode} to ${o.mode} mode (servers/${c.server})`);
+      o.say(`${label}: ${o.dryRun ? 'would switch' : 'switched'} from ${now.mode} to ${o.mode} mode (servers/${c.server})${startNote(after.value, o.gate)}`);
       continue;
     }
     if (c.kind === 'skip') {

@@ -3,7 +3,8 @@
 // configs searched, with nothing written; --mode switches an entry already wrapped (in place,
 // one value, atomically, backed up) and without --mode an entry keeps its mode; an entry that is
 // not the one wrap wrote is not switched; the backups are 0600 in a 0700 folder; no `env` value
-// is ever printed, not even in a dry run's diff (ADR 057).
+// is ever printed, not even in a dry run's diff (ADR 057). An entry an older cloakpipe wrapped is
+// named with what its gate's start lacks, and unwrap and wrap move it (ADR 067).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
+import { GATE_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { put, world, type World } from './host-world.js';
 
 const CANARY = 'CANARY-env-secret-4c2a';
@@ -263,4 +265,57 @@ test('--mode does not switch an entry that is not the one wrap wrote; an entry t
   r = run(w, 'unwrap', ['--server', 'everything']);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(readFileSync(path, 'utf8'), before);
+});
+
+test('an entry an older cloakpipe wrapped, without the Node options: wrap and --mode say what its start lacks and how to move it, write nothing else; unwrap and wrap again start it as this cloakpipe does; an entry wrapped by hand gets no such note', () => {
+  const w = world();
+  const path = put(
+    join(w.project, '.mcp.json'),
+    `{\n  "mcpServers": {\n    "everything": {\n      "command": ${J(process.execPath)},\n      "args": [${J(EVERYTHING)}, "stdio"],\n      "env": { "TOKEN": ${J(CANARY)} }\n    },\n    "handmade": { "command": ${J(process.execPath)}, "args": [${J(CLI)}, "mcp-proxy", "--server", "handmade", "--mode", "shadow", "--", "node", "server.js"] }\n  }\n}\n`,
+  );
+  const before = readFileSync(path, 'utf8');
+  let r = run(w, 'wrap', ['--server', 'everything', '--timeout', '20s']);
+  assert.equal(r.status, 0, r.stderr);
+  const current = readFileSync(path, 'utf8');
+  assert.deepEqual(entryOf(path, 'mcpServers', 'everything').args.slice(0, GATE_NODE_FLAGS.length), [...GATE_NODE_FLAGS]);
+
+  // What a cloakpipe before ADR 067 wrote: the same entry without the Node options, in the config
+  // and in the record it keeps of what it wrote.
+  let older = current;
+  for (const f of GATE_NODE_FLAGS) older = older.replace(new RegExp(`\\n *${J(f)},`), '');
+  assert.notEqual(older, current);
+  writeFileSync(path, older);
+  const recordPath = join(w.gate, 'servers', 'everything', 'wrapped.json');
+  const rec = JSON.parse(readFileSync(recordPath, 'utf8')) as { entries: Record<string, { wrapped: Entry }> };
+  const wrapped = Object.values(rec.entries)[0].wrapped;
+  wrapped.args = wrapped.args.filter((a) => !GATE_NODE_FLAGS.includes(a));
+  assert.deepEqual(wrapped, entryOf(path, 'mcpServers', 'everything'), 'the record holds the older entry');
+  writeFileSync(recordPath, JSON.stringify(rec, null, 2) + '\n');
+
+  const lacks = `its gate starts with other Node options (this cloakpipe writes ${GATE_NODE_FLAGS.join(' ')}): unwrap it and wrap it again to start it as this cloakpipe does`;
+  r = run(w, 'wrap', ['--server', 'everything']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr, `cloakpipe wrap: ${path}: "everything": already wrapped (servers/everything, shadow mode); ${lacks}\n`);
+  assert.equal(readFileSync(path, 'utf8'), older, 'nothing written');
+
+  // A mode switch changes the mode only, and says the same.
+  r = run(w, 'wrap', ['--server', 'everything', '--mode', 'enforce']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(r.stderr.includes(`: "everything": switched from shadow to enforce mode (servers/everything); ${lacks}\n`), r.stderr);
+  assert.equal(readFileSync(path, 'utf8'), older.replace('"shadow"', '"enforce"'));
+
+  // Moved as the note says; wrap then writes this cloakpipe's start, and has nothing more to say.
+  r = run(w, 'unwrap', ['--server', 'everything']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(readFileSync(path, 'utf8'), before, 'unwrap restores every byte');
+  r = run(w, 'wrap', ['--server', 'everything', '--mode', 'enforce', '--timeout', '20s']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(readFileSync(path, 'utf8'), current.replace('"shadow"', '"enforce"'));
+  r = run(w, 'wrap', ['--server', 'everything']);
+  assert.equal(r.stderr, `cloakpipe wrap: ${path}: "everything": already wrapped (servers/everything, enforce mode)\n`);
+
+  // Wrapped by hand (no record of it): wrap cannot unwrap it, so it does not tell to.
+  r = run(w, 'wrap', ['--server', 'handmade']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr, `cloakpipe wrap: ${path}: "handmade": already wrapped (servers/handmade, shadow mode)\n`);
 });
