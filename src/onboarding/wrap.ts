@@ -205,11 +205,12 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
       const now = gateModeOf(argsOf(e.value)!);
       if (!o.modeAsked || now?.mode === o.mode) {
         // Only an entry its record holds can be unwrapped and wrapped again: only then the note.
+        // A record that cannot be read only loses the note (the entry is left as it is anyway).
         let recorded: { wrapped: unknown } | undefined;
         try {
           recorded = recordAt(serverFiles(o.homeDir, c.server).wrapped)?.entries[configKey];
-        } catch (err) {
-          if (!(err instanceof ServerNameError || err instanceof SyntaxError)) throw err;
+        } catch {
+          recorded = undefined;
         }
         const note = recorded && sameWrap(e.value, recorded.wrapped) ? startNote(e.value, o.gate) : '';
         o.say(`${label}: already wrapped (servers/${c.server}${now ? `, ${now.mode} mode` : ''})${note}`);
