@@ -51,13 +51,13 @@ export function setup(): Setup {
 /** The gate in front of the recording upstream; `mode` says how its calls behave (upstream.ts). */
 export function startGate(
   s: Setup,
-  o: { mode?: 'ok' | 'slow' | 'held' | 'hang' | 'die' | 'fail'; flags?: string[]; approvers?: string[]; delayMs?: number; releaseFile?: string } = {},
+  o: { mode?: 'ok' | 'slow' | 'held' | 'hang' | 'die' | 'fail'; flags?: string[]; approvers?: string[]; delayMs?: number; releaseFile?: string; env?: Record<string, string> } = {},
 ): Promise<RunningGate> {
   const approvers = o.approvers ?? [s.approverPub];
   return start({
     ...s,
     flags: [...approvers.flatMap((p) => ['--approver-key', p]), ...(o.flags ?? [])],
-    ...recordingUpstream('approvals', s.record, { RECORDER_MODE: o.mode ?? 'ok', RECORDER_DELAY_MS: String(o.delayMs ?? 300), RECORDER_RELEASE_FILE: o.releaseFile ?? '' }),
+    ...recordingUpstream('approvals', s.record, { RECORDER_MODE: o.mode ?? 'ok', RECORDER_DELAY_MS: String(o.delayMs ?? 300), RECORDER_RELEASE_FILE: o.releaseFile ?? '', ...o.env }),
   });
 }
 

@@ -6,6 +6,7 @@
 //   $RECORD_FILE       one JSON line per tools/call it received, before it acts: {tool, arguments, pid}
 //   $DONE_FILE         one JSON line per recorded call once its answer is ready, before it is sent: {tool, at}
 //   $RECORD_LINES      every raw line it received, as received
+//   $RECORDER_RESULT_BYTES  pads the approvals catalogue's write_note answer with that much text
 //   $RECORDER_MODE     how a recording call behaves, without changing the call (and so its
 //                      fingerprint): ok (default), slow ($RECORDER_DELAY_MS, default 300), hang
 //                      (never answers), die (exits mid-call), crash (exits on the call before it
@@ -23,6 +24,8 @@ const env = (k: string) => process.env[k] ?? '';
 const out = (s: string | Buffer) => process.stdout.write(s);
 const send = (m: object) => out(JSON.stringify(m) + '\n');
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
+/** `bytes` of text that differ from call to call (pages a store cannot share between answers). */
+const pad = (bytes: number, seed: number) => (bytes > 0 ? ' ' + Array.from({ length: Math.ceil(bytes / 16) }, (_, i) => ((seed * 2654435761 + i * 40503) >>> 0).toString(16).padStart(16, '0')).join('').slice(0, bytes) : '');
 
 /** What a tool does with a call: a result, a JSON-RPC error, or nothing (it writes or never answers). */
 type Answer = { result: Json } | { error: { code: number; message: string } } | { raw: string | Buffer } | 'none' | Promise<Answer>;
@@ -89,7 +92,8 @@ const CATALOGUES: Record<string, Record<string, Tool>> = {
   // Write tools for approvals and operations: the answer says which call of which process it was.
   approvals: {
     send_email: { schema: { to: str, body: str, idempotency_key: str }, run: (_a) => ({ result: text(`send_email done #${done} by ${process.pid} at ${Date.now()}`) }) },
-    write_note: { schema: { text: str, key: str }, run: () => ({ result: text(`write_note done #${done} by ${process.pid} at ${Date.now()}`) }) },
+    // $RECORDER_RESULT_BYTES pads its answer (a store's pages per call, for checkpoint crashes).
+    write_note: { schema: { text: str, key: str }, run: () => ({ result: text(`write_note done #${done} by ${process.pid} at ${Date.now()}` + pad(Number(env('RECORDER_RESULT_BYTES') || 0), done)) }) },
     read_note: { schema: { text: str }, records: false, run: () => ({ result: text('a note') }) },
   },
   // The support desk of examples/support-agent.yaml, and list_orders.
