@@ -1,0 +1,96 @@
+// A disk that fills up under the real gate (a tmpfs of a few megabytes holds its home; the
+// kernel's ENOSPC and SQLite's handling of it, neither ours). Fail closed: a call the gate cannot
+// record is refused and never reaches the tool; a write whose settlement the full disk lost was
+// answered once and is never run again (a retry replays that answer or is refused as unknown); once there is space the gate records again, without a
+// restart, and the chain verifies.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { cloakpipe, fixtureFiles } from '../helpers/cli.js';
+import { call, readRecord, recordingUpstream, startGate, type Outcome, type RunningGate } from '../helpers/gate.js';
+import { CONTEXT, MANIFEST } from '../helpers/recording-gate.js';
+import { mountSmallDisk, smallDiskSkip, type SmallDisk } from '../helpers/small-disk.js';
+
+function homeOn(disk: SmallDisk) {
+  const home = join(disk.dir, 'home');
+  const init = cloakpipe(['init', '--home', home]);
+  assert.equal(init.status, 0, init.stderr);
+  return fixtureFiles('cloakpipe-disk-full-', { manifest: MANIFEST, context: CONTEXT, home });
+}
+
+const write = (g: RunningGate, key: string): Promise<Outcome> => call(g, 'write_note', { text: `note ${key}`, key }, undefined, 20_000);
+const ran = (record: string, key: string) => readRecord(record).filter((r) => r.arguments.key === key).length;
+const refusal = (o: Outcome) => (o.ok ? 'answered' : o.reason);
+/** A retry of a write that ran: the answer the host saw, replayed, or refused as unknown; never a second run. */
+function settledOrUnknown(retry: Outcome, seen: Outcome): void {
+  if (retry.ok) assert.equal(retry.text, (seen as { text: string }).text, 'a replay is the answer the host saw');
+  else assert.equal(retry.reason, 'reconcile_before_retry', 'its settlement was lost: refused, never run again');
+}
+
+test('a full disk: every call is refused (fail_closed) and none reaches the tool; when space is back the gate records again without a restart; the chain verifies', smallDiskSkip, async (t) => {
+  const disk = mountSmallDisk(16);
+  t.after(() => disk.unmount());
+  const f = homeOn(disk);
+  const g = await startGate({ ...f, ...recordingUpstream('approvals', f.record) });
+  try {
+    for (const key of ['a1', 'a2', 'a3']) {
+      assert.ok((await write(g, key)).ok, key);
+      assert.equal(ran(f.record, key), 1);
+    }
+    disk.fill();
+    for (let i = 0; i < 20; i++) {
+      const key = `full${i}`;
+      assert.equal(refusal(await write(g, key)), 'fail_closed', key);
+      assert.equal(ran(f.record, key), 0, `${key} never reached the tool`);
+    }
+    // A read is recorded like a write: refused too.
+    const read = await call(g, 'read_note', { text: 'x' });
+    assert.equal(refusal(read), 'fail_closed');
+    disk.free();
+    for (const key of ['b1', 'b2', 'b3']) {
+      assert.ok((await write(g, key)).ok, `${key}: recorded again once there is space`);
+      assert.equal(ran(f.record, key), 1);
+    }
+  } finally {
+    await g.close();
+  }
+  const v = cloakpipe(['verify', '--home', f.home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+});
+
+test('the disk fills while a write runs: the host gets its answer once; a retry replays that answer or is refused (reconcile_before_retry), never runs it again, before and after a restart; the chain verifies', smallDiskSkip, async (t) => {
+  const disk = mountSmallDisk(16);
+  t.after(() => disk.unmount());
+  const f = homeOn(disk);
+  // The tool takes 500 ms: the decision is durable and forwarded before the disk fills.
+  const slow = recordingUpstream('approvals', f.record, { RECORDER_MODE: 'slow', RECORDER_DELAY_MS: '500' });
+  let g = await startGate({ ...f, ...slow });
+  let answer: Outcome | undefined;
+  try {
+    assert.ok((await write(g, 'before')).ok);
+    const running = write(g, 'mid');
+    for (const end = Date.now() + 20_000; ran(f.record, 'mid') === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(ran(f.record, 'mid'), 1, 'the write reached the tool');
+    disk.fill();
+    answer = await running;
+    assert.ok(answer.ok, 'the tool ran: its answer reaches the host');
+    assert.equal(refusal(await write(g, 'mid')), 'fail_closed', 'full: nothing can be decided');
+    disk.free();
+    settledOrUnknown(await write(g, 'mid'), answer);
+    assert.ok((await write(g, 'after')).ok, 'other calls are recorded again');
+  } finally {
+    await g.close();
+  }
+  g = await startGate({ ...f, ...recordingUpstream('approvals', f.record) });
+  try {
+    settledOrUnknown(await write(g, 'mid'), answer!);
+  } finally {
+    await g.close();
+  }
+  assert.equal(ran(f.record, 'mid'), 1, 'the write ran once in all');
+  const show = cloakpipe(['ops', 'show', 'mid', '--json', '--home', f.home]);
+  assert.equal(show.status, 0, show.stderr);
+  assert.ok(['unknown', 'succeeded'].includes(JSON.parse(show.stdout).state), 'never pending after a restart, never failed');
+  const v = cloakpipe(['verify', '--home', f.home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+});
