@@ -2,12 +2,13 @@
 // kernel's ENOSPC and SQLite's handling of it, neither ours). Fail closed: a call the gate cannot
 // record is refused and never reaches the tool; a write whose settlement the full disk lost was
 // answered once and is never run again (a retry replays that answer or is refused as unknown); once there is space the gate records again, without a
-// restart, and the chain verifies.
+// restart, and the chain verifies. A gate that cannot start for want of space says so, and does
+// not call its intact database unreadable.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { cloakpipe, fixtureFiles } from '../helpers/cli.js';
-import { call, readRecord, recordingUpstream, startGate, type Outcome, type RunningGate } from '../helpers/gate.js';
+import { call, gateArgs, readRecord, recordingUpstream, startGate, type Outcome, type RunningGate } from '../helpers/gate.js';
 import { CONTEXT, MANIFEST } from '../helpers/recording-gate.js';
 import { mountSmallDisk, smallDiskSkip, type SmallDisk } from '../helpers/small-disk.js';
 
@@ -91,6 +92,35 @@ test('the disk fills while a write runs: the host gets its answer once; a retry 
   const show = cloakpipe(['ops', 'show', 'mid', '--json', '--home', f.home]);
   assert.equal(show.status, 0, show.stderr);
   assert.ok(['unknown', 'succeeded'].includes(JSON.parse(show.stdout).state), 'never pending after a restart, never failed');
+  const v = cloakpipe(['verify', '--home', f.home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+});
+
+test('a gate started on a full disk exits 2 naming the file system, not calling its database unreadable; with space again it starts and records', smallDiskSkip, async (t) => {
+  const disk = mountSmallDisk(16);
+  t.after(() => disk.unmount());
+  const f = homeOn(disk);
+  const options = { ...f, ...recordingUpstream('approvals', f.record) };
+  let g = await startGate(options);
+  try {
+    assert.ok((await write(g, 'first')).ok);
+  } finally {
+    await g.close(); // SQLite removes the WAL and its index: a new start must make them again
+  }
+  disk.fill();
+  const args = gateArgs(options).slice(1); // cloakpipe() adds the CLI itself
+  const r = cloakpipe(args, { input: '', env: { ...process.env, ...options.env } });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /cannot start: cannot read .*ledger\.db: the file system failed \(SQLITE_(FULL|IOERR)[A-Z_]*: a full disk or an I\/O error\), the database was not judged/);
+  assert.doesNotMatch(r.stderr, /not a readable SQLite database/);
+  disk.free();
+  g = await startGate(options);
+  try {
+    assert.ok((await write(g, 'second')).ok);
+    assert.equal(ran(f.record, 'second'), 1);
+  } finally {
+    await g.close();
+  }
   const v = cloakpipe(['verify', '--home', f.home]);
   assert.equal(v.status, 0, v.stdout + v.stderr);
 });

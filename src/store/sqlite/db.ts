@@ -16,6 +16,22 @@ export interface OpenOptions {
   check?: (db: Db) => void;
 }
 
+/**
+ * Why a database could not be read: its bytes, or what is around them. A full disk or a file
+ * the process may not open is not a damaged or replaced database, and saying it is would send an
+ * operator after tampering that did not happen (and the other way round).
+ */
+function unreadable(path: string, e: unknown): StoreError {
+  const code = (e as { code?: unknown }).code;
+  const c = typeof code === 'string' ? code : 'error';
+  if (c === 'SQLITE_FULL' || c.startsWith('SQLITE_IOERR')) return new StoreError(`cannot read ${path}: the file system failed (${c}: a full disk or an I/O error), the database was not judged`);
+  if (c.startsWith('SQLITE_CANTOPEN') || c.startsWith('SQLITE_PERM') || c.startsWith('SQLITE_READONLY') || c.startsWith('SQLITE_AUTH'))
+    return new StoreError(`cannot read ${path}: access refused (${c}), the database was not judged`);
+  if (c.startsWith('SQLITE_BUSY') || c.startsWith('SQLITE_LOCKED')) return new StoreError(`cannot read ${path}: another process holds it locked (${c})`);
+  if (c === 'SQLITE_NOMEM') return new StoreError(`cannot read ${path}: out of memory (${c})`);
+  return new StoreError(`${path} is not a readable SQLite database (${c})`);
+}
+
 export function openDb(path: string, opts: OpenOptions = {}): Db {
   if (!opts.create && !existsSync(path)) throw new StoreError(`database missing: ${path} (run cloakpipe init)`);
   let db: Db;
@@ -33,7 +49,7 @@ export function openDb(path: string, opts: OpenOptions = {}): Db {
     } catch (e) {
       db.close();
       if (e instanceof StoreError) throw e;
-      throw new StoreError(`${path} is not a readable SQLite database (${(e as { code?: string }).code ?? 'error'})`);
+      throw unreadable(path, e);
     }
   }
   try {
@@ -70,7 +86,7 @@ export function attachDb(db: Db, path: string, schema: string, check?: (db: Db) 
       check(db);
     } catch (e) {
       if (e instanceof StoreError) throw e;
-      throw new StoreError(`${path} is not a readable SQLite database (${(e as { code?: string }).code ?? 'error'})`);
+      throw unreadable(path, e);
     }
   }
   try {
