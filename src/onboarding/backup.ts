@@ -2,7 +2,7 @@
 // config's path and the instant; two rewrites within one millisecond (wrap, then unwrap, in a
 // script) must not share a name, or the second copy would replace the first and the original
 // config would be gone. The name is claimed with an exclusive create before the copy is written.
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { atomicWrite } from '../util/atomic-write.js';
 
@@ -18,7 +18,12 @@ export function backup(homeDir: string, path: string, text: string, now = new Da
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
       throw e;
     }
-    atomicWrite(file, text, 0o600);
+    try {
+      atomicWrite(file, text, 0o600);
+    } catch (e) {
+      rmSync(file, { force: true }); // no empty backup left to mistake for the file's old bytes
+      throw e;
+    }
     return file;
   }
 }

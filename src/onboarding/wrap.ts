@@ -174,6 +174,17 @@ function readText(cfg: HostConfig): string | undefined {
   }
 }
 
+/**
+ * A write the file system refused (a full disk, a read-only or vanished folder), as a ConfigError
+ * that says what became of the config: the command names it and goes on to the next config.
+ * Anything else (ours) goes on as it is.
+ */
+function refusedWrite(e: unknown, what: string): unknown {
+  if (e instanceof ConfigError) return e;
+  const code = (e as NodeJS.ErrnoException).code;
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? new ConfigError(`${what}: ${(e as Error).message}`) : e;
+}
+
 /** Replace the config unless someone else wrote it since it was read (a host saving its own settings). */
 function replaceConfig(cfg: HostConfig, before: string, after: string): void {
   if (readText(cfg) !== before) throw new ConfigError(`${cfg.path} changed while wrap ran; left as is, run it again`);
@@ -308,21 +319,29 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     if (!now) throw new ConfigError(`${cfg.path}: internal error: ${JSON.stringify(e.name)} lost in the rewrite; left as is`);
   }
   if (o.dryRun) return o.out(redactValues(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (wrapped)`), secrets), entrySecrets([...parsed.entries, ...check.entries]))), { failed, changed: true };
-  for (const h of headerFiles) {
-    mkdirSync(h.dir, { recursive: true, mode: 0o700 });
-    atomicWrite(h.path, h.text, 0o600);
+  let saved: string;
+  try {
+    for (const h of headerFiles) {
+      mkdirSync(h.dir, { recursive: true, mode: 0o700 });
+      atomicWrite(h.path, h.text, 0o600);
+    }
+    for (const d of drafts) {
+      mkdirSync(d.dir, { recursive: true, mode: 0o700 });
+      // The manifest last: a later wrap keeps a server's manifest as drafted, so it must never
+      // be there without its policy (a full disk between the two).
+      atomicWrite(d.policyPath, d.policy, 0o600);
+      atomicWrite(d.manifestPath, d.manifest, 0o600);
+    }
+    for (const [path, record] of records) {
+      mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
+      atomicWrite(path, JSON.stringify(record, null, 2) + '\n', 0o600);
+    }
+    saved = backup(o.homeDir, realTarget(cfg.path), text);
+    replaceConfig(cfg, text, next);
+  } catch (e) {
+    // The config is replaced last, atomically: until then it is as it was.
+    throw refusedWrite(e, `${cfg.path}: left as is`);
   }
-  for (const d of drafts) {
-    mkdirSync(d.dir, { recursive: true, mode: 0o700 });
-    atomicWrite(d.manifestPath, d.manifest, 0o600);
-    atomicWrite(d.policyPath, d.policy, 0o600);
-  }
-  for (const [path, record] of records) {
-    mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
-    atomicWrite(path, JSON.stringify(record, null, 2) + '\n', 0o600);
-  }
-  const saved = backup(o.homeDir, realTarget(cfg.path), text);
-  replaceConfig(cfg, text, next);
   const did = [...(wrappedCount ? [`wrapped ${wrappedCount} server(s)`] : []), ...(switched ? [`switched ${switched} to ${o.mode} mode`] : [])];
   o.say(`${cfg.path}: ${did.join(', ')}; the previous file is ${saved}`);
   return { failed, changed: true };
@@ -377,13 +396,22 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
   if (next === text) return { failed, changed: false };
   const check = parseConfig(cfg, next)!;
   if (o.dryRun) return o.out(redactValues(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`), secrets), entrySecrets([...parsed.entries, ...check.entries]))), { failed, changed: true };
-  const saved = backup(o.homeDir, realTarget(cfg.path), text);
-  replaceConfig(cfg, text, next);
+  let saved: string;
+  try {
+    saved = backup(o.homeDir, realTarget(cfg.path), text);
+    replaceConfig(cfg, text, next);
+  } catch (e) {
+    throw refusedWrite(e, `${cfg.path}: left as is`);
+  }
   // After the config: a crash in between leaves a record that unwrap no longer needs, never a wrapped entry without one.
-  for (const d of done) {
-    atomicWrite(d.path, JSON.stringify(d.record, null, 2) + '\n', 0o600);
-    // No entry uses the folder's header file any more: its credentials are back in the config only.
-    if (Object.keys(d.record.entries).length === 0) rmSync(join(d.path, '..', HEADERS_FILE), { force: true });
+  try {
+    for (const d of done) {
+      atomicWrite(d.path, JSON.stringify(d.record, null, 2) + '\n', 0o600);
+      // No entry uses the folder's header file any more: its credentials are back in the config only.
+      if (Object.keys(d.record.entries).length === 0) rmSync(join(d.path, '..', HEADERS_FILE), { force: true });
+    }
+  } catch (e) {
+    throw refusedWrite(e, `${cfg.path}: unwrapped (the previous file is ${saved}), but a record of the home was not updated; run unwrap again once it can be`);
   }
   o.say(`${cfg.path}: unwrapped ${done.length} server(s); the previous file is ${saved}`);
   return { failed, changed: true };

@@ -3,11 +3,15 @@
 // record is refused and never reaches the tool; a write whose settlement the full disk lost was
 // answered once and is never run again (a retry replays that answer or is refused as unknown); once there is space the gate records again, without a
 // restart, and the chain verifies. A gate that cannot start for want of space says so, and does
-// not call its intact database unreadable.
+// not call its intact database unreadable. `wrap` with its home on a full disk leaves the host's
+// config byte for byte and says why, and never leaves a manifest without its policy (a later
+// wrap keeps a manifest as drafted).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, statSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloakpipe, fixtureFiles } from '../helpers/cli.js';
+import { spawnSync } from 'node:child_process';
+import { CLI, EVERYTHING, cloakpipe, fixtureFiles, tempDir } from '../helpers/cli.js';
 import { call, gateArgs, readRecord, recordingUpstream, startGate, type Outcome, type RunningGate } from '../helpers/gate.js';
 import { CONTEXT, MANIFEST } from '../helpers/recording-gate.js';
 import { mountSmallDisk, smallDiskSkip, type SmallDisk } from '../helpers/small-disk.js';
@@ -123,4 +127,63 @@ test('a gate started on a full disk exits 2 naming the file system, not calling 
   }
   const v = cloakpipe(['verify', '--home', f.home]);
   assert.equal(v.status, 0, v.stdout + v.stderr);
+});
+
+/** `cloakpipe wrap --host FILE --home HOME`, as a user runs it. */
+const wrap = (config: string, home: string) =>
+  spawnSync(process.execPath, [CLI, 'wrap', '--host', config, '--home', home, '--timeout', '30s'], { encoding: 'utf8', timeout: 120_000 });
+
+test('wrap with its home on a full disk: the config is left byte for byte, the refusal named (exit 1); with one page short of the drafts, no manifest is kept without its policy; with space, wrap drafts and wraps', smallDiskSkip, async (t) => {
+  const config = join(tempDir('cloakpipe-wrap-full-'), 'servers.json');
+  const text = `{\n  "mcpServers": {\n    "everything": { "command": ${JSON.stringify(process.execPath)}, "args": [${JSON.stringify(EVERYTHING)}, "stdio"] }\n  }\n}\n`;
+  writeFileSync(config, text);
+
+  // How large the drafts of this server are, from a wrap with room (then put back).
+  const scratch = join(tempDir('cloakpipe-wrap-sizes-'), 'home');
+  assert.equal(cloakpipe(['init', '--home', scratch]).status, 0);
+  let r = wrap(config, scratch);
+  assert.equal(r.status, 0, r.stderr);
+  const pages = (name: string) => Math.ceil(statSync(join(scratch, 'servers', 'everything', name)).size / 4096);
+  const manifestPages = pages('manifest.yaml');
+  assert.equal(pages('policy.cedar'), 1, 'the drafted policy fits one page');
+  assert.ok(manifestPages >= 1);
+  assert.equal(spawnSync(process.execPath, [CLI, 'unwrap', '--host', config, '--home', scratch], { encoding: 'utf8' }).status, 0);
+  assert.equal(readFileSync(config, 'utf8'), text);
+
+  const disk = mountSmallDisk(16);
+  t.after(() => disk.unmount());
+  const home = join(disk.dir, 'home');
+  assert.equal(cloakpipe(['init', '--home', home]).status, 0);
+  const manifest = join(home, 'servers', 'everything', 'manifest.yaml');
+  const policy = join(home, 'servers', 'everything', 'policy.cedar');
+
+  // No room at all.
+  disk.fill();
+  r = wrap(config, home);
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, new RegExp(`${config.replace(/[.]/g, '\\.')}: left as is: ENOSPC: no space left on device`));
+  assert.equal(readFileSync(config, 'utf8'), text, 'the config byte for byte');
+  assert.ok(!existsSync(manifest), 'no manifest kept');
+  const backups = join(home, 'backups');
+  assert.deepEqual(existsSync(backups) ? readdirSync(backups) : [], [], 'no backup, not even an empty one, of a config left as is');
+
+  // Room for the manifest alone, not for the manifest and its policy: a wrap that wrote the
+  // manifest first would keep it, policy-less, on every wrap after.
+  disk.free();
+  const reserve = join(disk.dir, 'reserve');
+  writeFileSync(reserve, Buffer.alloc(manifestPages * 4096, 0x62));
+  disk.fill();
+  rmSync(reserve);
+  r = wrap(config, home);
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /left as is: ENOSPC/);
+  assert.equal(readFileSync(config, 'utf8'), text);
+  assert.ok(!existsSync(manifest) || existsSync(policy), 'a manifest is never kept without its policy');
+
+  disk.free();
+  r = wrap(config, home);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /"everything": drafted \d+ tools/);
+  assert.ok(existsSync(manifest) && existsSync(policy));
+  assert.notEqual(readFileSync(config, 'utf8'), text, 'wrapped');
 });
