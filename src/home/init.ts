@@ -1,8 +1,10 @@
 // Creating a gate home (`cloakpipe init`). Never overwrites a key, and never creates one beside
 // an existing ledger or operations database: a new key would orphan the ledger the old one
 // signed (and start-up refuses a ledger its key did not sign). Every file it creates is 0600,
-// the home and its inbox 0700.
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+// the home and its inbox 0700. An init that cannot finish (a full disk, a folder it may not
+// write) removes the files it created: a key left without its ledger would make every later
+// init refuse to overwrite it.
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import { initPostgresStore } from '../store/postgres/store.js';
@@ -17,13 +19,12 @@ import { HomeError, checkHomeDir } from './open.js';
  * key, generated inside the token when it holds none; the home then records the URI (gate.token)
  * and the public key only. Returns whether a token generated the pair.
  */
-function createGateKey(home: HomePaths, key: KeyChoice | undefined): { generated: boolean } {
+function createGateKey(home: HomePaths, key: KeyChoice | undefined, made: string[] = []): { generated: boolean } {
   if (key?.uri === undefined) {
     if (key?.pinFile !== undefined) throw new HomeError('--pin-file goes with --key pkcs11:…');
     const { privatePem, publicPem } = generateGateKeyPem();
-    writeFileSync(home.key, privatePem, { mode: 0o600, flag: 'wx' });
-    chmodSync(home.key, 0o600);
-    writePrivate(home.pub, publicPem);
+    writePrivate(home.key, privatePem, made);
+    writePrivate(home.pub, publicPem, made);
     return { generated: true };
   }
   let signer;
@@ -34,21 +35,56 @@ function createGateKey(home: HomePaths, key: KeyChoice | undefined): { generated
     throw e;
   }
   try {
-    writePrivate(home.token, key.uri + '\n');
-    writePrivate(home.pub, signer.publicKey.export({ type: 'spki', format: 'pem' }).toString());
+    writePrivate(home.token, key.uri + '\n', made);
+    writePrivate(home.pub, signer.publicKey.export({ type: 'spki', format: 'pem' }).toString(), made);
     return { generated: signer.created };
   } finally {
     signer.close();
   }
 }
 
-function writePrivate(path: string, text: string): void {
-  writeFileSync(path, text, { mode: 0o600, flag: 'wx' });
+/** Creates `path` (never over an existing file), 0600; once created it is in `made`, even if its write then fails. */
+function writePrivate(path: string, text: string, made: string[] = []): void {
+  const fd = openSync(path, 'wx', 0o600);
+  made.push(path);
+  try {
+    writeFileSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
   chmodSync(path, 0o600);
 }
 
 function refuseExistingKey(home: HomePaths): void {
-  for (const p of [home.key, home.token]) if (existsSync(p)) throw new HomeError(`${p} exists; refusing to overwrite a gate key`);
+  for (const p of [home.key, home.token])
+    if (existsSync(p))
+      throw new HomeError(
+        `${p} exists; refusing to overwrite a gate key` +
+          (existsSync(home.ledger) ? '' : ` (the home has no ${home.ledger}: if an init was killed before it finished, move the home away and run init again; if the ledger was removed, restore it)`),
+      );
+}
+
+/** Every file SQLite may make for a database. */
+const databaseFiles = (path: string) => [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
+
+/**
+ * Runs `create`, which pushes onto `made` each file once it has created it; if `create` throws,
+ * removes those files and throws a HomeError that says so. Only what this run created is
+ * removed: a second init racing on the same home loses at the key's exclusive create and must
+ * not take the winner's files with it. Folders stay (an empty home or inbox is a home init
+ * completes when run again).
+ */
+function createOrUndo<T>(home: HomePaths, create: (made: string[]) => T): T {
+  const made: string[] = [];
+  try {
+    return create(made);
+  } catch (e) {
+    for (const f of made.reverse()) rmSync(f, { force: true });
+    if (e instanceof HomeError) throw e;
+    const code = (e as { code?: unknown }).code;
+    const message = (e as Error).message;
+    throw new HomeError(`could not create the home ${home.dir}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}: ${message}; the files this init had made are removed`);
+  }
 }
 
 export function initHome(dir?: string, key?: KeyChoice): HomePaths & { generated: boolean } {
@@ -66,11 +102,16 @@ export function initHome(dir?: string, key?: KeyChoice): HomePaths & { generated
   }
   if (created) chmodSync(home.dir, 0o700); // whatever the umask
   checkHomeDir(home);
-  mkdirSync(home.approvals, { recursive: true, mode: 0o700 });
-  chmodSync(home.approvals, 0o700);
-  const { generated } = createGateKey(home, key);
-  openSqliteStore(home, { create: true }).close();
-  return { ...home, generated };
+  return createOrUndo(home, (made) => {
+    mkdirSync(home.approvals, { recursive: true, mode: 0o700 });
+    chmodSync(home.approvals, 0o700);
+    const { generated } = createGateKey(home, key, made);
+    // The key is ours (its exclusive create succeeded) and no database was there: what SQLite
+    // makes now is this run's.
+    made.push(...[...databaseFiles(home.ledger), ...databaseFiles(home.operations)].filter((f) => !existsSync(f)));
+    openSqliteStore(home, { create: true }).close();
+    return { ...home, generated };
+  });
 }
 
 /**
@@ -101,13 +142,16 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   } else {
     for (const [what, p] of [['ledger', home.ledger], ['operations', home.operations]] as const)
       if (existsSync(p)) throw new HomeError(`${p} exists without its gate key; refusing to create a new key beside an existing ${what} database`);
-    if (!existsSync(home.dir)) mkdirSync(home.dir, { recursive: true, mode: 0o700 });
+    const created = !existsSync(home.dir);
+    if (created) mkdirSync(home.dir, { recursive: true, mode: 0o700 });
     chmodSync(home.dir, 0o700);
     checkHomeDir(home);
-    mkdirSync(home.approvals, { recursive: true, mode: 0o700 });
-    chmodSync(home.approvals, 0o700);
-    createGateKey(home, opts.key);
-    writeFileSync(home.gateId, gateId + '\n', { mode: 0o600, flag: 'wx' });
+    createOrUndo(home, (made) => {
+      mkdirSync(home.approvals, { recursive: true, mode: 0o700 });
+      chmodSync(home.approvals, 0o700);
+      createGateKey(home, opts.key, made);
+      writePrivate(home.gateId, gateId + '\n', made);
+    });
   }
   const publicPem = readFileSync(home.pub, 'utf8');
   try {

@@ -5,7 +5,8 @@
 // restart, and the chain verifies. A gate that cannot start for want of space says so, and does
 // not call its intact database unreadable. `wrap` with its home on a full disk leaves the host's
 // config byte for byte and says why, and never leaves a manifest without its policy (a later
-// wrap keeps a manifest as drafted).
+// wrap keeps a manifest as drafted). `init` on a full disk leaves none of its files: a key
+// without its ledger would make every later init refuse to overwrite it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync, writeFileSync, existsSync, rmSync } from 'node:fs';
@@ -186,4 +187,38 @@ test('wrap with its home on a full disk: the config is left byte for byte, the r
   assert.match(r.stderr, /"everything": drafted \d+ tools/);
   assert.ok(existsSync(manifest) && existsSync(policy));
   assert.notEqual(readFileSync(config, 'utf8'), text, 'wrapped');
+});
+
+test('init on a full disk, with no room or room for only part of a home: exit 2 named, none of its files left, so init runs again once there is space; that home serves calls', smallDiskSkip, async (t) => {
+  const disk = mountSmallDisk(16);
+  t.after(() => disk.unmount());
+  // 0: not even the key; 1: the key, not its public half; 2 and more: the key pair, part of the databases.
+  let failed = 0;
+  for (const pages of [0, 1, 2, 4, 8, 16, 32]) {
+    const home = join(disk.dir, `home-${pages}`);
+    const reserve = join(disk.dir, 'reserve');
+    if (pages > 0) writeFileSync(reserve, Buffer.alloc(pages * 4096, 0x63));
+    disk.fill();
+    if (pages > 0) rmSync(reserve);
+    const r = cloakpipe(['init', '--home', home]);
+    disk.free();
+    if (r.status === 0) continue; // room enough after all: nothing to undo
+    failed++;
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`^cloakpipe init: could not create the home ${home.replace(/[.]/g, '\\.')}\\b.*the files this init had made are removed\\n$`), `${pages} pages`);
+    assert.deepEqual(existsSync(home) ? readdirSync(home, { recursive: true }).filter((f) => !statSync(join(home, String(f))).isDirectory()) : [], [], `${pages} pages: no file left`);
+    const again = cloakpipe(['init', '--home', home]);
+    assert.equal(again.status, 0, `${pages} pages, init again with space: ${again.stderr}`);
+  }
+  assert.ok(failed >= 3, `init failed with ${failed} of the room sizes: a home takes more than 2 pages`);
+  const home = join(disk.dir, 'home-1');
+  const f = fixtureFiles('cloakpipe-init-full-', { manifest: MANIFEST, context: CONTEXT, home });
+  const g = await startGate({ ...f, ...recordingUpstream('approvals', f.record) });
+  try {
+    assert.ok((await write(g, 'k')).ok);
+  } finally {
+    await g.close();
+  }
+  const v = cloakpipe(['verify', '--home', home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
 });
