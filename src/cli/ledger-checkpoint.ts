@@ -1,6 +1,6 @@
 // cloakpipe ledger checkpoint: the signed note an auditor keeps (product.md section 7). The
 // home's ledger is verified first, so the gate key never vouches for a ledger that does not hold.
-import { writeFileSync } from 'node:fs';
+import { writeOutput } from '../util/atomic-write.js';
 import { parseFlags } from './args.js';
 import { resolveHome } from '../store/home.js';
 import { signCheckpoint } from '../ledger/checkpoint.js';
@@ -32,7 +32,7 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   const note = signCheckpoint(report.tree, key);
-  if (values.out !== undefined) writeFileSync(values.out, note, { mode: 0o644 });
+  if (values.out !== undefined) writeOutput(values.out, note);
   if (values.json) process.stdout.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');
   else if (values.out !== undefined) process.stdout.write(`checkpoint of ${report.tree.size} entries written to ${values.out}\n`);
   else process.stdout.write(note);

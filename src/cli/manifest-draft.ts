@@ -1,6 +1,6 @@
 // cloakpipe manifest draft: a first manifest and Cedar policy from a server's tools/list
 // (onboarding.md). The drafting is src/onboarding/; this file is flags and files.
-import { writeFileSync } from 'node:fs';
+import { writeOutput } from '../util/atomic-write.js';
 import { parse as parseYaml } from 'yaml';
 import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';
@@ -84,8 +84,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const out = values.out;
   const policyOut = values['policy-out'] ?? (out === undefined ? undefined : out.replace(/\.(ya?ml|json)$/i, '') + '.cedar');
-  if (policyOut !== undefined) writeFileSync(policyOut, draft.policy);
-  if (out !== undefined) writeFileSync(out, draft.manifest);
+  if (policyOut !== undefined) writeOutput(policyOut, draft.policy);
+  if (out !== undefined) writeOutput(out, draft.manifest);
   else if (policyOut !== undefined) process.stdout.write(draft.manifest);
   else process.stdout.write(draft.manifest + '# ---- policy.cedar ----\n' + draft.policy.replace(/^(?=.)/gm, '# ').replace(/^$/gm, '#'));
   if (out !== undefined) process.stderr.write(`cloakpipe manifest draft: ${draft.declared.length} tools → ${out}, policy → ${policyOut}\n`);

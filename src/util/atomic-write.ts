@@ -1,6 +1,6 @@
 // Replace a file so that a crash at any instant leaves the old bytes or the new, never a mix:
 // write a temporary file beside it, fsync it, rename it over the target, fsync the folder.
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync, chmodSync, realpathSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -13,23 +13,28 @@ export function realTarget(path: string): string {
   }
 }
 
-export function atomicWrite(path: string, data: string | Uint8Array, mode?: number): void {
+/**
+ * `mode`: the file's mode, whatever the umask; or `{ created }`, the mode a new file is created
+ * with under the umask, as any program's output file (an existing file keeps its own); or none:
+ * an existing file keeps its mode, a new one is 0600.
+ */
+export function atomicWrite(path: string, data: string | Uint8Array, mode?: number | { created: number }): void {
   const target = realTarget(path);
-  let keepMode = mode;
+  let keepMode = typeof mode === 'number' ? mode : undefined;
   if (keepMode === undefined) {
     try {
       keepMode = statSync(target).mode & 0o7777;
     } catch {
-      keepMode = 0o600;
+      keepMode = typeof mode === 'object' ? undefined : 0o600;
     }
   }
   const dir = dirname(target);
   const tmp = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', keepMode);
+  const fd = openSync(tmp, 'wx', keepMode ?? (mode as { created: number }).created);
   try {
     const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
-    chmodSync(tmp, keepMode); // the umask narrowed openSync's mode
+    if (keepMode !== undefined) chmodSync(tmp, keepMode); // the umask narrowed openSync's mode
     fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
@@ -49,4 +54,21 @@ export function atomicWrite(path: string, data: string | Uint8Array, mode?: numb
   } finally {
     closeSync(dfd);
   }
+}
+
+/**
+ * A file a user asked a command for (--out: a proof, a checkpoint, a draft): replaced whole or
+ * not at all, so a full disk never leaves part of one (a policy cut short could still load).
+ * A new file is 0644 under the umask, as any program's output. A target that is not a regular
+ * file (/dev/stdout, a pipe) is written as it is: there is nothing to replace there.
+ */
+export function writeOutput(path: string, data: string): void {
+  let regular = true;
+  try {
+    regular = statSync(path).isFile();
+  } catch {
+    // absent: created
+  }
+  if (regular) atomicWrite(path, data, { created: 0o644 });
+  else writeFileSync(path, data);
 }

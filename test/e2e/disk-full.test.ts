@@ -6,7 +6,9 @@
 // not call its intact database unreadable. `wrap` with its home on a full disk leaves the host's
 // config byte for byte and says why, and never leaves a manifest without its policy (a later
 // wrap keeps a manifest as drafted). `init` on a full disk leaves none of its files: a key
-// without its ledger would make every later init refuse to overwrite it.
+// without its ledger would make every later init refuse to overwrite it. `manifest draft --out`
+// replaces its files whole or not at all: a policy cut short could still load, without its last
+// rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync, writeFileSync, existsSync, rmSync } from 'node:fs';
@@ -221,4 +223,31 @@ test('init on a full disk, with no room or room for only part of a home: exit 2 
   }
   const v = cloakpipe(['verify', '--home', home]);
   assert.equal(v.status, 0, v.stdout + v.stderr);
+});
+
+test('manifest draft --out onto a full disk: the previous draft stays byte for byte, never part of a new one, no temporary file left; a device (--policy-out /dev/null) is written, not replaced', smallDiskSkip, (t) => {
+  const disk = mountSmallDisk(16);
+  t.after(() => disk.unmount());
+  const out = join(disk.dir, 'manifest.yaml');
+  const policy = join(disk.dir, 'manifest.cedar');
+  const draft = (...args: string[]) => cloakpipe(['manifest', 'draft', ...args, '--timeout', '30s', '--', process.execPath, EVERYTHING, 'stdio'], { timeout: 60_000 });
+  let r = draft('--out', out);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(statSync(out).mode & 0o777, 0o644 & ~process.umask(0o022) & 0o777);
+  // Edited since, as a reviewer does: what a failed draft must not take away.
+  const mine = { [out]: readFileSync(out, 'utf8') + '# reviewed\n', [policy]: readFileSync(policy, 'utf8') + '// reviewed\n' };
+  for (const [p, text] of Object.entries(mine)) writeFileSync(p, text);
+  disk.fill();
+  r = draft('--out', out);
+  assert.notEqual(r.status, 0, 'a draft that could not be written is an error');
+  assert.match(r.stderr, /ENOSPC/);
+  for (const [p, text] of Object.entries(mine)) assert.equal(readFileSync(p, 'utf8'), text, `${p}: byte for byte`);
+  assert.deepEqual(readdirSync(disk.dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+  disk.free();
+  // A device is written as it is, never replaced by a file renamed over it (as root, that would
+  // be the machine's /dev/null).
+  r = draft('--out', out, '--policy-out', '/dev/null');
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(statSync('/dev/null').isCharacterDevice(), '/dev/null is still the device');
+  assert.match(readFileSync(out, 'utf8'), /^version: 1\n/m);
 });
