@@ -60,7 +60,8 @@ function refuseExistingKey(home: HomePaths): void {
     if (existsSync(p))
       throw new HomeError(
         `${p} exists; refusing to overwrite a gate key` +
-          (existsSync(home.ledger) ? '' : ` (the home has no ${home.ledger}: if an init was killed before it finished, move the home away and run init again; if the ledger was removed, restore it)`),
+          // A fleet gate's home (gate-id) keeps its ledger in the shared store, not here.
+          (existsSync(home.ledger) || existsSync(home.gateId) ? '' : ` (the home has no ${home.ledger}: if an init was killed before it finished, move the home away and run init again; if the ledger was removed, restore it)`),
       );
 }
 
