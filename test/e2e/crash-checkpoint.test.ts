@@ -16,33 +16,12 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { cloakpipe } from '../helpers/cli.js';
-import { call, records, setup, startGate, type Outcome, type RunningGate } from '../helpers/recording-gate.js';
+import { call, records, setup, startGate, writeStream, type Sent } from '../helpers/recording-gate.js';
 
 const ROUNDS = 3;
 const LANES = 8;
 const RESULT_BYTES = 200_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Sent {
-  key: string;
-  seen?: Outcome;
-}
-
-async function stream(g: RunningGate, round: number, sent: Sent[], stop: { now: boolean }): Promise<void> {
-  let i = 0;
-  const lane = async () => {
-    while (!stop.now) {
-      const s: Sent = { key: `c${round}-${i++}` };
-      sent.push(s);
-      try {
-        s.seen = await call(g, 'write_note', { text: `note ${s.key}`, key: s.key }, undefined, 30_000);
-      } catch {
-        return; // the gate died under the call: the host saw nothing
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: LANES }, lane));
-}
 
 /** The file's size and time of change: in WAL mode only a checkpoint writes the database file. */
 const stamp = (path: string) => {
@@ -71,7 +50,7 @@ test('crash: SIGKILL while a WAL checkpoint copies pages into the database file 
     const before = stamp(ops);
     const sent: Sent[] = [];
     const stop = { now: false };
-    const running = stream(g, round, sent, stop);
+    const running = writeStream(g, `c${round}`, sent, stop, { lanes: LANES, timeoutMs: 30_000 });
     let checkpointing = false;
     for (const end = Date.now() + 120_000; !checkpointing && Date.now() < end; await sleep(1)) checkpointing = stamp(ops) !== before;
     // Into the checkpoint by a random few milliseconds: its page copies, or its sync of the file.

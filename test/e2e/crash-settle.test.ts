@@ -9,34 +9,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cloakpipe } from '../helpers/cli.js';
-import { call, records, setup, startGate, type Outcome, type RunningGate } from '../helpers/recording-gate.js';
+import { call, records, setup, startGate, writeStream, type Sent } from '../helpers/recording-gate.js';
 
 const ROUNDS = 4;
 // Eight lanes: groups long enough to be sealed on the signing thread as they are appended (ADR 042).
 const LANES = 8;
-
-interface Sent {
-  key: string;
-  /** What the host was shown, if anything reached it before the crash. */
-  seen?: Outcome;
-}
-
-async function stream(g: RunningGate, round: number, sent: Sent[], stop: { now: boolean }): Promise<void> {
-  let i = 0;
-  const lane = async () => {
-    while (!stop.now) {
-      const s: Sent = { key: `r${round}-${i++}` };
-      sent.push(s);
-      try {
-        const o = await call(g, 'write_note', { text: `note ${s.key}`, key: s.key }, undefined, 15_000);
-        s.seen = o;
-      } catch {
-        return; // the gate died under the call: the host saw nothing
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: LANES }, lane));
-}
 
 test('crash: SIGKILL at random instants while results are committed with the next group → nothing runs twice, nothing the host saw is contradicted, the chain verifies', async (t) => {
   const s = setup();
@@ -46,7 +23,7 @@ test('crash: SIGKILL at random instants while results are committed with the nex
     const g = await startGate(s);
     const sent: Sent[] = [];
     const stop = { now: false };
-    const running = stream(g, round, sent, stop);
+    const running = writeStream(g, `r${round}`, sent, stop, { lanes: LANES, timeoutMs: 15_000 });
     // A random instant once the stream is under way: after the round's first answer (a busy or
     // slow machine may take longer than the whole window to answer its first call).
     for (const end = Date.now() + 60_000; !sent.some((c) => c.seen?.ok) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));

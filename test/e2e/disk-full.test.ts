@@ -9,7 +9,7 @@
 // without its ledger would make every later init refuse to overwrite it. `manifest draft --out`
 // replaces its files whole or not at all: a policy cut short could still load, without its last
 // rules.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync, writeFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,11 +19,25 @@ import { call, gateArgs, readRecord, recordingUpstream, startGate, type Outcome,
 import { CONTEXT, MANIFEST } from '../helpers/recording-gate.js';
 import { mountSmallDisk, smallDiskSkip, type SmallDisk } from '../helpers/small-disk.js';
 
+/** A 16 MB disk for this test, unmounted after it. */
+function smallDisk(t: TestContext): SmallDisk {
+  const disk = mountSmallDisk(16);
+  t.after(() => disk.unmount());
+  return disk;
+}
+
+/** A gate home on that disk, with the approvals catalogue's manifest. */
 function homeOn(disk: SmallDisk) {
   const home = join(disk.dir, 'home');
   const init = cloakpipe(['init', '--home', home]);
   assert.equal(init.status, 0, init.stderr);
   return fixtureFiles('cloakpipe-disk-full-', { manifest: MANIFEST, context: CONTEXT, home });
+}
+
+/** The home's chain and every signature verify. */
+function assertVerifies(home: string): void {
+  const v = cloakpipe(['verify', '--home', home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
 }
 
 const write = (g: RunningGate, key: string): Promise<Outcome> => call(g, 'write_note', { text: `note ${key}`, key }, undefined, 20_000);
@@ -36,8 +50,7 @@ function settledOrUnknown(retry: Outcome, seen: Outcome): void {
 }
 
 test('a full disk: every call is refused (fail_closed) and none reaches the tool; when space is back the gate records again without a restart; the chain verifies', smallDiskSkip, async (t) => {
-  const disk = mountSmallDisk(16);
-  t.after(() => disk.unmount());
+  const disk = smallDisk(t);
   const f = homeOn(disk);
   const g = await startGate({ ...f, ...recordingUpstream('approvals', f.record) });
   try {
@@ -62,13 +75,11 @@ test('a full disk: every call is refused (fail_closed) and none reaches the tool
   } finally {
     await g.close();
   }
-  const v = cloakpipe(['verify', '--home', f.home]);
-  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assertVerifies(f.home);
 });
 
 test('the disk fills while a write runs: the host gets its answer once; a retry replays that answer or is refused (reconcile_before_retry), never runs it again, before and after a restart; the chain verifies', smallDiskSkip, async (t) => {
-  const disk = mountSmallDisk(16);
-  t.after(() => disk.unmount());
+  const disk = smallDisk(t);
   const f = homeOn(disk);
   // The tool takes 500 ms: the decision is durable and forwarded before the disk fills.
   const slow = recordingUpstream('approvals', f.record, { RECORDER_MODE: 'slow', RECORDER_DELAY_MS: '500' });
@@ -99,13 +110,11 @@ test('the disk fills while a write runs: the host gets its answer once; a retry 
   const show = cloakpipe(['ops', 'show', 'mid', '--json', '--home', f.home]);
   assert.equal(show.status, 0, show.stderr);
   assert.ok(['unknown', 'succeeded'].includes(JSON.parse(show.stdout).state), 'never pending after a restart, never failed');
-  const v = cloakpipe(['verify', '--home', f.home]);
-  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assertVerifies(f.home);
 });
 
 test('a gate started on a full disk exits 2 naming the file system, not calling its database unreadable; with space again it starts and records', smallDiskSkip, async (t) => {
-  const disk = mountSmallDisk(16);
-  t.after(() => disk.unmount());
+  const disk = smallDisk(t);
   const f = homeOn(disk);
   const options = { ...f, ...recordingUpstream('approvals', f.record) };
   let g = await startGate(options);
@@ -128,8 +137,7 @@ test('a gate started on a full disk exits 2 naming the file system, not calling 
   } finally {
     await g.close();
   }
-  const v = cloakpipe(['verify', '--home', f.home]);
-  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assertVerifies(f.home);
 });
 
 /** `cloakpipe wrap --host FILE --home HOME`, as a user runs it. */
@@ -153,8 +161,7 @@ test('wrap with its home on a full disk: the config is left byte for byte, the r
   assert.equal(spawnSync(process.execPath, [CLI, 'unwrap', '--host', config, '--home', scratch], { encoding: 'utf8' }).status, 0);
   assert.equal(readFileSync(config, 'utf8'), text);
 
-  const disk = mountSmallDisk(16);
-  t.after(() => disk.unmount());
+  const disk = smallDisk(t);
   const home = join(disk.dir, 'home');
   assert.equal(cloakpipe(['init', '--home', home]).status, 0);
   const manifest = join(home, 'servers', 'everything', 'manifest.yaml');
@@ -192,8 +199,7 @@ test('wrap with its home on a full disk: the config is left byte for byte, the r
 });
 
 test('init on a full disk, with no room or room for only part of a home: exit 2 named, none of its files left, so init runs again once there is space; that home serves calls', smallDiskSkip, async (t) => {
-  const disk = mountSmallDisk(16);
-  t.after(() => disk.unmount());
+  const disk = smallDisk(t);
   // 0: not even the key; 1: the key, not its public half; 2 and more: the key pair, part of the databases.
   let failed = 0;
   for (const pages of [0, 1, 2, 4, 8, 16, 32]) {
@@ -221,13 +227,11 @@ test('init on a full disk, with no room or room for only part of a home: exit 2 
   } finally {
     await g.close();
   }
-  const v = cloakpipe(['verify', '--home', home]);
-  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assertVerifies(home);
 });
 
 test('manifest draft --out onto a full disk: the previous draft stays byte for byte, never part of a new one, no temporary file left; a device (--policy-out /dev/null) is written, not replaced', smallDiskSkip, (t) => {
-  const disk = mountSmallDisk(16);
-  t.after(() => disk.unmount());
+  const disk = smallDisk(t);
   const out = join(disk.dir, 'manifest.yaml');
   const policy = join(disk.dir, 'manifest.cedar');
   const draft = (...args: string[]) => cloakpipe(['manifest', 'draft', ...args, '--timeout', '30s', '--', process.execPath, EVERYTHING, 'stdio'], { timeout: 60_000 });

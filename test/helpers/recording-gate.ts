@@ -63,6 +63,33 @@ export function startGate(
 
 export const records = (s: Setup) => readRecord(s.record);
 
+/** A write_note call of a crash test's stream, and what the host was shown before the crash, if anything. */
+export interface Sent {
+  key: string;
+  seen?: Outcome;
+}
+
+/**
+ * `lanes` concurrent streams of write_note calls, each under its own key `${prefix}-N`, until
+ * `stop.now` or the gate dies under a call (the host then saw nothing of it). Every call is in
+ * `sent` before it goes out.
+ */
+export async function writeStream(g: RunningGate, prefix: string, sent: Sent[], stop: { now: boolean }, o: { lanes: number; timeoutMs: number }): Promise<void> {
+  let i = 0;
+  const lane = async () => {
+    while (!stop.now) {
+      const s: Sent = { key: `${prefix}-${i++}` };
+      sent.push(s);
+      try {
+        s.seen = await call(g, 'write_note', { text: `note ${s.key}`, key: s.key }, undefined, o.timeoutMs);
+      } catch {
+        return; // the gate died under the call: the host saw nothing
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: o.lanes }, lane));
+}
+
 export const ledger = (s: Setup) => ledgerOf(s.home);
 
 /** A call file for `cloakpipe fingerprint` / `approve --call`. */
