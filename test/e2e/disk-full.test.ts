@@ -1,14 +1,17 @@
 // A disk that fills up under the real gate (a tmpfs of a few megabytes holds its home; the
-// kernel's ENOSPC and SQLite's handling of it, neither ours). Fail closed: a call the gate cannot
-// record is refused and never reaches the tool; a write whose settlement the full disk lost was
-// answered once and is never run again (a retry replays that answer or is refused as unknown); once there is space the gate records again, without a
-// restart, and the chain verifies. A gate that cannot start for want of space says so, and does
-// not call its intact database unreadable. `wrap` with its home on a full disk leaves the host's
-// config byte for byte and says why, and never leaves a manifest without its policy (a later
-// wrap keeps a manifest as drafted). `init` on a full disk leaves none of its files: a key
-// without its ledger would make every later init refuse to overwrite it. `manifest draft --out`
-// replaces its files whole or not at all: a policy cut short could still load, without its last
-// rules.
+// kernel's ENOSPC and SQLite's handling of it, neither ours).
+// - Fail closed: a call the gate cannot record is refused and never reaches the tool. A write
+//   whose settlement the full disk lost was answered once and never runs again (a retry replays
+//   that answer or is refused as unknown). Once there is space the gate records again, without a
+//   restart, and the chain verifies.
+// - A gate that cannot start for want of space says so; it does not call its intact database
+//   unreadable.
+// - `wrap` with its home on a full disk leaves the host's config byte for byte, says why, and
+//   never leaves a manifest without its policy (a later wrap keeps a manifest as drafted).
+// - `init` on a full disk leaves none of its files: a key without its ledger would make every
+//   later init refuse to overwrite it.
+// - `manifest draft --out` replaces its files whole or not at all: a policy cut short could still
+//   load, without its last rules.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync, writeFileSync, existsSync, rmSync } from 'node:fs';
