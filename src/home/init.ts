@@ -143,8 +143,7 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   } else {
     for (const [what, p] of [['ledger', home.ledger], ['operations', home.operations]] as const)
       if (existsSync(p)) throw new HomeError(`${p} exists without its gate key; refusing to create a new key beside an existing ${what} database`);
-    const created = !existsSync(home.dir);
-    if (created) mkdirSync(home.dir, { recursive: true, mode: 0o700 });
+    if (!existsSync(home.dir)) mkdirSync(home.dir, { recursive: true, mode: 0o700 });
     chmodSync(home.dir, 0o700);
     checkHomeDir(home);
     createOrUndo(home, (made) => {

@@ -30,13 +30,12 @@ const stamp = (path: string) => {
 };
 
 /**
- * From a database's WAL index (its -shm file, native byte order): the frames the WAL holds
- * (mxFrame, at 16 in the index header), those a checkpoint has copied and synced (nBackfill, at
- * 96) and those one has started to copy (nBackfillAttempted, at 128).
+ * From a database's WAL index (its -shm file, native byte order): the WAL frames a checkpoint has
+ * copied and synced (nBackfill, at 96) and those one has started to copy (nBackfillAttempted, at 128).
  */
-function walIndex(db: string): { frames: number; copied: number; attempted: number } {
+function walIndex(db: string): { copied: number; attempted: number } {
   const shm = readFileSync(`${db}-shm`);
-  return { frames: shm.readUInt32LE(16), copied: shm.readUInt32LE(96), attempted: shm.readUInt32LE(128) };
+  return { copied: shm.readUInt32LE(96), attempted: shm.readUInt32LE(128) };
 }
 
 test('crash: SIGKILL while a WAL checkpoint copies pages into the database file → nothing runs twice, every answer the host saw is replayed byte for byte or unknown, both databases pass their integrity check, the chain verifies', async (t) => {

@@ -160,7 +160,6 @@ test('wrap with its home on a full disk: the config is left byte for byte, the r
   const pages = (name: string) => Math.ceil(statSync(join(scratch, 'servers', 'everything', name)).size / 4096);
   const manifestPages = pages('manifest.yaml');
   assert.equal(pages('policy.cedar'), 1, 'the drafted policy fits one page');
-  assert.ok(manifestPages >= 1);
   assert.equal(spawnSync(process.execPath, [CLI, 'unwrap', '--host', config, '--home', scratch], { encoding: 'utf8' }).status, 0);
   assert.equal(readFileSync(config, 'utf8'), text);
 
