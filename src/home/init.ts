@@ -158,7 +158,7 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
     await initPostgresStore({ url: target.url, gateId, publicKeyPem: publicPem, ...(target.schema ? { schema: target.schema } : {}) });
   } catch (e) {
     if (e instanceof StoreError) throw new HomeError(e.message);
-    throw new HomeError(`the PostgreSQL store could not be initialised: ${(e as { code?: string }).code ?? (e as Error).message}`);
+    throw new HomeError(`the PostgreSQL store could not be initialised: ${(e as { code?: string }).code ? `PostgreSQL error ${(e as { code: string }).code}` : (e as Error).message}`);
   }
   return { ...home, target };
 }

@@ -74,14 +74,17 @@ const MIGRATIONS: ((s: string) => string)[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-const RACE = new Set(['23505', '42P06', '42P07', '40001', '40P01']);
+// Concurrent CREATE … IF NOT EXISTS of one name: a unique violation in the catalog (23505), the
+// schema or table found after all (42P06, 42P07), or the table's row type found between the two
+// checks PostgreSQL makes (42710, "type … already exists"); serialization failure and deadlock.
+const RACE = new Set(['23505', '42P06', '42P07', '42710', '40001', '40P01']);
 
 /** Creates or migrates the schema; safe to run from several processes at once. Returns the version. */
 export async function migrate(client: pg.ClientBase, schema: string): Promise<number> {
   const s = ident(schema);
   for (let attempt = 0; ; attempt++) {
     try {
-      // CREATE … IF NOT EXISTS can still race in the catalog (unique violation): retried.
+      // CREATE … IF NOT EXISTS can still race in the catalog (RACE above): retried.
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
       await client.query(`CREATE TABLE IF NOT EXISTS ${s}.migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
       break;
