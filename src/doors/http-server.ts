@@ -1,8 +1,8 @@
 // The HTTP door: MCP Streamable HTTP (revisions 2025-03-26, 2025-06-18, 2025-11-25) in front of
 // the gate. Each MCP session is a gate session, a relay and an upstream connection of its own.
 // Bodies go through the same strict parser as a stdio line before anything else reads them.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { boundedServer } from '../util/http-server.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,7 +95,7 @@ export class HttpDoor {
         else res.end();
       });
     };
-    this.server = o.tls ? createTlsServer({ cert: o.tls.cert, key: o.tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
+    this.server = boundedServer(handler, o.tls);
   }
 
   get sessionCount(): number {

@@ -3,8 +3,8 @@
 // It reads requests through the store's ports and decides them in decisions.ts; the approver
 // key stays in this process. Requests carry argument values: they go to the logged-in page and
 // nowhere else (no request log, errors named without values, every JSON answer no-store).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { boundedServer } from '../util/http-server.js';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
@@ -93,7 +93,7 @@ export class InboxServer {
   async start(): Promise<string> {
     const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res).catch((e) => this.fail(res, e));
     const tls = this.o.tls;
-    const server = tls ? createTlsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, handler) : createServer(handler);
+    const server = boundedServer(handler, tls);
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -9,7 +9,8 @@
 // an unknown shape, a broken stream) is refused `fail_closed` and never passed on, and so is a
 // request for tools the model API runs itself, before it is forwarded; only the headers the
 // model API needs reach it (the agent's API key among them, nothing of the gate's).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { boundedServer } from '../../util/http-server.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import { isJsonObject } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
@@ -66,7 +67,7 @@ export class LlmDoor {
   private readonly active = new Set<Promise<void>>();
 
   constructor(private readonly o: LlmDoorOptions) {
-    this.server = createServer((req, res) => {
+    this.server = boundedServer((req, res) => {
       const task = this.handle(req, res).catch(() => {
         if (!res.headersSent) sendJson(res, 500, { error: { message: 'cloakpipe: internal error', type: 'cloakpipe_error' } });
         else res.end();
