@@ -1,6 +1,6 @@
 // Replace a file so that a crash at any instant leaves the old bytes or the new, never a mix:
 // write a temporary file beside it, fsync it, rename it over the target, fsync the folder.
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync, realpathSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -56,19 +56,35 @@ export function atomicWrite(path: string, data: string | Uint8Array, mode?: numb
   }
 }
 
+/** The descriptor of this process a path names (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else null. */
+function ownDescriptor(path: string): number | null {
+  const std = /^\/dev\/std(out|err)$/.exec(path);
+  if (std) return std[1] === 'out' ? 1 : 2;
+  const fd = /^\/(?:dev|proc\/self)\/fd\/(\d{1,9})$/.exec(path);
+  return fd ? Number(fd[1]) : null;
+}
+
 /**
  * A file a user asked a command for (--out: a proof, a checkpoint, a draft): replaced whole or
  * not at all, so a full disk never leaves part of one (a policy cut short could still load).
  * A new file is 0644 under the umask, as any program's output. A target that is not a regular
- * file (/dev/stdout, a pipe) is written as it is: there is nothing to replace there.
+ * file (a pipe, a terminal) is written as it is: there is nothing to replace there. Nor is a file
+ * one of this process's descriptors names (`--out /dev/stdout >> log`): it is written through
+ * that descriptor, where the shell opened it (appended, with >>); replacing the file would drop
+ * what it held before.
  */
 export function writeOutput(path: string, data: string): void {
+  const fd = ownDescriptor(path);
   let regular = true;
   try {
-    regular = statSync(path).isFile();
+    regular = (fd === null ? statSync(path) : fstatSync(fd)).isFile();
   } catch {
-    // absent: created
+    // absent: created (a descriptor that is not open: its write fails, EBADF)
   }
-  if (regular) atomicWrite(path, data, { created: 0o644 });
-  else writeFileSync(path, data);
+  if (!regular) writeFileSync(path, data);
+  else if (fd === null) atomicWrite(path, data, { created: 0o644 });
+  else {
+    const buf = Buffer.from(data, 'utf8');
+    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+  }
 }

@@ -5,9 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CLI, cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
 import { REKOR_ENTRIES, fixtureText } from '../helpers/public-log.js';
@@ -126,6 +126,34 @@ test('a checkpoint not signed by the gate key, or edited, is refused; a cosignat
   const cosigned = cp + `\u2014 auditor.example ${Buffer.alloc(68, 7).toString('base64')}\n`;
   assert.equal(verify(home, '--checkpoint', write('cosigned', cosigned)).status, 0);
   assert.equal(verify(home, '--checkpoint', join(dir, 'missing')).status, 2, 'an unreadable file is a usage error');
+});
+
+test('--out /dev/stdout and /dev/fd/N write where the shell opened them: a log opened to append keeps what it held', async () => {
+  const home = makeHome();
+  await session(home);
+  const dir = tempDir();
+  const out = (path: string, fds: (number | 'pipe')[]) => {
+    const r = spawnSync(process.execPath, [CLI, 'ledger', 'checkpoint', '--home', home, '--out', path], { stdio: ['ignore', ...fds], encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 0, String(r.stderr));
+  };
+  const log = join(dir, 'checkpoints.log');
+  writeFileSync(log, 'earlier\n');
+  const append = openSync(log, 'a');
+  try {
+    out('/dev/stdout', [append, 'pipe']);
+    out('/dev/fd/3', [append, 'pipe', append]);
+  } finally {
+    closeSync(append);
+  }
+  const [before, first, second] = readFileSync(log, 'utf8').split(/^(?=cloakpipe\.ledger\/)/m);
+  assert.equal(before, 'earlier\n');
+  // Each run wrote its note, then its line saying where: both through the same descriptor.
+  assert.match(first, /\u2014 \S+ \S+\ncheckpoint of \d+ entries written to \/dev\/stdout\n$/);
+  assert.match(second, /\u2014 \S+ \S+\ncheckpoint of \d+ entries written to \/dev\/fd\/3\n$/);
+  const held = join(dir, 'held.txt');
+  writeFileSync(held, first.split('checkpoint of')[0]);
+  const ok = verify(home, '--checkpoint', held);
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
 });
 
 test('ledger checkpoint signs nothing for a ledger that does not verify', async () => {
