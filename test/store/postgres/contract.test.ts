@@ -39,8 +39,11 @@ if (PG_URL)
     await c.connect();
     clients.push(c);
     const clock = await settableClock(c, schema);
+    // The contract is what the store holds, not how soon: a backlog of 516 requests recorded in one
+    // transaction takes ~2 s on an idle 2-core machine and passed the default 5 s answer bound
+    // under the whole suite's load. That bound has its own tests (bounds.test.ts).
     const open = async () => {
-      const s = await openPostgresStore({ url: PG_URL, schema, gateId: 'gate-a' });
+      const s = await openPostgresStore({ url: PG_URL, schema, gateId: 'gate-a', timeoutMs: 60_000 });
       opened.push(s);
       return s;
     };
