@@ -1,7 +1,7 @@
 // Replace a file so that a crash at any instant leaves the old bytes or the new, never a mix:
 // write a temporary file beside it, fsync it, rename it over the target, fsync the folder.
 import { closeSync, fstatSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync, realpathSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 /** The file a path names, through symbolic links (replacing the link itself would cut it off). */
@@ -56,11 +56,12 @@ export function atomicWrite(path: string, data: string | Uint8Array, mode?: numb
   }
 }
 
-/** The descriptor of this process a path names (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else null. */
+/** The descriptor of this process a path names (/dev/stdout, /dev/fd/N, /proc/self/fd/N, …), else null. */
 function ownDescriptor(path: string): number | null {
-  const std = /^\/dev\/std(out|err)$/.exec(path);
-  if (std) return std[1] === 'out' ? 1 : 2;
-  const fd = /^\/(?:dev|proc\/self)\/fd\/(\d{1,9})$/.exec(path);
+  const p = resolve(path);
+  const std = /^\/dev\/std(in|out|err)$/.exec(p);
+  if (std) return ['in', 'out', 'err'].indexOf(std[1]!);
+  const fd = /^\/(?:dev|proc\/self)\/fd\/(\d{1,9})$/.exec(p);
   return fd ? Number(fd[1]) : null;
 }
 
@@ -69,17 +70,19 @@ function ownDescriptor(path: string): number | null {
  * not at all, so a full disk never leaves part of one (a policy cut short could still load).
  * A new file is 0644 under the umask, as any program's output. A target that is not a regular
  * file (a pipe, a terminal) is written as it is: there is nothing to replace there. Nor is a file
- * one of this process's descriptors names (`--out /dev/stdout >> log`): it is written through
- * that descriptor, where the shell opened it (appended, with >>); replacing the file would drop
- * what it held before.
+ * on standard output or error (`--out /dev/stdout >> log`): it is written through that
+ * descriptor, where the shell opened it (appended, with >>); replacing the file would drop what
+ * it held before. A descriptor past 2 is refused, nothing written: cloakpipe cannot tell one its
+ * caller gave from its own (Node's internal pipes: a write into one crashed it, SIGSEGV).
  */
 export function writeOutput(path: string, data: string): void {
   const fd = ownDescriptor(path);
+  if (fd !== null && fd > 2) throw new Error(`--out ${path}: descriptor ${fd} may be one cloakpipe holds itself; give a file's path, or /dev/stdout`);
   let regular = true;
   try {
     regular = (fd === null ? statSync(path) : fstatSync(fd)).isFile();
   } catch {
-    // absent: created (a descriptor that is not open: its write fails, EBADF)
+    // absent: created
   }
   if (!regular) writeFileSync(path, data);
   else if (fd === null) atomicWrite(path, data, { created: 0o644 });

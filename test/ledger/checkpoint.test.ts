@@ -128,20 +128,18 @@ test('a checkpoint not signed by the gate key, or edited, is refused; a cosignat
   assert.equal(verify(home, '--checkpoint', join(dir, 'missing')).status, 2, 'an unreadable file is a usage error');
 });
 
-test('--out /dev/stdout and /dev/fd/N write where the shell opened them: a log opened to append keeps what it held', async () => {
+test('--out /dev/stdout and /dev/fd/1 write where the shell opened them: a log opened to append keeps what it held', async () => {
   const home = makeHome();
   await session(home);
   const dir = tempDir();
-  const out = (path: string, fds: (number | 'pipe')[]) => {
-    const r = spawnSync(process.execPath, [CLI, 'ledger', 'checkpoint', '--home', home, '--out', path], { stdio: ['ignore', ...fds], encoding: 'utf8', timeout: 120_000 });
-    assert.equal(r.status, 0, String(r.stderr));
-  };
   const log = join(dir, 'checkpoints.log');
   writeFileSync(log, 'earlier\n');
   const append = openSync(log, 'a');
   try {
-    out('/dev/stdout', [append, 'pipe']);
-    out('/dev/fd/3', [append, 'pipe', append]);
+    for (const path of ['/dev/stdout', '/dev/fd/1']) {
+      const r = spawnSync(process.execPath, [CLI, 'ledger', 'checkpoint', '--home', home, '--out', path], { stdio: ['ignore', append, 'pipe'], encoding: 'utf8', timeout: 120_000 });
+      assert.equal(r.status, 0, String(r.stderr));
+    }
   } finally {
     closeSync(append);
   }
@@ -149,10 +147,36 @@ test('--out /dev/stdout and /dev/fd/N write where the shell opened them: a log o
   assert.equal(before, 'earlier\n');
   // Each run wrote its note, then its line saying where: both through the same descriptor.
   assert.match(first, /\u2014 \S+ \S+\ncheckpoint of \d+ entries written to \/dev\/stdout\n$/);
-  assert.match(second, /\u2014 \S+ \S+\ncheckpoint of \d+ entries written to \/dev\/fd\/3\n$/);
+  assert.match(second, /\u2014 \S+ \S+\ncheckpoint of \d+ entries written to \/dev\/fd\/1\n$/);
   const held = join(dir, 'held.txt');
   writeFileSync(held, first.split('checkpoint of')[0]);
   const ok = verify(home, '--checkpoint', held);
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+});
+
+test('--out naming a descriptor past 2 is refused, nothing written: cloakpipe cannot tell one its caller gave from its own', async () => {
+  const home = makeHome();
+  await session(home);
+  const dir = tempDir();
+  const given = join(dir, 'given.log');
+  writeFileSync(given, 'earlier\n');
+  const fd = openSync(given, 'a');
+  const before = cloakpipe(['ledger', 'show', '--json', '--home', home]).stdout;
+  try {
+    // 3 is a file the caller gave (3>>given.log); 6, 7 and 12 are the command's own, Node's
+    // internal pipes: a write into one crashed the process (SIGSEGV), or was lost.
+    for (const path of ['/dev/fd/3', '/proc/self/fd/3', '/dev/fd/6', '/dev//fd/7', '/tmp/../dev/fd/12', '/dev/fd/40']) {
+      const r = spawnSync(process.execPath, [CLI, 'ledger', 'checkpoint', '--home', home, '--out', path], { stdio: ['ignore', 'pipe', 'pipe', fd], encoding: 'utf8', timeout: 120_000 });
+      assert.equal(r.status, 2, `${path}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /^cloakpipe: --out \S+: descriptor \d+ may be one cloakpipe holds itself; give a file's path, or \/dev\/stdout\n$/, path);
+      assert.equal(r.stdout, '', path);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  assert.equal(readFileSync(given, 'utf8'), 'earlier\n');
+  assert.equal(cloakpipe(['ledger', 'show', '--json', '--home', home]).stdout, before);
+  const ok = verify(home);
   assert.equal(ok.status, 0, ok.stdout + ok.stderr);
 });
 
