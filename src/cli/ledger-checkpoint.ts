@@ -1,6 +1,6 @@
 // cloakpipe ledger checkpoint: the signed note an auditor keeps (product.md section 7). The
 // home's ledger is verified first, so the gate key never vouches for a ledger that does not hold.
-import { writeOutput } from '../util/atomic-write.js';
+import { namesStdout, writeOutput } from '../util/atomic-write.js';
 import { parseFlags } from './args.js';
 import { resolveHome } from '../store/home.js';
 import { signCheckpoint } from '../ledger/checkpoint.js';
@@ -33,8 +33,10 @@ export async function run(argv: string[]): Promise<number> {
   }
   const note = signCheckpoint(report.tree, key);
   if (values.out !== undefined) writeOutput(values.out, note);
-  if (values.json) process.stdout.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');
-  else if (values.out !== undefined) process.stdout.write(`checkpoint of ${report.tree.size} entries written to ${values.out}\n`);
+  // With --out /dev/stdout the note is the output: what the command says of it goes to stderr.
+  const say = values.out !== undefined && namesStdout(values.out) ? process.stderr : process.stdout;
+  if (values.json) say.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');
+  else if (values.out !== undefined) say.write(`checkpoint of ${report.tree.size} entries written to ${values.out}\n`);
   else process.stdout.write(note);
   return 0;
 }

@@ -1,6 +1,6 @@
 // cloakpipe manifest draft: a first manifest and Cedar policy from a server's tools/list
 // (onboarding.md). The drafting is src/onboarding/; this file is flags and files.
-import { writeOutput } from '../util/atomic-write.js';
+import { ownDescriptor, writeOutput } from '../util/atomic-write.js';
 import { parse as parseYaml } from 'yaml';
 import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';
@@ -43,6 +43,8 @@ export async function run(argv: string[]): Promise<number> {
   let server = dash >= 0 ? rest.slice(dash + 1) : [];
   const { values } = parseFlags(own, OPTIONS);
   if (values.help) return void process.stdout.write(HELP), 0;
+  // The policy's file is named after the manifest's: not after a descriptor (/dev/stdout.cedar).
+  if (values.out !== undefined && values['policy-out'] === undefined && ownDescriptor(values.out) !== null) throw new UsageError(`--out ${values.out} names a descriptor: give --policy-out too`);
   if (values.upstream !== undefined) {
     if (server.length) throw new UsageError('the server is named twice: --upstream and after --');
     server = splitCommandLine(values.upstream);

@@ -1,9 +1,8 @@
 // `cloakpipe ledger export`: one self-contained JSONL file an auditor can verify with nothing
 // else (verify --ledger). Line 1 is the header (format, version, the gate public key, counts);
 // then every entry in seq order, exactly as stored; then every anchor (StoredAnchor JSON). Read
-// in one snapshot, written to a temporary file, fsynced and renamed: never a torn export.
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// in one snapshot and written as every --out file is (openOutput): never a torn export.
+import { openOutput } from '../util/atomic-write.js';
 import type { KeyObject } from 'node:crypto';
 import type { LedgerSnapshot } from '../store/ports.js';
 import { keyIdOf } from '../core/signer.js';
@@ -27,8 +26,7 @@ export interface ExportHeader {
 
 /** Writes `snap` (closed afterwards by the caller) to `outPath`; `gateId` names a fleet gate's chain. */
 export function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath: string, gateId?: string): { entries: number; anchors: number } {
-  const tmp = join(dirname(outPath), `.${basename(outPath)}.${process.pid}.tmp`);
-  const fd = openSync(tmp, 'w', 0o644);
+  const out = openOutput(outPath);
   let done = false;
   try {
     const entries = snap.total;
@@ -43,33 +41,24 @@ export function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath
       anchors: anchorsList.length,
       exported_at: new Date().toISOString(),
     };
-    writeSync(fd, JSON.stringify(header) + '\n');
+    out.write(JSON.stringify(header) + '\n');
     let buf: string[] = [];
     let n = 0;
     for (const body of snap.bodies()) {
       buf.push(body);
       n++;
       if (buf.length >= 1024) {
-        writeSync(fd, buf.join('\n') + '\n');
+        out.write(buf.join('\n') + '\n');
         buf = [];
       }
     }
-    if (buf.length) writeSync(fd, buf.join('\n') + '\n');
+    if (buf.length) out.write(buf.join('\n') + '\n');
     if (n !== entries) throw new Error('ledger changed during export');
-    for (const a of anchorsList) writeSync(fd, JSON.stringify(a) + '\n');
-    fsyncSync(fd);
-    closeSync(fd);
+    for (const a of anchorsList) out.write(JSON.stringify(a) + '\n');
+    out.commit();
     done = true;
-    renameSync(tmp, outPath);
     return { entries, anchors: anchorsList.length };
   } finally {
-    if (!done) {
-      try {
-        closeSync(fd);
-      } catch {
-        /* already closed */
-      }
-      rmSync(tmp, { force: true });
-    }
+    if (!done) out.abort();
   }
 }

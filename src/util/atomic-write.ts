@@ -1,6 +1,7 @@
 // Replace a file so that a crash at any instant leaves the old bytes or the new, never a mix:
-// write a temporary file beside it, fsync it, rename it over the target, fsync the folder.
-import { closeSync, fstatSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync, chmodSync, realpathSync } from 'node:fs';
+// write a temporary file beside it, fsync it, rename it over the target, fsync the folder. And
+// where a command's --out goes (openOutput): such a file, or a stream it must not replace.
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync, chmodSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -13,12 +14,25 @@ export function realTarget(path: string): string {
   }
 }
 
+/** Bytes on their way to a file: kept only by `commit`; `abort` leaves the target as it was. */
+export interface Output {
+  write(data: string | Uint8Array): void;
+  commit(): void;
+  /** Safe to call after a failed commit, and more than once. */
+  abort(): void;
+}
+
+function writeAll(fd: number, data: string | Uint8Array): void {
+  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+}
+
 /**
  * `mode`: the file's mode, whatever the umask; or `{ created }`, the mode a new file is created
  * with under the umask, as any program's output file (an existing file keeps its own); or none:
  * an existing file keeps its mode, a new one is 0600.
  */
-export function atomicWrite(path: string, data: string | Uint8Array, mode?: number | { created: number }): void {
+function replacing(path: string, mode?: number | { created: number }): Output {
   const target = realTarget(path);
   let keepMode = typeof mode === 'number' ? mode : undefined;
   if (keepMode === undefined) {
@@ -31,33 +45,49 @@ export function atomicWrite(path: string, data: string | Uint8Array, mode?: numb
   const dir = dirname(target);
   const tmp = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', keepMode ?? (mode as { created: number }).created);
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return {
+    write: (data) => writeAll(fd, data),
+    commit() {
+      if (keepMode !== undefined) chmodSync(tmp, keepMode); // the umask narrowed openSync's mode
+      fsyncSync(fd);
+      close();
+      renameSync(tmp, target);
+      const dfd = openSync(dir, 'r');
+      try {
+        fsyncSync(dfd);
+      } finally {
+        closeSync(dfd);
+      }
+    },
+    abort() {
+      close();
+      rmSync(tmp, { force: true });
+    },
+  };
+}
+
+/** Writes `data` through `o`: committed whole, or aborted and the error thrown. */
+function whole(o: Output, data: string | Uint8Array): void {
   try {
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
-    if (keepMode !== undefined) chmodSync(tmp, keepMode); // the umask narrowed openSync's mode
-    fsyncSync(fd);
+    o.write(data);
+    o.commit();
   } catch (e) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
+    o.abort();
     throw e;
-  }
-  closeSync(fd);
-  try {
-    renameSync(tmp, target);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-  const dfd = openSync(dir, 'r');
-  try {
-    fsyncSync(dfd);
-  } finally {
-    closeSync(dfd);
   }
 }
 
+export function atomicWrite(path: string, data: string | Uint8Array, mode?: number | { created: number }): void {
+  whole(replacing(path, mode), data);
+}
+
 /** The descriptor of this process a path names (/dev/stdout, /dev/fd/N, /proc/self/fd/N, …), else null. */
-function ownDescriptor(path: string): number | null {
+export function ownDescriptor(path: string): number | null {
   const p = resolve(path);
   const std = /^\/dev\/std(in|out|err)$/.exec(p);
   if (std) return ['in', 'out', 'err'].indexOf(std[1]!);
@@ -65,29 +95,50 @@ function ownDescriptor(path: string): number | null {
   return fd ? Number(fd[1]) : null;
 }
 
+/** Whether an --out path is this process's standard output: a command's own lines then go to stderr. */
+export function namesStdout(path: string): boolean {
+  return ownDescriptor(path) === 1;
+}
+
+/** Straight to a file that is not replaced: nothing to take back. */
+function direct(fd: number): Output {
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return { write: (data) => writeAll(fd, data), commit: close, abort: close };
+}
+
 /**
- * A file a user asked a command for (--out: a proof, a checkpoint, a draft): replaced whole or
- * not at all, so a full disk never leaves part of one (a policy cut short could still load).
- * A new file is 0644 under the umask, as any program's output. A target that is not a regular
- * file (a pipe, a terminal) is written as it is: there is nothing to replace there. Nor is a file
- * on standard output or error (`--out /dev/stdout >> log`): it is written through that
- * descriptor, where the shell opened it (appended, with >>); replacing the file would drop what
- * it held before. A descriptor past 2 is refused, nothing written: cloakpipe cannot tell one its
- * caller gave from its own (Node's internal pipes: a write into one crashed it, SIGSEGV).
+ * A file a user asked a command for (--out: a proof, a checkpoint, an export, a draft): replaced
+ * whole or not at all, so a full disk never leaves part of one (a policy cut short could still
+ * load); a symbolic link is followed, not replaced. A new file is 0644 under the umask, as any
+ * program's output. A target that is not a regular file (a FIFO, a terminal) is written as it
+ * is: there is nothing to replace there. /dev/stdout and /dev/stderr (and /dev/fd/1, /dev/fd/2)
+ * are written through the process's own streams, wherever the caller pointed them: a log opened
+ * with >> is appended to, not replaced (which would drop what it held), and a pipe or a socket
+ * works (reopening a socket by its path does not). Any other descriptor is refused, nothing
+ * written: cloakpipe cannot tell one its caller gave from its own (Node's internal pipes: a
+ * write into one crashed it, SIGSEGV).
  */
-export function writeOutput(path: string, data: string): void {
+export function openOutput(path: string): Output {
   const fd = ownDescriptor(path);
-  if (fd !== null && fd > 2) throw new Error(`--out ${path}: descriptor ${fd} may be one cloakpipe holds itself; give a file's path, or /dev/stdout`);
+  if (fd === 1 || fd === 2) {
+    const stream = fd === 1 ? process.stdout : process.stderr;
+    return { write: (data) => void stream.write(data), commit: () => undefined, abort: () => undefined };
+  }
+  if (fd === 0) throw new Error(`--out ${path}: standard input is not an output; give a file's path, or /dev/stdout`);
+  if (fd !== null) throw new Error(`--out ${path}: descriptor ${fd} may be one cloakpipe holds itself; give a file's path, or /dev/stdout`);
   let regular = true;
   try {
-    regular = (fd === null ? statSync(path) : fstatSync(fd)).isFile();
+    regular = statSync(path).isFile();
   } catch {
     // absent: created
   }
-  if (!regular) writeFileSync(path, data);
-  else if (fd === null) atomicWrite(path, data, { created: 0o644 });
-  else {
-    const buf = Buffer.from(data, 'utf8');
-    for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
-  }
+  return regular ? replacing(path, { created: 0o644 }) : direct(openSync(path, 'w'));
+}
+
+export function writeOutput(path: string, data: string): void {
+  whole(openOutput(path), data);
 }

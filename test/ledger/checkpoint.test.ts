@@ -5,9 +5,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { CLI, cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
 import { REKOR_ENTRIES, fixtureText } from '../helpers/public-log.js';
@@ -126,58 +126,6 @@ test('a checkpoint not signed by the gate key, or edited, is refused; a cosignat
   const cosigned = cp + `\u2014 auditor.example ${Buffer.alloc(68, 7).toString('base64')}\n`;
   assert.equal(verify(home, '--checkpoint', write('cosigned', cosigned)).status, 0);
   assert.equal(verify(home, '--checkpoint', join(dir, 'missing')).status, 2, 'an unreadable file is a usage error');
-});
-
-test('--out /dev/stdout and /dev/fd/1 write where the shell opened them: a log opened to append keeps what it held', async () => {
-  const home = makeHome();
-  await session(home);
-  const dir = tempDir();
-  const log = join(dir, 'checkpoints.log');
-  writeFileSync(log, 'earlier\n');
-  const append = openSync(log, 'a');
-  try {
-    for (const path of ['/dev/stdout', '/dev/fd/1']) {
-      const r = spawnSync(process.execPath, [CLI, 'ledger', 'checkpoint', '--home', home, '--out', path], { stdio: ['ignore', append, 'pipe'], encoding: 'utf8', timeout: 120_000 });
-      assert.equal(r.status, 0, String(r.stderr));
-    }
-  } finally {
-    closeSync(append);
-  }
-  const [before, first, second] = readFileSync(log, 'utf8').split(/^(?=cloakpipe\.ledger\/)/m);
-  assert.equal(before, 'earlier\n');
-  // Each run wrote its note, then its line saying where: both through the same descriptor.
-  assert.match(first, /\u2014 \S+ \S+\ncheckpoint of \d+ entries written to \/dev\/stdout\n$/);
-  assert.match(second, /\u2014 \S+ \S+\ncheckpoint of \d+ entries written to \/dev\/fd\/1\n$/);
-  const held = join(dir, 'held.txt');
-  writeFileSync(held, first.split('checkpoint of')[0]);
-  const ok = verify(home, '--checkpoint', held);
-  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
-});
-
-test('--out naming a descriptor past 2 is refused, nothing written: cloakpipe cannot tell one its caller gave from its own', async () => {
-  const home = makeHome();
-  await session(home);
-  const dir = tempDir();
-  const given = join(dir, 'given.log');
-  writeFileSync(given, 'earlier\n');
-  const fd = openSync(given, 'a');
-  const before = cloakpipe(['ledger', 'show', '--json', '--home', home]).stdout;
-  try {
-    // 3 is a file the caller gave (3>>given.log); 6, 7 and 12 are the command's own, Node's
-    // internal pipes: a write into one crashed the process (SIGSEGV), or was lost.
-    for (const path of ['/dev/fd/3', '/proc/self/fd/3', '/dev/fd/6', '/dev//fd/7', '/tmp/../dev/fd/12', '/dev/fd/40']) {
-      const r = spawnSync(process.execPath, [CLI, 'ledger', 'checkpoint', '--home', home, '--out', path], { stdio: ['ignore', 'pipe', 'pipe', fd], encoding: 'utf8', timeout: 120_000 });
-      assert.equal(r.status, 2, `${path}: ${r.stdout}${r.stderr}`);
-      assert.match(r.stderr, /^cloakpipe: --out \S+: descriptor \d+ may be one cloakpipe holds itself; give a file's path, or \/dev\/stdout\n$/, path);
-      assert.equal(r.stdout, '', path);
-    }
-  } finally {
-    closeSync(fd);
-  }
-  assert.equal(readFileSync(given, 'utf8'), 'earlier\n');
-  assert.equal(cloakpipe(['ledger', 'show', '--json', '--home', home]).stdout, before);
-  const ok = verify(home);
-  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
 });
 
 test('ledger checkpoint signs nothing for a ledger that does not verify', async () => {
