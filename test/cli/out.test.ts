@@ -127,6 +127,40 @@ test('--out naming a descriptor past 2 is refused, nothing written: cloakpipe ca
   assert.equal(ok.status, 0, ok.stdout + ok.stderr);
 });
 
+test('--out through symbolic links to a descriptor is that descriptor: past 2 refused, nothing written; a link to /dev/stdout writes stdout, a socket too', async () => {
+  const { home: h, pub } = await home();
+  const dir = tempDir();
+  symlinkSync('/dev/fd/11', join(dir, 'to-11'));
+  symlinkSync(join(dir, 'to-11'), join(dir, 'to-to-11'));
+  symlinkSync('/dev/fd', join(dir, 'fds'));
+  symlinkSync('fds/12', join(dir, 'relative-12'));
+  symlinkSync('/proc/self/fd', join(dir, 'own-fds'));
+  // 11 and 12 are the command's own (Node's internal pipes): through a link, a checkpoint into
+  // one crashed the process (SIGSEGV).
+  for (const [name, fd] of [['to-11', 11], ['to-to-11', 11], ['fds/12', 12], ['relative-12', 12], ['own-fds/13', 13]] as const) {
+    const path = join(dir, name);
+    for (const args of [['ledger', 'checkpoint', '--home', h, '--out', path], ['ledger', 'export', '--home', h, '--out', path]]) {
+      const r = run(args);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.signal ?? ''} ${r.stdout}${r.stderr}`);
+      assert.equal(r.stderr, `cloakpipe: --out ${path}: descriptor ${fd} may be one cloakpipe holds itself; give a file's path, or /dev/stdout\n`);
+      assert.equal(r.stdout, '');
+    }
+  }
+  // The test's stdout pipe is a socket (libuv's socketpair): opened again by its path, ENXIO.
+  for (const name of ['out', 'fds-1']) {
+    const path = join(dir, name);
+    if (name === 'out') symlinkSync('/dev/stdout', path);
+    else symlinkSync(join(dir, 'fds', '1'), path);
+    const r = run(['ledger', 'export', '--home', h, '--out', path]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, `exported ${r.stderr.match(/exported (\d+) entries/)?.[1]} entries and 0 anchors to ${path}\n`, 'what the command says goes to stderr');
+    const file = join(dir, `${name}.jsonl`);
+    writeFileSync(file, r.stdout);
+    assert.equal(verifyExport(file, pub).status, 0, 'the export came through stdout whole');
+    assert.ok(lstatSync(path).isSymbolicLink());
+  }
+});
+
 test('manifest draft --out /dev/stdout: the manifest on stdout and the policy where --policy-out says; without it, exit 2 and no /dev/stdout.cedar', () => {
   const dir = tempDir();
   const bare = run(['manifest', 'draft', '--out', '/dev/stdout', '--', process.execPath, MEMORY]);
