@@ -32,7 +32,7 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   const note = signCheckpoint(report.tree, key);
-  if (values.out !== undefined) writeOutput(values.out, note);
+  if (values.out !== undefined) await writeOutput(values.out, note);
   // With --out /dev/stdout the note is the output: what the command says of it goes to stderr.
   const say = values.out !== undefined && namesStdout(values.out) ? process.stderr : process.stdout;
   if (values.json) say.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');

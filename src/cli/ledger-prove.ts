@@ -53,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`no proof: entry ${seq} does not verify (${f.code}): ${f.detail}\n`);
     return 1;
   }
-  writeOutput(out, text);
+  await writeOutput(out, text);
   (namesStdout(out) ? process.stderr : process.stdout).write(`proof of entry ${seq} (epoch ${check.epoch!.seq}, ${proof.anchors.length} anchors) written to ${out}\n`);
   return 0;
 }

@@ -4,6 +4,8 @@
 import '../policy/v8-guard.js'; // first: every command that evaluates Cedar needs it
 import { readFileSync } from 'node:fs';
 import { suggest, UsageError } from './args.js';
+import { OutputClosed } from '../util/atomic-write.js';
+import { outputFailed, watchStandardOutput } from './standard-output.js';
 
 const COMMANDS: Record<string, { file: string; summary: string }> = {
   init: { file: './init.js', summary: 'create the gate home: signing key, ledger and operations databases' },
@@ -65,6 +67,7 @@ async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
+  if (name !== 'mcp-proxy') watchStandardOutput();
   try {
     return await mod.run(rest);
   } catch (e) {
@@ -81,6 +84,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e) => {
+    if (e instanceof OutputClosed) return void (process.exitCode = outputFailed(e.cause as Error | undefined, `--out ${e.path}`));
     // Errors here are ours (config, I/O), never payloads: messages are written by our code.
     process.stderr.write(`cloakpipe: ${(e as Error).message}\n`);
     process.exitCode = 2;

@@ -86,8 +86,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const out = values.out;
   const policyOut = values['policy-out'] ?? (out === undefined ? undefined : out.replace(/\.(ya?ml|json)$/i, '') + '.cedar');
-  if (policyOut !== undefined) writeOutput(policyOut, draft.policy);
-  if (out !== undefined) writeOutput(out, draft.manifest);
+  if (policyOut !== undefined) await writeOutput(policyOut, draft.policy);
+  if (out !== undefined) await writeOutput(out, draft.manifest);
   else if (policyOut !== undefined) process.stdout.write(draft.manifest);
   else process.stdout.write(draft.manifest + '# ---- policy.cedar ----\n' + draft.policy.replace(/^(?=.)/gm, '# ').replace(/^$/gm, '#'));
   if (out !== undefined) process.stderr.write(`cloakpipe manifest draft: ${draft.declared.length} tools → ${out}, policy → ${policyOut}\n`);

@@ -4,6 +4,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync, chmodSync, readlinkSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 
 /** The file a path names, through symbolic links (replacing the link itself would cut it off). */
 export function realTarget(path: string): string {
@@ -130,6 +131,37 @@ export function namesStdout(path: string): boolean {
   return ownDescriptor(path) === 1;
 }
 
+/** --out /dev/stdout (or /dev/stderr) failed under the command: its reader left, or its file filled. */
+export class OutputClosed extends Error {
+  constructor(
+    readonly path: string,
+    cause: Error | undefined,
+  ) {
+    super(`--out ${path}: ${cause?.message ?? 'closed'}`, { cause });
+  }
+}
+
+// Node tells a failed write to stdout or stderr later, by an 'error' event, not from write().
+const failures = new Map<NodeJS.WriteStream, Error | null>();
+
+function watch(stream: NodeJS.WriteStream): void {
+  if (failures.has(stream)) return;
+  failures.set(stream, null);
+  stream.on('error', (e: Error) => void failures.set(stream, failures.get(stream) ?? e));
+}
+
+/** Resolves when what `openOutput(path)` wrote has left this process; throws OutputClosed if it could not. */
+export async function delivered(path: string): Promise<void> {
+  const fd = ownDescriptor(path);
+  if (fd !== 1 && fd !== 2) return;
+  const stream = fd === 1 ? process.stdout : process.stderr;
+  await new Promise((res) => setImmediate(res)); // the callbacks of the writes done
+  while (!failures.get(stream) && !stream.destroyed && stream.writableLength > 0)
+    await Promise.race([once(stream, 'drain'), once(stream, 'close')]).catch(() => undefined); // 'error' rejects
+  const failed = failures.get(stream);
+  if (failed || stream.destroyed) throw new OutputClosed(path, failed ?? undefined);
+}
+
 /** Straight to a file that is not replaced: nothing to take back. */
 function direct(fd: number): Output {
   let open = true;
@@ -156,6 +188,7 @@ export function openOutput(path: string): Output {
   const fd = ownDescriptor(path);
   if (fd === 1 || fd === 2) {
     const stream = fd === 1 ? process.stdout : process.stderr;
+    watch(stream);
     return { write: (data) => void stream.write(data), commit: () => undefined, abort: () => undefined };
   }
   if (fd === 0) throw new Error(`--out ${path}: standard input is not an output; give a file's path, or /dev/stdout`);
@@ -169,6 +202,7 @@ export function openOutput(path: string): Output {
   return regular ? replacing(path, { created: 0o644 }) : direct(openSync(path, 'w'));
 }
 
-export function writeOutput(path: string, data: string): void {
+export async function writeOutput(path: string, data: string): Promise<void> {
   whole(openOutput(path), data);
+  await delivered(path);
 }
