@@ -43,7 +43,7 @@ export async function run(argv: string[]): Promise<number> {
       // A name is a file name here: only what init accepts (a row written around init is refused).
       if (values.all && !GATE_ID.test(v.gateId!)) throw new UsageError(`gate name ${JSON.stringify(v.gateId)} in the store is not a valid gate id`);
       const file = values.all ? join(out, `${v.gateId!}.jsonl`) : out;
-      const r = exportLedger(v.snapshot, keyOf(v), file, v.gateId ?? undefined);
+      const r = await exportLedger(v.snapshot, keyOf(v), file, v.gateId ?? undefined);
       await delivered(file);
       const who = v.gateId === null ? '' : ` of gate ${v.gateId}`;
       (namesStdout(file) ? process.stderr : process.stdout).write(

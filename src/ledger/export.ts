@@ -24,8 +24,12 @@ export interface ExportHeader {
   exported_at: string;
 }
 
-/** Writes `snap` (closed afterwards by the caller) to `outPath`; `gateId` names a fleet gate's chain. */
-export function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath: string, gateId?: string): { entries: number; anchors: number } {
+/**
+ * Writes `snap` (closed afterwards by the caller) to `outPath`; `gateId` names a fleet gate's
+ * chain. Yields to the event loop between batches, so that a signal's handler can take back an
+ * export cut short (openOutput).
+ */
+export async function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath: string, gateId?: string): Promise<{ entries: number; anchors: number }> {
   const out = openOutput(outPath);
   let done = false;
   try {
@@ -50,6 +54,7 @@ export function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath
       if (buf.length >= 1024) {
         out.write(buf.join('\n') + '\n');
         buf = [];
+        await new Promise((res) => setImmediate(res));
       }
     }
     if (buf.length) out.write(buf.join('\n') + '\n');

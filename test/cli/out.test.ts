@@ -2,14 +2,20 @@
 // a path is replaced whole, through a symbolic link, never the link itself; standard output is
 // written where the shell opened it (`--out /dev/stdout >> log` appends, `| gzip` streams), and
 // the command's own lines then go to stderr; a descriptor past 2 is refused, since cloakpipe
-// cannot tell one its caller gave from one of its own.
+// cannot tell one its caller gave from one of its own. A signal that ends an export takes back
+// its temporary file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI, MEMORY, cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
 import { session } from '../ledger/session.js';
+import { ledgerDb } from '../store/helpers.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { loadGateKey } from '../../src/ledger/keys.js';
 
 const run = (args: string[], stdio: (number | 'pipe' | 'ignore')[] = ['ignore', 'pipe', 'pipe']) =>
   spawnSync(process.execPath, [CLI, ...args], { stdio, encoding: 'utf8', timeout: 120_000 });
@@ -173,4 +179,48 @@ test('manifest draft --out /dev/stdout: the manifest on stdout and the policy wh
   assert.match(r.stdout, /^# Drafted by `cloakpipe manifest draft`[^]*\nversion: 1\n[^]*\ntools:\n/);
   assert.match(readFileSync(policy, 'utf8'), /^\/\/ Drafted by `cloakpipe manifest draft`[^]*\npermit \(/);
   assert.match(r.stderr, /tools → \/dev\/stdout, policy → /);
+});
+
+/** A home whose ledger holds `n` entries signed with its key by the production Ledger: an export that takes a while. */
+function largeHome(n: number): string {
+  const h = makeHome();
+  const { db, ledger: port } = ledgerDb(join(h, 'ledger.db'));
+  const ledger = new Ledger(port, loadGateKey(join(h, 'gate.key')));
+  db.transaction(() => {
+    for (let i = 0; i < n; i++)
+      ledger.appendInTx({ kind: 'decision', outcome: 'allow', tool: 'echo', fingerprint: 'sha256:' + 'ab'.repeat(32), manifest_digest: 'sha256:' + 'cd'.repeat(32), policy_digest: 'sha256:' + 'ef'.repeat(32) });
+  })();
+  db.close();
+  return h;
+}
+
+test('a signal (Ctrl-C, SIGTERM, SIGHUP) during ledger export --out F: its temporary file is removed, F keeps what it held, the command ends by that signal', async () => {
+  const h = largeHome(60_000);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    let caught = false;
+    // A probe that comes too late (the export finished first, on a busy machine) tries again.
+    for (let attempt = 0; attempt < 5 && !caught; attempt++) {
+      const dir = tempDir();
+      const target = join(dir, 'ledger.jsonl');
+      writeFileSync(target, 'an older export\n');
+      const child = spawn(process.execPath, [CLI, 'ledger', 'export', '--home', h, '--out', target], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.setEncoding('utf8').on('data', (d) => (output += d));
+      child.stderr.setEncoding('utf8').on('data', (d) => (output += d));
+      const closed = once(child, 'close');
+      // Stopped as soon as its temporary file appears, then signalled: the signal lands mid-export.
+      const temporary = () => readdirSync(dir).filter((f) => f.endsWith('.tmp'));
+      while (temporary().length === 0 && child.exitCode === null) await sleep(1);
+      child.kill('SIGSTOP');
+      caught = temporary().length === 1;
+      if (caught) child.kill(signal);
+      child.kill('SIGCONT');
+      const [code, ended] = (await closed) as [number | null, string | null];
+      if (!caught) continue;
+      assert.deepEqual([code, ended, output], [null, signal, ''], signal);
+      assert.deepEqual(readdirSync(dir), ['ledger.jsonl'], `${signal}: no temporary file left`);
+      assert.equal(readFileSync(target, 'utf8'), 'an older export\n');
+    }
+    assert.ok(caught, `${signal}: the export was never caught while it was being written`);
+  }
 });

@@ -25,6 +25,16 @@ export function freshStore(dir = tempDir()): { store: Store; dir: string; paths:
   return { store: openSqliteStore(paths, { create: true }), dir, paths };
 }
 
+/** Reads a snapshot and closes it once `fn`'s promise settles. */
+export async function withSnapshotAsync<T>(path: string, fn: (s: LedgerSnapshot) => Promise<T>): Promise<T> {
+  const s = openLedgerSnapshot(path);
+  try {
+    return await fn(s);
+  } finally {
+    s.close();
+  }
+}
+
 /** Reads a snapshot and closes it. */
 export function withSnapshot<T>(path: string, fn: (s: LedgerSnapshot) => T): T {
   const s = openLedgerSnapshot(path);
