@@ -189,7 +189,12 @@ export function openOutput(path: string): Output {
   if (fd === 1 || fd === 2) {
     const stream = fd === 1 ? process.stdout : process.stderr;
     watch(stream);
-    return { write: (data) => void stream.write(data), commit: () => undefined, abort: () => undefined };
+    const write = (data: string | Uint8Array) => {
+      const failed = failures.get(stream);
+      if (failed) throw new OutputClosed(path, failed); // its reader left: no use going on
+      stream.write(data);
+    };
+    return { write, commit: () => undefined, abort: () => undefined };
   }
   if (fd === 0) throw new Error(`--out ${path}: standard input is not an output; give a file's path, or /dev/stdout`);
   if (fd !== null) throw new Error(`--out ${path}: descriptor ${fd} may be one cloakpipe holds itself; give a file's path, or /dev/stdout`);
