@@ -1,6 +1,6 @@
 // cloakpipe ledger checkpoint: the signed note an auditor keeps (product.md section 7). The
 // home's ledger is verified first, so the gate key never vouches for a ledger that does not hold.
-import { namesStdout, writeOutput } from '../util/atomic-write.js';
+import { sayTo, writeOutput } from '../util/out/index.js';
 import { parseFlags } from './args.js';
 import { resolveHome } from '../store/home.js';
 import { signCheckpoint } from '../ledger/checkpoint.js';
@@ -34,7 +34,7 @@ export async function run(argv: string[]): Promise<number> {
   const note = signCheckpoint(report.tree, key);
   if (values.out !== undefined) await writeOutput(values.out, note);
   // With --out /dev/stdout the note is the output: what the command says of it goes to stderr.
-  const say = values.out !== undefined && namesStdout(values.out) ? process.stderr : process.stdout;
+  const say = sayTo(values.out);
   if (values.json) say.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');
   else if (values.out !== undefined) say.write(`checkpoint of ${report.tree.size} entries written to ${values.out}\n`);
   else process.stdout.write(note);

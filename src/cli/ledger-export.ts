@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseFlags, required, UsageError } from './args.js';
 import { openChains, type ChainView } from '../home/open.js';
 import { exportLedger } from '../ledger/export.js';
-import { delivered, namesStdout } from '../util/atomic-write.js';
+import { sayTo } from '../util/out/index.js';
 import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { GATE_ID } from '../store/target.js';
 
@@ -44,9 +44,8 @@ export async function run(argv: string[]): Promise<number> {
       if (values.all && !GATE_ID.test(v.gateId!)) throw new UsageError(`gate name ${JSON.stringify(v.gateId)} in the store is not a valid gate id`);
       const file = values.all ? join(out, `${v.gateId!}.jsonl`) : out;
       const r = await exportLedger(v.snapshot, keyOf(v), file, v.gateId ?? undefined);
-      await delivered(file);
       const who = v.gateId === null ? '' : ` of gate ${v.gateId}`;
-      (namesStdout(file) ? process.stderr : process.stdout).write(
+      sayTo(file).write(
         values.json ? JSON.stringify({ out: file, ...(v.gateId !== null ? { gate: v.gateId } : {}), ...r }) + '\n' : `exported ${r.entries} entries and ${r.anchors} anchors${who} to ${file}\n`,
       );
     }

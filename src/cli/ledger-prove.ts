@@ -2,7 +2,7 @@
 // proof is checked with the home's public key before it is written: a tampered entry, or one not
 // yet sealed in an epoch, gets no proof.
 import { createPublicKey } from 'node:crypto';
-import { namesStdout, writeOutput } from '../util/atomic-write.js';
+import { sayTo, writeOutput } from '../util/out/index.js';
 import { parseFlags, required, UsageError } from './args.js';
 import { openChain } from '../home/open.js';
 import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
@@ -54,6 +54,6 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   await writeOutput(out, text);
-  (namesStdout(out) ? process.stderr : process.stdout).write(`proof of entry ${seq} (epoch ${check.epoch!.seq}, ${proof.anchors.length} anchors) written to ${out}\n`);
+  sayTo(out).write(`proof of entry ${seq} (epoch ${check.epoch!.seq}, ${proof.anchors.length} anchors) written to ${out}\n`);
   return 0;
 }

@@ -4,7 +4,7 @@
 import '../policy/v8-guard.js'; // first: every command that evaluates Cedar needs it
 import { readFileSync } from 'node:fs';
 import { suggest, UsageError } from './args.js';
-import { OutputClosed } from '../util/atomic-write.js';
+import { OutputClosed } from '../util/out/index.js';
 import { outputFailed, watchStandardOutput } from './standard-output.js';
 
 const COMMANDS: Record<string, { file: string; summary: string }> = {

@@ -1,6 +1,6 @@
 // cloakpipe manifest draft: a first manifest and Cedar policy from a server's tools/list
 // (onboarding.md). The drafting is src/onboarding/; this file is flags and files.
-import { ownDescriptor, writeOutput } from '../util/atomic-write.js';
+import { ownDescriptor, writeOutput } from '../util/out/index.js';
 import { parse as parseYaml } from 'yaml';
 import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';

@@ -4,6 +4,7 @@
 // printed a stack trace, exit 1). Any other failure (a full disk under `> file`) is one: exit 2,
 // said on stderr. mcp-proxy's standard output is its host's channel: its door handles that.
 import { writeSync } from 'node:fs';
+import { failureOf, watchFailures } from '../util/out/stream-failure.js';
 
 export const READER_LEFT = 141;
 
@@ -23,11 +24,9 @@ export function outputFailed(cause: Error | undefined, what = 'standard output')
 
 /** Before a command runs: a failure of stdout decides the exit code, whatever the command returned. */
 export function watchStandardOutput(): void {
-  let failed: Error | null = null;
-  process.stdout.on('error', (e: Error) => {
-    failed ??= e;
-  });
+  watchFailures(process.stdout);
   process.on('exit', () => {
+    const failed = failureOf(process.stdout);
     if (failed === null || settled) return;
     const code = outputFailed(failed);
     if (!process.exitCode) process.exitCode = code; // a failed check keeps its own code

@@ -2,7 +2,7 @@
 // else (verify --ledger). Line 1 is the header (format, version, the gate public key, counts);
 // then every entry in seq order, exactly as stored; then every anchor (StoredAnchor JSON). Read
 // in one snapshot and written as every --out file is (openOutput): never a torn export.
-import { openOutput } from '../util/atomic-write.js';
+import { openOutput } from '../util/out/index.js';
 import type { KeyObject } from 'node:crypto';
 import type { LedgerSnapshot } from '../store/ports.js';
 import { keyIdOf } from '../core/signer.js';
@@ -27,7 +27,7 @@ export interface ExportHeader {
 /**
  * Writes `snap` (closed afterwards by the caller) to `outPath`; `gateId` names a fleet gate's
  * chain. Yields to the event loop between batches, so that a signal's handler can take back an
- * export cut short (openOutput).
+ * export cut short (openOutput); resolves once the export has left this process.
  */
 export async function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, outPath: string, gateId?: string): Promise<{ entries: number; anchors: number }> {
   const out = openOutput(outPath);
@@ -62,6 +62,7 @@ export async function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, o
     for (const a of anchorsList) out.write(JSON.stringify(a) + '\n');
     out.commit();
     done = true;
+    await out.delivered();
     return { entries, anchors: anchorsList.length };
   } finally {
     if (!done) out.abort();

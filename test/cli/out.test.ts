@@ -1,4 +1,4 @@
-// Where the files of `--out` go (src/util/atomic-write.ts, openOutput), through the real binary:
+// Where the files of `--out` go (src/util/out/, openOutput), through the real binary:
 // a path is replaced whole, through a symbolic link, never the link itself; standard output is
 // written where the shell opened it (`--out /dev/stdout >> log` appends, `| gzip` streams), and
 // the command's own lines then go to stderr; a descriptor past 2 is refused, since cloakpipe
@@ -13,9 +13,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI, MEMORY, cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
 import { session } from '../ledger/session.js';
-import { ledgerDb } from '../store/helpers.js';
-import { Ledger } from '../../src/ledger/ledger.js';
-import { loadGateKey } from '../../src/ledger/keys.js';
+import { fixture } from '../ledger/epoch-fixture.js';
 
 const run = (args: string[], stdio: (number | 'pipe' | 'ignore')[] = ['ignore', 'pipe', 'pipe']) =>
   spawnSync(process.execPath, [CLI, ...args], { stdio, encoding: 'utf8', timeout: 120_000 });
@@ -181,21 +179,11 @@ test('manifest draft --out /dev/stdout: the manifest on stdout and the policy wh
   assert.match(r.stderr, /tools → \/dev\/stdout, policy → /);
 });
 
-/** A home whose ledger holds `n` entries signed with its key by the production Ledger: an export that takes a while. */
-function largeHome(n: number): string {
-  const h = makeHome();
-  const { db, ledger: port } = ledgerDb(join(h, 'ledger.db'));
-  const ledger = new Ledger(port, loadGateKey(join(h, 'gate.key')));
-  db.transaction(() => {
-    for (let i = 0; i < n; i++)
-      ledger.appendInTx({ kind: 'decision', outcome: 'allow', tool: 'echo', fingerprint: 'sha256:' + 'ab'.repeat(32), manifest_digest: 'sha256:' + 'cd'.repeat(32), policy_digest: 'sha256:' + 'ef'.repeat(32) });
-  })();
-  db.close();
-  return h;
-}
-
 test('a signal (Ctrl-C, SIGTERM, SIGHUP) during ledger export --out F: its temporary file is removed, F keeps what it held, the command ends by that signal', async () => {
-  const h = largeHome(60_000);
+  const h = makeHome();
+  const f = fixture({ home: h });
+  f.add(60_000); // an export that takes a while
+  f.db.close();
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     let caught = false;
     // A probe that comes too late (the export finished first, on a busy machine) tries again.

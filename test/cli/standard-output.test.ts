@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { closeSync, openSync } from 'node:fs';
-import { CLI, makeHome } from '../helpers/cli.js';
+import { join } from 'node:path';
+import { CLI, makeHome, tempDir } from '../helpers/cli.js';
 import { session } from '../ledger/session.js';
 
 let made: string | null = null;
@@ -52,12 +53,15 @@ test('a reader that stops after its first chunk (| head): ledger show --json and
 
 test('standard output on a full disk (> /dev/full): exit 2 and the failure said on stderr, for printed lines and for --out /dev/stdout', async () => {
   const h = await bigHome();
+  const small = makeHome(); // an export written in one batch: its failure is known only after
+  await session(small);
   const full = openSync('/dev/full', 'w');
   try {
     for (const [args, what] of [
       [['ledger', 'show', '--home', h], 'standard output'],
       [['ledger', 'show', '--json', '--home', h], 'standard output'],
       [['ledger', 'export', '--home', h, '--out', '/dev/stdout'], '--out /dev/stdout'],
+      [['ledger', 'export', '--home', small, '--out', '/dev/stdout'], '--out /dev/stdout'],
       [['ledger', 'checkpoint', '--home', h, '--out', '/dev/stdout'], '--out /dev/stdout'],
     ] as const) {
       const r = spawnSync(process.execPath, [CLI, ...args], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', timeout: 120_000 });
@@ -66,5 +70,24 @@ test('standard output on a full disk (> /dev/full): exit 2 and the failure said 
     }
   } finally {
     closeSync(full);
+  }
+});
+
+test('in a real shell pipe into head, as cat in the same pipe: exit 141 under pipefail and not a word, for ledger show --json and ledger export --out /dev/stdout', async () => {
+  const h = await bigHome();
+  const dir = tempDir();
+  for (const args of LARGE) {
+    const file = join(dir, 'whole.out');
+    const into = openSync(file, 'w');
+    const whole = spawnSync(process.execPath, [CLI, ...args, '--home', h], { stdio: ['ignore', into, 'pipe'] });
+    closeSync(into);
+    assert.equal(whole.status, 0, whole.stderr.toString());
+    const quoted = (a: string[]) => a.map((x) => `'${x}'`).join(' ');
+    const ours = `${quoted([process.execPath, CLI, ...args, '--home', h])} | head -c 100 >/dev/null`;
+    const peer = `cat '${file}' | head -c 100 >/dev/null`;
+    for (const pipeline of [peer, ours]) {
+      const r = spawnSync('bash', ['-c', `set -o pipefail; ${pipeline}; echo "\${PIPESTATUS[0]}"`], { encoding: 'utf8', timeout: 120_000 });
+      assert.deepEqual([r.stdout, r.stderr], ['141\n', ''], pipeline);
+    }
   }
 });

@@ -12,7 +12,7 @@ import { verifyLedger } from '../../src/ledger/verify/index.js';
 import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
 import { startFakeRekor, type FakeRekor } from '../helpers/fake-rekor.js';
 import { tempDir } from '../helpers/cli.js';
-import { withSnapshotAsync } from '../store/helpers.js';
+import { withSnapshot } from '../store/helpers.js';
 import { fixture, type Fixture } from './epoch-fixture.js';
 
 let tsa: TestTsa;
@@ -30,7 +30,7 @@ before(async () => {
   const r = await a.tick();
   assert.deepEqual(r.outcomes.map((o) => o.ok), [true, true]);
   const out = join(tempDir(), 'ledger.jsonl');
-  await withSnapshotAsync(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
+  await withSnapshot(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
   lines = readFileSync(out, 'utf8').trimEnd().split('\n');
 });
 after(() => Promise.all([tsa?.close(), rekor?.close()]));

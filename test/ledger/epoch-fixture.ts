@@ -3,6 +3,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { Ledger } from '../../src/ledger/ledger.js';
+import { loadGateKey } from '../../src/ledger/keys.js';
 import { FileSigner } from '../../src/keys/file.js';
 import { signEntry, entryHash, type Entry } from '../../src/ledger/entry.js';
 import { canonicalize } from '../../src/core/canonical.js';
@@ -27,10 +28,11 @@ export interface Fixture {
   now: { t: number };
 }
 
-export function fixture(opts: { start?: number } = {}): Fixture {
-  const path = join(tempDir('cp-verify-'), 'ledger.db');
-  const { db, ledger: port, anchors } = ledgerDb(path, { create: true });
-  const key = gateKey();
+/** A new ledger with a new key; or with `home`, that home's ledger and gate key (init made them). */
+export function fixture(opts: { start?: number; home?: string } = {}): Fixture {
+  const path = opts.home === undefined ? join(tempDir('cp-verify-'), 'ledger.db') : join(opts.home, 'ledger.db');
+  const { db, ledger: port, anchors } = ledgerDb(path, { create: opts.home === undefined });
+  const key = opts.home === undefined ? gateKey() : loadGateKey(join(opts.home, 'gate.key'));
   const now = { t: opts.start ?? Date.now() - 60_000 };
   const ledger = new Ledger(port, key, () => now.t);
   return {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { sealEpochInTx } from '../../src/ledger/epoch.js';
 import { exportLedger } from '../../src/ledger/export.js';
-import { withSnapshotAsync } from '../store/helpers.js';
+import { withSnapshot } from '../store/helpers.js';
 import { verifyLedger, type VerifyReport } from '../../src/ledger/verify/index.js';
 import { storeAnchor } from '../../src/ledger/epoch-anchors.js';
 import { cloakpipe, tempDir, ROOT } from '../helpers/cli.js';
@@ -201,7 +201,7 @@ test('a row stored below seq 0 (a forger inserting before the start) is read and
   assert.match(shown.stdout, /^\s+-1\s/m, 'the row claiming seq -1 is shown');
   // An export carries it too, and fails verify the same way.
   const out = join(tempDir('cp-verify-neg-'), 'ledger.jsonl');
-  assert.deepEqual(await withSnapshotAsync(f.path, (snap) => exportLedger(snap, f.key.publicKey, out)), { entries: 21, anchors: 0 });
+  assert.deepEqual(await withSnapshot(f.path, (snap) => exportLedger(snap, f.key.publicKey, out)), { entries: 21, anchors: 0 });
   failed(await verifyLedger({ exportFile: out }, { publicKey: f.key.publicKey, workers: 0 }), 'seq_not_contiguous', 5);
 });
 
@@ -249,7 +249,7 @@ test('an epoch whose range does not tile the ledger fails', async () => {
 test('an export verifies with the given key; the key inside it is not a trust root', async () => {
   const f = sample();
   const out = join(tempDir(), 'ledger.jsonl');
-  const n = await withSnapshotAsync(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
+  const n = await withSnapshot(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
   assert.deepEqual(n, { entries: 20, anchors: 0 });
   const given = await verifyLedger({ exportFile: out }, { publicKey: f.key.publicKey, workers: 0 });
   assert.equal(given.ok, true);
@@ -259,7 +259,7 @@ test('an export verifies with the given key; the key inside it is not a trust ro
   putEntry(f.db, 0, resign(entryAt(f.db, 0), forger.privateKey));
   rechainFrom(f.db, 1, forger.privateKey);
   const forged = join(tempDir(), 'forged.jsonl');
-  await withSnapshotAsync(f.path, (snap) => exportLedger(snap, forger.publicKey, forged));
+  await withSnapshot(f.path, (snap) => exportLedger(snap, forger.publicKey, forged));
   failed(await verifyLedger({ exportFile: forged }, { publicKey: f.key.publicKey, workers: 0 }), 'key_mismatch', null);
   // With the header key swapped back, the signatures give the forgery away.
   const lines = readFileSync(forged, 'utf8').split('\n');
@@ -275,7 +275,7 @@ test('an export verifies with the given key; the key inside it is not a trust ro
 test('a truncated export fails as a source problem', async () => {
   const f = sample();
   const out = join(tempDir(), 'ledger.jsonl');
-  await withSnapshotAsync(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
+  await withSnapshot(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
   const lines = readFileSync(out, 'utf8').trimEnd().split('\n');
   writeFileSync(out, lines.slice(0, -2).join('\n') + '\n');
   failed(await verifyLedger({ exportFile: out }, { publicKey: f.key.publicKey, workers: 0 }), 'source_invalid', null);
@@ -337,7 +337,7 @@ test('verify streams: an export larger than its heap limit verifies', async () =
   sealEpochInTx(f.ledger);
   const dir = tempDir();
   const out = join(dir, 'big.jsonl');
-  await withSnapshotAsync(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
+  await withSnapshot(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
   const pub = join(dir, 'gate.pub');
   writeFileSync(pub, f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
   assert.ok(readFileSync(out).length > 12 * 1024 * 1024, 'the export is larger than the heap');

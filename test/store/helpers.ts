@@ -26,7 +26,7 @@ export function freshStore(dir = tempDir()): { store: Store; dir: string; paths:
 }
 
 /** Reads a snapshot and closes it once `fn`'s promise settles. */
-export async function withSnapshotAsync<T>(path: string, fn: (s: LedgerSnapshot) => Promise<T>): Promise<T> {
+export async function withSnapshot<T>(path: string, fn: (s: LedgerSnapshot) => Promise<T>): Promise<T> {
   const s = openLedgerSnapshot(path);
   try {
     return await fn(s);
@@ -35,12 +35,3 @@ export async function withSnapshotAsync<T>(path: string, fn: (s: LedgerSnapshot)
   }
 }
 
-/** Reads a snapshot and closes it. */
-export function withSnapshot<T>(path: string, fn: (s: LedgerSnapshot) => T): T {
-  const s = openLedgerSnapshot(path);
-  try {
-    return fn(s);
-  } finally {
-    s.close();
-  }
-}
