@@ -1,7 +1,8 @@
 // The inbox page's script (runs in the browser; served as /app.js). Everything a request holds
 // is put into the page with textContent, never as markup, so an argument such as
 // `<script>…</script>` shows as the text it is. Characters that could hide or reorder what a
-// person reads (controls, bidi overrides, zero-width) are shown escaped and marked.
+// person reads (controls, bidi overrides, zero-width, tags, variation selectors) are shown
+// escaped and marked, in every text that comes from the call, its task and its session.
 
 interface ArgRule {
   [k: string]: unknown;
@@ -40,11 +41,18 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
   return e;
 }
 
-// JSON for a person: controls, C1, bidi and zero-width characters escaped (as `approve` does on a terminal).
-const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+// JSON for a person, every character a browser draws as nothing (or that moves others) escaped:
+// controls, format characters (bidi, zero-width, the tags U+E0000-E007F that spell ASCII no one
+// sees), line separators, default-ignorables (variation selectors, fillers). Unescaped, a value
+// could carry text the approver never saw, and two different calls could look the same.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+const escaped = (c: string) => {
+  const hex = c.codePointAt(0)!.toString(16);
+  return hex.length <= 4 ? '\\u' + hex.padStart(4, '0') : `\\u{${hex}}`;
+};
 function shown(v: unknown): string {
   const text = typeof v === 'string' ? v : JSON.stringify(v, null, 2);
-  return text.replace(HIDDEN, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  return text.replace(HIDDEN, escaped);
 }
 
 /** A value as text nodes, hidden characters shown escaped and marked so they stand out. */
@@ -54,8 +62,7 @@ function valueNode(v: unknown): HTMLElement {
   let last = 0;
   for (const m of text.matchAll(HIDDEN)) {
     const at = m.index ?? 0;
-    const code = '\\u' + m[0].charCodeAt(0).toString(16).padStart(4, '0');
-    pre.append(text.slice(last, at), el('span', { class: 'esc', title: 'an invisible or reordering character, shown escaped' }, code));
+    pre.append(text.slice(last, at), el('span', { class: 'esc', title: 'an invisible or reordering character, shown escaped' }, escaped(m[0])));
     last = at + m[0].length;
   }
   pre.append(text.slice(last));
@@ -108,13 +115,13 @@ function renderList(): void {
     const names = Object.keys(r.arguments);
     const preview = names
       .slice(0, 2)
-      .map((n) => `${n}=${shown(r.arguments[n]).replace(/\s+/g, ' ').slice(0, 60)}`)
+      .map((n) => `${shown(n)}=${shown(r.arguments[n]).replace(/\s+/g, ' ').slice(0, 60)}`)
       .join('  ');
     const b = el(
       'button',
       { type: 'button', 'data-id': r.id, 'aria-current': String(r.id === selected) },
-      el('span', { class: 'tool' }, r.tool),
-      el('span', { class: 'meta' }, `task ${r.task ?? '(none)'} · ${r.label} · ${ago(r.created_at)}`),
+      el('span', { class: 'tool' }, shown(r.tool)),
+      el('span', { class: 'meta' }, `task ${r.task === null ? '(none)' : shown(r.task)} · ${shown(r.label)} · ${ago(r.created_at)}`),
       el('span', { class: 'preview' }, preview || '(no arguments)'),
     );
     b.addEventListener('click', () => select(r.id, true));
@@ -137,8 +144,8 @@ function renderDetail(result?: { ok: boolean; text: string }): void {
   const decl = r.rule.declaration ?? {};
   const facts = el('dl', { class: 'facts' });
   const fact = (k: string, v: string) => facts.append(el('dt', {}, k), el('dd', {}, v));
-  fact('Task', r.task ?? '(no task)');
-  fact('Session label', r.label);
+  fact('Task', r.task === null ? '(no task)' : shown(r.task));
+  fact('Session label', shown(r.label));
   fact('Refused', `${ago(r.created_at)} · ledger entry #${r.entry}${r.gate ? ` of gate ${r.gate}` : ''}`);
   fact('Expires', until(r.expires_at));
   const table = el('table', { class: 'args' }, el('thead', {}, el('tr', {}, el('th', {}, 'Argument'), el('th', {}, 'Value'), el('th', {}, 'Manifest rule'))));
