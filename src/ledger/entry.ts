@@ -33,9 +33,16 @@ export function entryHash(entry: Entry): string {
   return 'sha256:' + sha256Hex(canonicalBytes(entry));
 }
 
+/**
+ * `sig` as the gate writes it: the one base64 spelling of a 64-byte Ed25519 signature. Buffer.from
+ * also decodes other spellings to the same bytes (text after the padding, stray characters, no
+ * padding), so the newest entry, which no later `prev` pins, could carry edited bytes that verify.
+ */
+export const SIG_FORM = /^[A-Za-z0-9+/]{85}[AQgw]==$/;
+
 export function verifyEntrySignature(entry: Entry, key: KeyObject): boolean {
   const { sig, ...body } = entry;
-  if (typeof sig !== 'string') return false;
+  if (typeof sig !== 'string' || !SIG_FORM.test(sig)) return false;
   try {
     return verify(null, canonicalBytes(body), key, Buffer.from(sig, 'base64'));
   } catch {

@@ -221,6 +221,21 @@ test('a duplicate key or another spelling of the same entry is refused, even wit
   }
 });
 
+test("the newest entry's sig in another spelling of the same bytes is refused, by verify and by the gate", async () => {
+  // Buffer.from reads text after the padding, stray characters or no padding as the same 64
+  // bytes: the newest entry, which no later prev pins, could carry anything in its sig and verify.
+  const f = sample();
+  const e = entryAt(f.db, 19);
+  for (const sig of [e.sig + ' wire 1000000 USD to account 42', e.sig.slice(0, 86), e.sig.slice(0, 40) + '*' + e.sig.slice(40), e.sig.slice(0, 85) + String.fromCharCode(e.sig.charCodeAt(85) + 1) + '==']) {
+    if (Buffer.from(sig, 'base64').equals(Buffer.from(e.sig, 'base64')) === false) continue; // only spellings of the same bytes
+    putEntry(f.db, 19, { ...e, sig });
+    failed(await run(f), 'entry_not_canonical', 19);
+    assert.throws(() => f.ledger.head(), /newest ledger entry \(seq 19\) is not signed by this home's gate key/, 'the gate does not chain on top of it');
+  }
+  putEntry(f.db, 19, e);
+  assert.equal((await run(f)).ok, true);
+});
+
 test('an entry re-signed with another key fails; so does a whole ledger forged with another key', async () => {
   const f = sample();
   const other = gateKey();

@@ -6,7 +6,7 @@
 // reordered key or extra whitespace is tampering, even when the signature would still verify.
 import { hash, verify, type KeyObject } from 'node:crypto';
 import { canonicalize } from '../../core/canonical.js';
-import { EntryFormatError, parseStoredEntry, type Entry } from '../entry.js';
+import { EntryFormatError, parseStoredEntry, SIG_FORM, type Entry } from '../entry.js';
 
 export type CheckedEntry =
   | {
@@ -80,6 +80,9 @@ export function checkEntryLine(line: string, key: KeyObject, withEntry = false):
   if (e.v !== 1) return { ok: false, seq, detail: 'entry version is not 1' };
   if (typeof e.ts !== 'string' || !TS.test(e.ts) || Number.isNaN(Date.parse(e.ts))) return { ok: false, seq, detail: 'entry ts is not an ISO 8601 UTC time' };
   if (typeof e.prev !== 'string' || typeof e.kind !== 'string' || typeof e.sig !== 'string') return { ok: false, seq, detail: 'entry lacks prev, kind or sig' };
+  // Another spelling of the same signature bytes is another entry: the hash, the chain and an
+  // epoch's leaf are of the stored line, and the newest entry has no successor to pin them.
+  if (!SIG_FORM.test(e.sig)) return { ok: false, seq, detail: 'entry sig is not the base64 of one Ed25519 signature', notCanonical: true };
   // The line is the entry's RFC 8785 form (checked above), so its hash is the hash of the line;
   // the signature covers the same form without sig: the line with that member cut out.
   const hex = hash('sha256', line);
