@@ -2,7 +2,8 @@
 // the call exactly as it would be forwarded), in Debian's chromium: tag characters that spell
 // hidden ASCII after an address (U+E0000-E007F), variation selectors, a combining grapheme
 // joiner, Hangul fillers, an invisible musical symbol, a zero-width space in the task. Each is
-// shown escaped and marked, in the detail and in the list; none reaches the page as itself.
+// shown escaped and marked, in the detail and in the list; none reaches the page as itself. And
+// values of an argument the manifest gives no type: `5` and `"5"` are two calls, shown as two.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -11,6 +12,15 @@ import { fixtureFiles } from '../helpers/cli.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
 import { startInbox, type RunningInbox } from '../helpers/inbox-server.js';
 import { call, keygen, MANIFEST, startGate, type RunningGate, type Setup } from '../helpers/recording-gate.js';
+
+async function loggedInPage() {
+  const page = await (await browser.createBrowserContext()).newPage();
+  await page.goto(`${inbox.url}/login`);
+  await page.type('#token', inbox.token);
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  await page.waitForSelector('#requests button');
+  return page;
+}
 
 /** What a browser draws as nothing or that moves other characters (the page's own list, checked here independently). */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
@@ -22,7 +32,10 @@ let inbox: RunningInbox;
 let browser: Browser;
 before(async () => {
   if ('skip' in browserSkip) return;
-  const f = fixtureFiles('cloakpipe-inbox-hidden-', { manifest: MANIFEST, context: { task: { id: TASK } } });
+  // body without a type: any JSON value passes the contract.
+  const manifest = MANIFEST.replace('body: { type: string, max_len: 4000 }', 'body: {}');
+  assert.notEqual(manifest, MANIFEST);
+  const f = fixtureFiles('cloakpipe-inbox-hidden-', { manifest, context: { task: { id: TASK } } });
   keygen(join(f.dir, 'approver'));
   const s: Setup = { ...f, approverKey: join(f.dir, 'approver.key'), approverPub: join(f.dir, 'approver.pub') };
   g = await startGate(s);
@@ -44,11 +57,7 @@ test('characters a browser draws as nothing are shown escaped and marked, in the
   const refused = await call(g, 'send_email', args);
   assert.ok(!refused.ok && refused.reason === 'approval_required', JSON.stringify(refused));
 
-  const page = await (await browser.createBrowserContext()).newPage();
-  await page.goto(`${inbox.url}/login`);
-  await page.type('#token', inbox.token);
-  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
-  await page.waitForSelector('#requests button');
+  const page = await loggedInPage();
   await page.click('#requests button');
   await page.waitForSelector('#detail table.args');
 
@@ -72,5 +81,25 @@ test('characters a browser draws as nothing are shown escaped and marked, in the
     assert.doesNotMatch(text, INVISIBLE, `${where} draws nothing invisible as itself`);
   assert.match(detail, /T-77\\u200b/, 'the task, its zero-width space shown');
   assert.match(list, /task T-77\\u200b/, 'the task in the list, its zero-width space shown');
+  await page.browserContext().close();
+});
+
+test('a value that is not a string says its JSON type on the page: 5 and "5", true and "true", an object and its JSON as a string look different', browserSkip, async () => {
+  const bodies: unknown[] = [5, '5', true, 'true', null, 'null', { a: 1 }, JSON.stringify({ a: 1 }, null, 2)];
+  for (const body of bodies) {
+    const refused = await call(g, 'send_email', { to: 'types@example.com', body });
+    assert.ok(!refused.ok && refused.reason === 'approval_required', JSON.stringify(refused));
+  }
+  const page = await loggedInPage();
+  const ids = await page.$$eval('#requests button', (bs) => bs.filter((b) => b.textContent!.includes('types@example.com')).map((b) => b.getAttribute('data-id')!));
+  assert.equal(ids.length, bodies.length, 'one request each: different calls');
+  const seen = new Map<string, string>();
+  for (const id of ids) {
+    await page.click(`#requests button[data-id="${id}"]`);
+    await page.waitForSelector(`#requests button[data-id="${id}"][aria-current="true"]`);
+    const cell = await page.$$eval('#detail table.args tbody tr', (trs) => trs.find((tr) => tr.querySelector('th')?.textContent === 'body')!.querySelector('td')!.textContent ?? '');
+    assert.ok(!seen.has(cell), `two different calls show the same body: ${JSON.stringify(cell)}`);
+    seen.set(cell, id);
+  }
   await page.browserContext().close();
 });

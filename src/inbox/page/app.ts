@@ -66,8 +66,17 @@ function valueNode(v: unknown): HTMLElement {
     last = at + m[0].length;
   }
   pre.append(text.slice(last));
-  if (typeof v !== 'string') pre.title = `JSON ${Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v}`;
   return pre;
+}
+
+/**
+ * A value's cell. A string shows as its text, so any other value says its JSON type where it can
+ * be seen (not in a tooltip): else `5` and `"5"`, `true` and `"true"`, `null` and `"null"`, or an
+ * object and a string holding its JSON would look the same, and they are different calls.
+ */
+function valueCell(v: unknown): HTMLElement {
+  if (typeof v === 'string') return el('td', {}, valueNode(v));
+  return el('td', {}, el('span', { class: 'type' }, `JSON ${Array.isArray(v) ? 'array' : v === null ? 'null' : typeof v}`), valueNode(v));
 }
 
 function ago(iso: string): string {
@@ -151,7 +160,7 @@ function renderDetail(result?: { ok: boolean; text: string }): void {
   const table = el('table', { class: 'args' }, el('thead', {}, el('tr', {}, el('th', {}, 'Argument'), el('th', {}, 'Value'), el('th', {}, 'Manifest rule'))));
   const body = el('tbody');
   const names = Object.keys(r.arguments).sort();
-  for (const n of names) body.append(el('tr', {}, el('th', { scope: 'row' }, shown(n)), el('td', {}, valueNode(r.arguments[n])), el('td', { class: 'rule' }, ruleText(decl.arguments?.[n]))));
+  for (const n of names) body.append(el('tr', {}, el('th', { scope: 'row' }, shown(n)), valueCell(r.arguments[n]), el('td', { class: 'rule' }, ruleText(decl.arguments?.[n]))));
   if (names.length === 0) body.append(el('tr', {}, el('td', { colspan: '3' }, '(no arguments)')));
   table.append(body);
   const why = el(

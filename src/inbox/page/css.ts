@@ -45,6 +45,7 @@ table.args thead th:nth-child(3) { width: 13em; }
 table.args td.rule { color: var(--muted); font-family: var(--mono); font-size: 12px; overflow-wrap: anywhere; }
 pre.value { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 16em; overflow: auto; background: #f7f8fa; border: 1px solid var(--line); border-radius: 4px; padding: 4px 6px; }
 .esc { background: var(--warn-bg); color: var(--bad); border-radius: 3px; }
+.type { display: inline-block; margin-bottom: 2px; padding: 0 5px; border: 1px solid var(--line); border-radius: 3px; font-size: 11px; color: var(--muted); }
 .why { background: var(--warn-bg); border-radius: 6px; padding: 8px 10px; margin: 0; }
 .fp { font-family: var(--mono); font-size: 12px; overflow-wrap: anywhere; color: var(--muted); }
 .actions { display: flex; flex-wrap: wrap; gap: 10px; margin-top: 18px; align-items: center; }
