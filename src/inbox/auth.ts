@@ -67,6 +67,12 @@ export class Sessions {
     if (id !== undefined) this.sessions.delete(id);
   }
 
+  /** Whether the session `id` is still open (not logged out, expired or evicted). */
+  isOpen(id: string): boolean {
+    const s = this.sessions.get(id);
+    return !!s && s.expires > this.clock();
+  }
+
   /** The session a Cookie header names, or null. */
   fromCookie(header: string | undefined): { id: string; csrf: string } | null {
     const id = cookieValue(header, COOKIE);

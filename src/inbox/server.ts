@@ -78,7 +78,8 @@ class HttpError extends Error {
 
 export class InboxServer {
   private server: Server | null = null;
-  private readonly streams = new Set<ServerResponse>();
+  /** Open event streams, by the session each was opened in: a stream lasts no longer than its session. */
+  private readonly streams = new Map<ServerResponse, string>();
   private version = '';
   private timer: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
@@ -105,14 +106,14 @@ export class InboxServer {
     this.hosts = new Set([`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
     await this.poll();
     this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 1000);
-    this.heartbeat = setInterval(() => this.streams.forEach((s) => s.write(': keep-alive\n\n')), 15_000);
+    this.heartbeat = setInterval(() => this.endStreams((id) => !this.o.sessions.isOpen(id), ': keep-alive\n\n'), 15_000);
     return this.origin;
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     if (this.heartbeat) clearInterval(this.heartbeat);
-    for (const s of this.streams) s.end();
+    for (const s of this.streams.keys()) s.end();
     this.streams.clear();
     const server = this.server;
     if (!server) return;
@@ -139,7 +140,17 @@ export class InboxServer {
     const version = createHash('sha256').update(ids).digest('hex').slice(0, 16);
     if (version === this.version) return;
     this.version = version;
-    for (const s of this.streams) s.write(`event: requests\ndata: ${JSON.stringify({ version })}\n\n`);
+    this.endStreams((id) => !this.o.sessions.isOpen(id), `event: requests\ndata: ${JSON.stringify({ version })}\n\n`);
+  }
+
+  /** Ends the streams whose session `ended` says is over; writes `text` to the others. */
+  private endStreams(ended: (session: string) => boolean, text?: string): void {
+    for (const [s, id] of this.streams) {
+      if (ended(id)) {
+        s.end();
+        this.streams.delete(s);
+      } else if (text !== undefined) s.write(text);
+    }
   }
 
   private told = new Set<string>();
@@ -199,6 +210,7 @@ export class InboxServer {
     if (method === 'POST' && path === '/logout') {
       this.checkCsrf(session, req);
       this.o.sessions.close(session.id);
+      this.endStreams((id) => id === session.id);
       return this.send(res, 204, 'text/plain', '', { 'Set-Cookie': Sessions.clearCookie(!!this.o.tls) });
     }
     if (method === 'GET' && path === '/api/session')
@@ -212,7 +224,7 @@ export class InboxServer {
       const list = await this.o.store.transact(() => this.o.store.approvalRequests.pending(now, MAX_LISTED));
       return this.json(res, 200, { requests: list.map(requestView) });
     }
-    if (method === 'GET' && path === '/api/events') return this.events(res);
+    if (method === 'GET' && path === '/api/events') return this.events(res, session.id);
     const m = /^\/api\/requests\/([^/]+)(?:\/(approve|deny))?$/.exec(path);
     if (m && ID.test(m[1])) {
       if (method === 'GET' && !m[2]) {
@@ -263,10 +275,10 @@ export class InboxServer {
     this.send(res, 303, 'text/plain; charset=utf-8', 'logged in\n', { Location: '/', 'Set-Cookie': Sessions.setCookie(s.id, !!this.o.tls) });
   }
 
-  private events(res: ServerResponse): void {
+  private events(res: ServerResponse, session: string): void {
     res.writeHead(200, { ...this.headers(), 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
     res.write(`retry: 2000\nevent: requests\ndata: ${JSON.stringify({ version: this.version })}\n\n`);
-    this.streams.add(res);
+    this.streams.set(res, session);
     res.on('close', () => this.streams.delete(res));
   }
 }
