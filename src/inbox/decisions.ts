@@ -34,7 +34,8 @@ export interface DecisionParts {
 
 export type Decided =
   | { ok: true; action: 'approve' | 'deny'; fingerprint: string; entry: number; receipt?: string; expires_at?: string }
-  | { ok: false; why: 'gone' };
+  | { ok: false; why: 'gone' }
+  | { ok: false; why: 'approved'; receipt: string; expires_at: string };
 
 /** The arguments' digest of a stored request (the ledger's args_digest of its refusal). */
 function argsDigest(r: ApprovalRequest): string {
@@ -50,6 +51,12 @@ export async function decideRequest(parts: DecisionParts, id: string, action: 'a
   return store.transact((): Decided => {
     const r = store.approvalRequests.take(id, at);
     if (!r) return { ok: false, why: 'gone' };
+    // A receipt for this call already waits, or was used: the request was recorded by a gate
+    // whose read came before that approval committed (PostgreSQL, a retry racing the approval).
+    // Taken, so the page no longer shows it, and nothing decided: another receipt would let the
+    // call run twice, and a denial would not stop the receipt there is.
+    const signed = store.approvalRequests.offered(r.fingerprint).find((o) => o.expires_at > at);
+    if (signed) return { ok: false, why: 'approved', receipt: signed.receipt_id, expires_at: signed.expires_at };
     const common = {
       kind: 'operator' as const,
       tool: r.tool,

@@ -236,6 +236,7 @@ export class InboxServer {
       if (method === 'POST' && m[2]) {
         this.checkCsrf(session, req);
         const d = await decideRequest(this.o, m[1], m[2] as 'approve' | 'deny');
+        if (!d.ok && d.why === 'approved') throw new HttpError(410, `this call is already approved (receipt ${d.receipt}, valid until ${d.expires_at}): this request was a copy of it, closed, nothing decided`);
         if (!d.ok) throw new HttpError(410, 'this request was already decided or has expired');
         void this.poll();
         return this.json(res, 200, d);
