@@ -287,6 +287,21 @@ test('an export verifies with the given key; the key inside it is not a trust ro
   assert.match(embedded.warnings.join('\n'), /trusting the gate key inside the export/);
 });
 
+test('an export whose bytes are not UTF-8 is refused, though a lenient decoder reads them as the U+FFFD an entry holds', async () => {
+  const f = sample();
+  f.db.transaction(() => f.ledger.appendInTx({ kind: 'decision', outcome: 'refuse', reason: 'undeclared_tool', tool: 'send\uFFFDmoney', manifest_digest: 'sha256:' + 'cd'.repeat(32), policy_digest: 'sha256:' + 'ef'.repeat(32) }))();
+  f.add(1);
+  const out = join(tempDir(), 'ledger.jsonl');
+  await withSnapshot(f.path, (snap) => exportLedger(snap, f.key.publicKey, out));
+  assert.equal((await verifyLedger({ exportFile: out }, { publicKey: f.key.publicKey, workers: 0 })).ok, true);
+  const bytes = readFileSync(out);
+  const at = bytes.indexOf('send\uFFFDmoney');
+  // U+FFFD's three bytes as one other byte: a lenient reader still sees U+FFFD, a byte-wise one
+  // (SQLite's JSON functions, once imported) another tool name.
+  writeFileSync(out, Buffer.concat([bytes.subarray(0, at + 4), Buffer.from([0xc0]), bytes.subarray(at + 7)]));
+  failed(await verifyLedger({ exportFile: out }, { publicKey: f.key.publicKey, workers: 0 }), 'source_invalid', null);
+});
+
 test('a truncated export fails as a source problem', async () => {
   const f = sample();
   const out = join(tempDir(), 'ledger.jsonl');

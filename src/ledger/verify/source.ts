@@ -2,6 +2,7 @@
 // running gate cannot tear it) or an export file (header line, N entry lines, anchor lines).
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
 import { openLedgerSnapshot } from '../../store/sqlite/store.js';
 import type { LedgerSnapshot } from '../../store/ports.js';
 import { parseAnchors, type StoredAnchor } from '../epoch-anchors.js';
@@ -45,12 +46,31 @@ export function openSnapshotSource(snap: LedgerSnapshot, ledgerDb?: string): Ope
   };
 }
 
+/**
+ * The file's text, refused at the first byte sequence that is not UTF-8. A lenient decoder reads
+ * any such bytes as U+FFFD: an entry holding U+FFFD (in a tool name) could be written as other
+ * bytes, which other readers read otherwise, and still verify. The BOM is kept (and refused).
+ */
+async function* utf8Text(bytes: AsyncIterable<Buffer>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  try {
+    for await (const chunk of bytes) yield decoder.decode(chunk, { stream: true });
+    const rest = decoder.decode();
+    if (rest !== '') yield rest;
+  } catch (e) {
+    if (e instanceof TypeError) fail('source_invalid', null, 'export is not UTF-8');
+    throw e;
+  }
+}
+
 export async function openExportSource(path: string): Promise<OpenedSource> {
-  const stream = createReadStream(path, { encoding: 'utf8' });
-  const rl = createInterface({ input: stream, crlfDelay: Infinity });
+  const stream = createReadStream(path);
+  const text = Readable.from(utf8Text(stream));
+  const rl = createInterface({ input: text, crlfDelay: Infinity });
   const it = rl[Symbol.asyncIterator]();
   const close = () => {
     rl.close();
+    text.destroy();
     stream.destroy();
   };
   let header: ExportHeader;
