@@ -63,15 +63,21 @@ export function loadApproverKey(
 }
 
 /**
- * JSON for a terminal: JSON.stringify escapes C0 controls; this also escapes C1 controls, bidi
- * and zero-width characters, so model-chosen text cannot redraw or hide what the person reads.
+ * JSON for a terminal: JSON.stringify escapes C0 controls; this also escapes every character a
+ * terminal draws as nothing or that moves others (DEL and C1 controls, format characters: bidi,
+ * zero-width, the tags U+E0000-E007F that spell ASCII no one sees; line separators;
+ * default-ignorables: variation selectors, fillers), as the inbox page does, so model-chosen
+ * text cannot redraw or hide what the person approves, and two calls cannot look the same.
  */
 export function displayJson(v: unknown): string {
-  return JSON.stringify(v, null, 2).replace(
-    /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g,
-    (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'),
-  );
+  return JSON.stringify(v, null, 2).replace(HIDDEN, (c) => {
+    const hex = c.codePointAt(0)!.toString(16);
+    return hex.length <= 4 ? '\\u' + hex.padStart(4, '0') : `\\u{${hex}}`;
+  });
 }
+
+// Not the line breaks of the indentation: a newline inside a string is already written as \n.
+const HIDDEN = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
 
 async function confirm(question: string): Promise<boolean> {
   // Read the answer from the terminal itself, not from whatever stdin was redirected from.

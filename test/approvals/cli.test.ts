@@ -9,6 +9,7 @@ import { CLI, cloakpipe, tempDir } from '../helpers/cli.js';
 import { fingerprintOf } from '../../src/core/call.js';
 import { keyIdOf, loadPublicKey } from '../../src/ledger/keys.js';
 import { verifyReceipt } from '../../src/approvals/receipt.js';
+import { displayJson } from '../../src/cli/approve.js';
 
 function keys() {
   const dir = tempDir();
@@ -93,10 +94,13 @@ test('approve --fingerprint: a receipt the gate verifies; usage errors exit 2', 
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
+// a@example.com, then tag characters a terminal draws as nothing, spelling " bcc".
+const TAGGED = 'a@example.com\u{e0020}\u{e0062}\u{e0063}\u{e0063}';
+
 test('approve --call on a terminal: shows the call (escaped) and signs only on y', { skip: !hasScript && 'no script(1)' }, () => {
   const k = keys();
   const call = join(k.dir, 'call.json');
-  writeFileSync(call, JSON.stringify({ tool: 'send_email', arguments: { to: 'a@example.com', body: 'hi\u001b[2J\u202eevil' } }));
+  writeFileSync(call, JSON.stringify({ tool: 'send_email', arguments: { to: TAGGED, body: 'hi\u001b[2J\u202eevil' } }));
   const run = (answer: string, out: string) =>
     spawnSync('script', ['-qec', `${process.execPath} ${CLI} approve --key ${k.key} --call ${call} --out ${out}`, '/dev/null'], {
       input: answer + '\n',
@@ -111,5 +115,23 @@ test('approve --call on a terminal: shows the call (escaped) and signs only on y
   assert.match(yes.stdout, /send_email/);
   assert.match(yes.stdout, /a@example\.com/);
   assert.match(yes.stdout, /\\u001b\[2J\\u202eevil/, 'control and bidi characters are shown escaped');
-  assert.equal(JSON.parse(readFileSync(join(k.dir, 'yes.json'), 'utf8')).fingerprint, fingerprintOf('send_email', { to: 'a@example.com', body: 'hi\u001b[2J\u202eevil' }, null));
+  assert.match(yes.stdout, /"to": "a@example\.com\\u\{e0020\}\\u\{e0062\}\\u\{e0063\}\\u\{e0063\}"/, 'tag characters are shown escaped');
+  assert.equal(JSON.parse(readFileSync(join(k.dir, 'yes.json'), 'utf8')).fingerprint, fingerprintOf('send_email', { to: TAGGED, body: 'hi\u001b[2J\u202eevil' }, null));
+});
+
+test('displayJson: every character a terminal draws as nothing or that moves others is shown escaped, two different values never look the same', () => {
+  const hidden = [
+    '\u007f', '\u0085', '\u009f', // DEL, C1 controls
+    '\u00ad', '\u061c', '\u180e', '\u200b', '\u200d', '\u200e', '\u202e', '\u2066', '\ufeff', '\ufff9', // format: soft hyphen, bidi, zero-width
+    '\u2028', '\u2029', // line and paragraph separators
+    '\u034f', '\u115f', '\u3164', '\ufe0f', // combining grapheme joiner, Hangul fillers, a variation selector
+    '\u{e0001}', '\u{e0041}', '\u{e007f}', '\u{e0100}', '\u{1d173}', // tags, a supplementary variation selector, invisible musical symbols
+  ];
+  for (const c of hidden) {
+    const shown = displayJson({ to: `bob${c}@example.com` });
+    assert.equal(/[^\x20-\x7e\n]/u.test(shown), false, `U+${c.codePointAt(0)!.toString(16)} is shown as it is: ${JSON.stringify(shown)}`);
+    assert.notEqual(shown, displayJson({ to: 'bob@example.com' }));
+  }
+  // Visible text stays as it is, the indentation's line breaks too.
+  assert.equal(displayJson({ to: 'zoë@example.com', note: 'a\nb' }), '{\n  "to": "zoë@example.com",\n  "note": "a\\nb"\n}');
 });
