@@ -36,7 +36,10 @@ export function openDb(path: string, opts: OpenOptions = {}): Db {
   if (!opts.create && !existsSync(path)) throw new StoreError(`database missing: ${path} (run cloakpipe init)`);
   let db: Db;
   try {
-    db = new Database(path, { fileMustExist: !opts.create });
+    // Read-only is opened so by SQLite, not only refused writes by query_only: the last
+    // connection to close checkpoints a WAL left beside the file into it and deletes it, so
+    // reading a home (verify, an export) would change the evidence it reads.
+    db = new Database(path, { fileMustExist: !opts.create, readonly: !!opts.readOnly });
     // The busy timeout first: switching to WAL needs a lock that another gate (or one closing
     // and checkpointing) may hold for a moment.
     db.pragma('busy_timeout = 10000');
@@ -53,10 +56,7 @@ export function openDb(path: string, opts: OpenOptions = {}): Db {
     }
   }
   try {
-    if (opts.readOnly) {
-      db.pragma('query_only = ON');
-      return db;
-    }
+    if (opts.readOnly) return db;
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');

@@ -1,0 +1,49 @@
+// The commands that read a home change nothing in it. A gate killed mid-run leaves its newest
+// entries in ledger.db-wal; SQLite's last connection to close checkpoints a WAL into the
+// database and deletes it, so `verify --home` run by an auditor on that home rewrote ledger.db
+// (another sha256) and removed the WAL it had just read: the evidence changed under its reader.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { cloakpipe, tempDir } from '../helpers/cli.js';
+import { call, setup, startGate } from '../helpers/recording-gate.js';
+
+/** Every file of the home and its sha256. */
+function files(home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(home)) {
+    const p = join(home, name);
+    if (statSync(p).isFile()) out[name] = createHash('sha256').update(readFileSync(p)).digest('hex');
+  }
+  return out;
+}
+
+test('verify, ledger show and ledger export on a home whose gate was killed read its WAL and leave every file as it was', async () => {
+  const s = setup();
+  const g = await startGate(s, { delayMs: 0 });
+  for (let i = 0; i < 5; i++) assert.equal((await call(g, 'write_note', { text: `note ${i}`, key: `k-${i}` })).ok, true);
+  process.kill(g.pid, 'SIGKILL');
+  await g.close();
+  assert.ok(existsSync(join(s.home, 'ledger.db-wal')) && statSync(join(s.home, 'ledger.db-wal')).size > 0, 'the killed gate left its WAL');
+  const before = files(s.home);
+
+  const verify = cloakpipe(['verify', '--home', s.home]);
+  assert.equal(verify.status, 0, verify.stderr);
+  const show = cloakpipe(['ledger', 'show', '--json', '--home', s.home]);
+  assert.equal(show.status, 0, show.stderr);
+  const entries = show.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  // What only the WAL held was read: the five calls' decisions are there.
+  assert.equal(entries.filter((e) => e.kind === 'decision' && e.tool === 'write_note').length, 5);
+  assert.match(verify.stdout, new RegExp(`ledger verified: ${entries.length} entries`));
+  const out = join(tempDir(), 'export.jsonl');
+  const exported = cloakpipe(['ledger', 'export', '--home', s.home, '--out', out]);
+  assert.equal(exported.status, 0, exported.stderr);
+
+  // The shared-memory index is SQLite's scratch file, rebuilt from the WAL by any reader.
+  const after = files(s.home);
+  delete before['ledger.db-shm'];
+  delete after['ledger.db-shm'];
+  assert.deepEqual(after, before);
+});
