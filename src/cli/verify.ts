@@ -7,6 +7,7 @@ import type { ChainView } from '../home/open.js';
 import { storeTarget } from '../store/target.js';
 import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { AnchorError } from '../ledger/anchors/errors.js';
+import { formatDuration } from '../util/duration.js';
 import { anchorTrust, verifyLedger, VerifyUsageError, type VerifyReport, type VerifySource } from '../ledger/verify/index.js';
 import { resolveHome } from '../store/home.js';
 
@@ -23,6 +24,10 @@ contiguous sequence numbers from 0, non-decreasing time, every epoch's Merkle ro
 token (imprint, signature, chain to --tsa-root, timeStamping EKU, genTime) and every Rekor entry
 (body, signed entry timestamp, inclusion proof, signed checkpoint; a Rekor v2 entry has no signed
 entry timestamp: its signed checkpoint is the proof and its time is the epoch's RFC 3161 token's).
+An anchor proves its epoch existed by the anchor's time, not that the entries are as old as their
+ts says: "anchor lag" is the longest time between an epoch's last entry and its earliest anchor.
+Epochs sealed every --anchor-interval show about that interval; a lag of weeks means the entries
+were anchored, perhaps written, long after the time they claim.
   --home DIR         a gate home (its ledger.db; the key is the home's gate.pub unless --public-key);
                      with --store (or CLOAKPIPE_STORE) its gate's chain in the shared store
   --store URL        a fleet's shared PostgreSQL store: every registered gate's chain, each
@@ -79,6 +84,10 @@ export function summaryLines(r: VerifyReport): string[] {
     `  anchors         rfc3161 ${a.rfc3161.verified} verified${a.rfc3161.unchecked ? `, ${a.rfc3161.unchecked} unchecked` : ''}; rekor ${a.rekor.verified} verified${a.rekor.unchecked ? `, ${a.rekor.unchecked} unchecked` : ''}`,
     `  anchored        ${r.anchoredThrough === null ? 'none' : `through seq ${r.anchoredThrough}`}${r.requiredKinds.length ? ` (${r.requiredKinds.join(' + ')})` : ''}`,
   ];
+  if (r.anchorLag) {
+    const l = r.anchorLag;
+    lines.push(`  anchor lag      at most ${formatDuration(l.ms)} (epoch seq ${l.epoch}: last entry ${l.lastTs}, anchored ${l.anchoredAt})`);
+  }
   if (r.checkpoints > 0) lines.push(`  checkpoints     ${r.checkpoints} held (every entry they cover is present and unchanged)`);
   if (r.builtinRekorKey) lines.push('  rekor key       built in (rekor.sigstore.dev)');
   const unchecked = a.rfc3161.unchecked + a.rekor.unchecked;

@@ -8,3 +8,12 @@ export function parseDuration(text: string): number {
   if (ms <= 0) throw new Error(`duration must be positive: "${text}"`);
   return ms;
 }
+
+/** A duration for a person, in the CLI's units, rounded down: 0s, 42s, 17m 5s, 3h 20m, 30d 4h. */
+export function formatDuration(ms: number): string {
+  const s = Math.floor(Math.max(0, ms) / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
+}

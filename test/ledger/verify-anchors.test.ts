@@ -67,6 +67,8 @@ test('anchored epochs verify offline; --require-anchors fails on the tail and pa
   assert.deepEqual(r.anchors, { rfc3161: { verified: 1, unchecked: 0 }, rekor: { verified: 1, unchecked: 0 } });
   assert.equal(r.anchoredThrough, 8);
   assert.equal(r.unanchored, null);
+  assert.equal(r.anchorLag?.epoch, 8);
+  assert.ok(r.anchorLag.anchoredAt >= r.anchorLag.lastTs.slice(0, 19), JSON.stringify(r.anchorLag));
   f.add(4);
   const tail = await full(f, { requireAnchors: true });
   assert.equal(tail.failure?.code, 'unanchored');
@@ -92,6 +94,28 @@ test('anchored epochs verify offline; --require-anchors fails on the tail and pa
   assert.equal(v.status, 0, v.stdout + v.stderr);
   assert.match(v.stdout, /rfc3161 2 verified; rekor 2 verified/);
   assert.match(v.stdout, /anchored\s+through seq 13 \(rfc3161 \+ rekor\)/);
+  assert.match(v.stdout, /anchor lag\s+at most \d+(s|m \d+s) \(epoch seq (8|13): last entry \S+Z, anchored \S+Z\)/);
+});
+
+test('entries dated a month before their anchors verify, and the anchor lag says how long', async () => {
+  // What a key holder who rewrote a month of history and anchored it anew would hold: every
+  // anchor valid, its time after the entries, the distance the only sign.
+  const month = 30 * 86_400_000;
+  const f = fixture({ start: Date.now() - month });
+  f.add(5);
+  await anchoring(f).tick();
+  const r = await full(f, { requireAnchors: true });
+  assert.equal(r.failure, null);
+  assert.equal(r.anchorLag?.epoch, 5);
+  assert.ok(r.anchorLag.ms >= month - 60_000, JSON.stringify(r.anchorLag));
+  const files = tempDir();
+  writeFileSync(join(files, 'gate.pub'), f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+  writeFileSync(join(files, 'tsa.pem'), tsa.chainPem);
+  const v = cloakpipe(['verify', '--home', join(f.path, '..'), '--public-key', join(files, 'gate.pub'), '--tsa-root', join(files, 'tsa.pem')], { timeout: 120_000 });
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assert.match(v.stdout, /anchor lag\s+at most (29d 23h|30d 0h) \(epoch seq 5: /);
+  const j = cloakpipe(['verify', '--home', join(f.path, '..'), '--public-key', join(files, 'gate.pub'), '--tsa-root', join(files, 'tsa.pem'), '--json'], { timeout: 120_000 });
+  assert.equal(JSON.parse(j.stdout).anchorLag.epoch, 5);
 });
 
 test('a token for another root fails imprint_mismatch', async () => {

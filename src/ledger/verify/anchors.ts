@@ -36,7 +36,10 @@ export function notBeforeOf(epoch: EpochInfo): Date {
  * per epoch, so a second one (a repeated export line) is an edit, refused rather than counted
  * twice in the report.
  */
-export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo>, trust: AnchorTrust, seen?: Set<string>): Promise<'verified' | 'unchecked'> {
+/** An anchor checked: unchecked (no trust root for its kind), or verified with the time it attests (null: none, a Rekor v2 entry). */
+export type AnchorCheck = { status: 'unchecked' } | { status: 'verified'; at: number | null };
+
+export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo>, trust: AnchorTrust, seen?: Set<string>): Promise<AnchorCheck> {
   const epoch = epochs.get(a.epoch);
   if (!epoch) fail('anchor_orphan', a.epoch, `an anchor names epoch ${a.epoch}, which is not an epoch entry of this ledger`);
   const kind = a.kind as AnchorKind;
@@ -50,19 +53,20 @@ export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo
   const notBefore = notBeforeOf(epoch);
   try {
     if (a.kind === 'rfc3161') {
-      if (trust.tsaRoot === undefined) return 'unchecked';
+      if (trust.tsaRoot === undefined) return { status: 'unchecked' };
       if (typeof a.token !== 'string') fail('anchor_invalid', a.epoch, 'rfc3161 anchor has no token', { anchor: kind, anchorCode: 'malformed' });
-      await verifyTsaToken(Buffer.from(a.token, 'base64'), trust.tsaRoot, { digest: root, notBefore });
+      const t = await verifyTsaToken(Buffer.from(a.token, 'base64'), trust.tsaRoot, { digest: root, notBefore });
+      return { status: 'verified', at: Date.parse(t.genTime) };
     } else {
-      if (trust.rekorKey === undefined) return 'unchecked';
+      if (trust.rekorKey === undefined) return { status: 'unchecked' };
       const s = verifyRekorEntry(a.entry, trust.rekorKey, { signer: trust.gateKey, digest: root });
       if (s.integratedTime !== null && s.integratedTime * 1000 < notBefore.getTime())
         throw new AnchorError('gentime_before', `integratedTime ${new Date(s.integratedTime * 1000).toISOString()} is before the epoch's last entry`);
+      return { status: 'verified', at: s.integratedTime === null ? null : s.integratedTime * 1000 };
     }
   } catch (e) {
     if (!(e instanceof AnchorError)) throw e;
     if (e.code === 'key_invalid') throw e; // the auditor's trust root is unusable: a usage problem
     fail('anchor_invalid', a.epoch, `${kind} anchor of epoch ${a.epoch}: ${e.message}`, { anchor: kind, anchorCode: e.code });
   }
-  return 'verified';
 }

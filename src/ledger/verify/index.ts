@@ -6,6 +6,7 @@ import { keyIdOf } from '../../core/signer.js';
 import { ANCHOR_KINDS, type AnchorKind } from '../epoch-anchors.js';
 import { checkEntries, checkRanges, rowRanges, type PoolOptions } from './pool.js';
 import { ChainChecker } from './chain.js';
+import { AnchorTimes, type AnchorLag } from './lag.js';
 import { openExportSource, openHomeSource, openSnapshotSource, type OpenedSource } from './source.js';
 import { fail, VerifyError, type VerifyFailure } from './reasons.js';
 import { CheckpointError, readCheckpoint, type TreeHead } from '../checkpoint.js';
@@ -55,6 +56,12 @@ export interface VerifyReport {
   requiredKinds: AnchorKind[];
   /** Highest seq covered by an anchored epoch (its own entry included), or null. */
   anchoredThrough: number | null;
+  /**
+   * The verified anchor that came longest after its epoch's last entry (lag.ts), or null when no
+   * verified anchor attests a time: what tells anchors of history written long ago from anchors
+   * of history rewritten now.
+   */
+  anchorLag: AnchorLag | null;
   /** Entries after anchoredThrough (the unanchored tail), or null when none. */
   unanchored: { from: number; count: number } | null;
   /** The RFC 6962 tree head over every entry (what `ledger checkpoint` signs). */
@@ -104,6 +111,7 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     anchors: { rfc3161: { verified: 0, unchecked: 0 }, rekor: { verified: 0, unchecked: 0 } },
     requiredKinds,
     anchoredThrough: null,
+    anchorLag: null,
     unanchored: null,
     tree: null,
     checkpoints: 0,
@@ -177,15 +185,19 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     const newest: Record<AnchorKind, number | null> = { rfc3161: null, rekor: null };
     const trust = { tsaRoot: opts.tsaRoot, rekorKey, gateKey: key };
     const seen = new Set<string>();
+    const times = new AnchorTimes();
     let anchorChecks: typeof import('./anchors.js') | undefined;
     for await (const a of src.anchors()) {
       // The anchor checks (X.509, CMS, Rekor) load with the first anchor: a ledger without any never pays their start.
       anchorChecks ??= await import('./anchors.js');
       const r = await anchorChecks.checkAnchor(a, chain.epochs, trust, seen);
       const kind = a.kind as AnchorKind;
-      report.anchors[kind][r]++;
-      if (r === 'verified' && (newest[kind] === null || a.epoch > newest[kind]!)) newest[kind] = a.epoch;
+      report.anchors[kind][r.status]++;
+      if (r.status !== 'verified') continue;
+      times.add(a.epoch, r.at);
+      if (newest[kind] === null || a.epoch > newest[kind]!) newest[kind] = a.epoch;
     }
+    report.anchorLag = times.longest(chain.epochs);
     for (const k of ANCHOR_KINDS) {
       if (report.anchors[k].unchecked > 0)
         report.warnings.push(`${report.anchors[k].unchecked} ${k === 'rfc3161' ? 'TSA token(s)' : 'Rekor entries'} not checked: no ${k === 'rfc3161' ? '--tsa-root' : '--rekor-key'}`);

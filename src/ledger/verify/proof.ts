@@ -87,7 +87,7 @@ export async function verifyProof(text: string, trust: ProofTrust): Promise<Proo
       if (seen.has(a.kind)) fail('proof_invalid', epoch.seq, `two ${a.kind} anchors`);
       seen.add(a.kind);
       const r = await checkAnchor(a, new Map([[epoch.seq, info]]), { tsaRoot: trust.tsaRoot, rekorKey: trust.rekorKey, gateKey: trust.publicKey });
-      report.anchors[a.kind as AnchorKind][r]++;
+      report.anchors[a.kind as AnchorKind][r.status]++;
     }
     for (const k of trust.requiredKinds ?? [])
       if (report.anchors[k].verified === 0) fail('unanchored', epoch.seq, `epoch ${epoch.seq} carries no verified ${k} anchor`);
