@@ -28,7 +28,8 @@ An anchor proves its epoch existed by the anchor's time, not that the entries ar
 ts says: "anchor lag" is the longest time between an epoch's last entry and its earliest anchor.
 Epochs sealed every --anchor-interval show about that interval; a lag of weeks means the entries
 were anchored, perhaps written, long after the time they claim.
-  --home DIR         a gate home (its ledger.db; the key is the home's gate.pub unless --public-key);
+  --home DIR         a gate home (its ledger.db; the key is the home's gate.pub unless --public-key,
+                     which whoever can rewrite the ledger can replace too: a warning says so);
                      with --store (or CLOAKPIPE_STORE) its gate's chain in the shared store
   --store URL        a fleet's shared PostgreSQL store: every registered gate's chain, each
                      against the key registered for it (a warning says that key came from the
@@ -137,7 +138,9 @@ export async function run(argv: string[]): Promise<number> {
   const home = fleet ? null : resolveHome(values.home);
   // A home's chain is checked against the home's own key (held apart from any shared store).
   const homeKey = () => givenKey ?? readText(home!.pub, 'the home public key');
-  if (home && storeTarget(values.store).kind === 'sqlite') return report1({ ledgerDb: home.ledger }, homeKey(), trust, json);
+  // The home's own gate.pub is no trust root: whoever can rewrite the ledger can replace it too.
+  const homeKeyWarning = givenKey === undefined ? `checked against the home's own gate.pub (${home?.pub}): whoever can write the home can replace both it and the ledger; give --public-key PEM with a copy held apart` : undefined;
+  if (home && storeTarget(values.store).kind === 'sqlite') return report1({ ledgerDb: home.ledger }, homeKey(), trust, json, homeKeyWarning);
   // A shared store: this home's gate's chain (--home), one gate's (--gate) or every gate's.
   if (fleet && values.gate === undefined && (givenKey !== undefined || trust.checkpoints.length > 0))
     throw new UsageError('--public-key and --checkpoint belong to one chain: name it with --gate NAME');
@@ -150,6 +153,7 @@ export async function run(argv: string[]): Promise<number> {
     for (const v of views) {
       const r = await verifyOne({ snapshot: v.snapshot }, home ? homeKey() : (givenKey ?? v.publicKeyPem ?? undefined), trust, json);
       if (!home && givenKey === undefined) r.warnings.push(registeredKeyWarning(v));
+      if (home && homeKeyWarning) r.warnings.push(homeKeyWarning);
       reports.push({ gate: v.gateId!, ...r });
       ok &&= r.ok;
     }
@@ -200,8 +204,9 @@ function reportLines(report: VerifyReport): string[] {
   return [`ledger INVALID${f.seq === null ? '' : ` at seq ${f.seq}`}${what}: ${f.detail}`];
 }
 
-async function report1(source: VerifySource, publicKey: string | undefined, trust: Trust, json: boolean): Promise<number> {
+async function report1(source: VerifySource, publicKey: string | undefined, trust: Trust, json: boolean, warning?: string): Promise<number> {
   const report = await verifyOne(source, publicKey, trust, json);
+  if (warning) report.warnings.push(warning);
   for (const w of report.warnings) process.stderr.write(`cloakpipe verify: warning: ${w}\n`);
   process.stdout.write(json ? JSON.stringify(report) + '\n' : reportLines(report).join('\n') + '\n');
   return report.ok ? 0 : 1;

@@ -3,7 +3,9 @@
 // on may come from the unsigned columns beside the body.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cloakpipe, helperScript, makeHome } from '../helpers/cli.js';
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cloakpipe, helperScript, makeHome, tempDir } from '../helpers/cli.js';
 import { entries, files, session, tamper } from './session.js';
 
 const verify = (home: string, ...extra: string[]) => cloakpipe(['verify', '--home', home, ...extra], { timeout: 120_000 });
@@ -81,4 +83,26 @@ test('a gate does not start on a chain whose newest entry is not signed by its k
     assert.match(r.stderr, why);
     assert.equal(count(), before, 'nothing appended');
   }
+});
+
+test("verify --home without --public-key trusts the home's own gate.pub, and says so: a home rewritten whole under another key verifies against it", async () => {
+  const home = makeHome();
+  await session(home);
+  const apart = join(tempDir(), 'gate.pub');
+  copyFileSync(join(home, 'gate.pub'), apart);
+  const honest = verify(home);
+  assert.equal(honest.status, 0);
+  assert.match(honest.stderr, /warning: checked against the home's own gate\.pub .*give --public-key PEM with a copy held apart/);
+  const held = verify(home, '--public-key', apart);
+  assert.equal(held.status, 0);
+  assert.doesNotMatch(held.stderr, /warning/);
+  // A forger who can write the home: another key, another gate.pub, another history.
+  const forged = makeHome();
+  await session(forged, 3);
+  for (const f of ['gate.key', 'gate.pub', 'ledger.db', 'operations.db']) copyFileSync(join(forged, f), join(home, f));
+  const fooled = verify(home);
+  assert.equal(fooled.status, 0, 'against the gate.pub beside it, the forgery is consistent');
+  assert.match(fooled.stderr, /warning: checked against the home's own gate\.pub/);
+  const caught = verify(home, '--public-key', apart);
+  assert.equal(caught.status, 1, caught.stdout);
 });
