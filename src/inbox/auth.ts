@@ -1,9 +1,12 @@
-// Who may use the inbox page. A person proves they hold the login token once; the page then
-// rides on a session cookie that scripts cannot read (HttpOnly) and that no other site's page
-// sends (SameSite=Strict); every change also carries the session's CSRF token, which only the
-// inbox's own page can read. Guards against another local user, a web page in the approver's
-// browser (cross-site request forgery, DNS rebinding to loopback) and a leaked page: an approval
-// is a signature with the approver's key, so the bar is that of the key.
+// Who may use the inbox page. A person proves they hold the login token once; the login answers
+// with a session cookie that scripts cannot read (HttpOnly) and that no other site's page sends
+// (SameSite=Strict), and, in its body, the session's API token (also its CSRF token). The cookie
+// alone is not enough: browsers send it to every port of its host, so any web server on
+// 127.0.0.1 the approver's browser visits gets it (ADR 069). The API token the page keeps per
+// origin and sends in a header, on every API request. Guards against another local user, a web
+// page or server in the approver's browser (cross-site request forgery, DNS rebinding to
+// loopback, another port) and a leaked page: an approval is a signature with the approver's
+// key, so the bar is that of the key.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 
@@ -51,7 +54,7 @@ export class Sessions {
     return timingSafeEqual(this.token, sha256(presented));
   }
 
-  /** A new session: its id (the cookie) and its CSRF token. */
+  /** A new session: its id (the cookie) and its API token (the CSRF token). */
   open(): { id: string; csrf: string } {
     const now = this.clock();
     for (const [k, s] of this.sessions) if (s.expires <= now) this.sessions.delete(k);
@@ -82,7 +85,7 @@ export class Sessions {
     return { id, csrf: s.csrf };
   }
 
-  /** Whether `presented` is this session's CSRF token (constant time). */
+  /** Whether `presented` is this session's API token (constant time). */
   csrfMatches(session: { csrf: string }, presented: string | undefined): boolean {
     if (typeof presented !== 'string') return false;
     return timingSafeEqual(sha256(session.csrf), sha256(presented));

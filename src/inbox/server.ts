@@ -15,7 +15,7 @@ import { SignerUnavailable } from '../core/signer.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { Sessions } from './auth.js';
 import { decideRequest, type DecisionParts } from './decisions.js';
-import { INDEX_HTML, loginHtml } from './page/html.js';
+import { INDEX_HTML, LOGIN_HTML } from './page/html.js';
 import { MAX_OPEN_REQUESTS } from '../approvals/requests.js';
 import { APP_CSS } from './page/css.js';
 
@@ -198,7 +198,7 @@ export class InboxServer {
     if (method === 'GET' && path === '/app.css') return this.send(res, 200, 'text/css; charset=utf-8', APP_CSS);
     if (method === 'GET' && path === '/favicon.ico') return void (res.writeHead(204, this.headers()), res.end());
     if (path === '/login') {
-      if (method === 'GET') return this.send(res, 200, 'text/html; charset=utf-8', loginHtml(false));
+      if (method === 'GET') return this.send(res, 200, 'text/html; charset=utf-8', LOGIN_HTML);
       if (method === 'POST') return this.login(req, res);
     }
     const session = this.o.sessions.fromCookie(req.headers.cookie);
@@ -207,15 +207,16 @@ export class InboxServer {
       return this.send(res, 200, 'text/html; charset=utf-8', INDEX_HTML);
     }
     if (!session) throw new HttpError(401, 'log in first');
+    // Every route past here wants the API token besides the cookie, reads too: any server on
+    // another port of this host gets the cookie from the browser, never the token (ADR 069).
+    this.checkCsrf(session, req);
     if (method === 'POST' && path === '/logout') {
-      this.checkCsrf(session, req);
       this.o.sessions.close(session.id);
       this.endStreams((id) => id === session.id);
       return this.send(res, 204, 'text/plain', '', { 'Set-Cookie': Sessions.clearCookie(!!this.o.tls) });
     }
     if (method === 'GET' && path === '/api/session')
       return this.json(res, 200, {
-        csrf: session.csrf,
         approver: { key_id: this.o.approver.keyId, name: this.o.approver.name },
         ttl_ms: this.o.ttlMs,
       });
@@ -234,7 +235,6 @@ export class InboxServer {
         return this.json(res, 200, requestView(r));
       }
       if (method === 'POST' && m[2]) {
-        this.checkCsrf(session, req);
         const d = await decideRequest(this.o, m[1], m[2] as 'approve' | 'deny');
         if (!d.ok && d.why === 'approved') throw new HttpError(410, `this call is already approved (receipt ${d.receipt}, valid until ${d.expires_at}): this request was a copy of it, closed, nothing decided`);
         if (!d.ok) throw new HttpError(410, 'this request was already decided or has expired');
@@ -262,7 +262,7 @@ export class InboxServer {
 
   private checkCsrf(session: { csrf: string }, req: IncomingMessage): void {
     const presented = req.headers['x-csrf-token'];
-    if (!this.o.sessions.csrfMatches(session, typeof presented === 'string' ? presented : undefined)) throw new HttpError(403, 'missing or wrong CSRF token');
+    if (!this.o.sessions.csrfMatches(session, typeof presented === 'string' ? presented : undefined)) throw new HttpError(403, 'missing or wrong API token (X-CSRF-Token): log in again in this browser');
   }
 
   private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -270,10 +270,17 @@ export class InboxServer {
     const token = new URLSearchParams(body).get('token') ?? '';
     if (!this.o.sessions.tokenMatches(token)) {
       await new Promise((r) => setTimeout(r, 250)); // slows guessing; the token is long anyway
-      return this.send(res, 401, 'text/html; charset=utf-8', loginHtml(true));
+      return this.json(res, 401, { error: "that is not the inbox's login token" });
+    }
+    // A login replaces the session this browser held: one cookie, one API token, no stale session.
+    const held = this.o.sessions.fromCookie(req.headers.cookie);
+    if (held) {
+      this.o.sessions.close(held.id);
+      this.endStreams((id) => id === held.id);
     }
     const s = this.o.sessions.open();
-    this.send(res, 303, 'text/plain; charset=utf-8', 'logged in\n', { Location: '/', 'Set-Cookie': Sessions.setCookie(s.id, !!this.o.tls) });
+    // The API token goes in the body, to the login page's script, which keeps it per origin.
+    this.send(res, 200, 'application/json; charset=utf-8', JSON.stringify({ csrf: s.csrf }), { 'Set-Cookie': Sessions.setCookie(s.id, !!this.o.tls) });
   }
 
   private events(res: ServerResponse, session: string): void {

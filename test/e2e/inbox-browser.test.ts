@@ -90,6 +90,9 @@ async function waitListed(page: Page, pred: (text: string) => boolean, present =
   }
 }
 
+/** The API token the page keeps for its origin (ADR 069). */
+const apiToken = (page: Page) => page.evaluate(() => localStorage.getItem('cloakpipe_inbox_api_token') ?? '');
+
 /** A JSON request from inside the page (its cookie), with or without a CSRF token. */
 function pageFetch(page: Page, path: string, init: { method?: string; csrf?: string | null } = {}) {
   return page.evaluate(
@@ -229,7 +232,7 @@ test('Deny closes the request with an operator entry; the call never runs', brow
   assert.match(await page.$eval('#detail .result', (e) => e.textContent ?? ''), /^Denied send_email/);
   await waitListed(page, (t) => t.includes('deny@example.com'), false);
   // Final: deciding it again is refused.
-  const csrf = await page.evaluate(async () => ((await (await fetch('/api/session')).json()) as { csrf: string }).csrf);
+  const csrf = await apiToken(page);
   assert.equal((await pageFetch(page, `/api/requests/${id}/approve`, { method: 'POST', csrf })).status, 410);
   const denied = ledger(s).find((e) => e.kind === 'operator' && e.action === 'deny');
   assert.ok(denied);
@@ -251,7 +254,7 @@ test('a request expires: it leaves the page by itself and can no longer be appro
     assert.ok(!refused.ok && refused.reason === 'approval_required');
     const id = (await waitListed(page, (t) => t.includes('expiring@example.com')))!;
     await waitListed(page, (t) => t.includes('expiring@example.com'), false);
-    const csrf = await page.evaluate(async () => ((await (await fetch('/api/session')).json()) as { csrf: string }).csrf);
+    const csrf = await apiToken(page);
     const late = await pageFetch(page, `/api/requests/${id}/approve`, { method: 'POST', csrf });
     assert.equal(late.status, 410, late.body);
     const retry = await call(short, 'send_email', args);
@@ -302,10 +305,13 @@ test('without a login nothing is shown or decided; a wrong token is refused; the
   assert.equal((await pageFetch(page, `/api/requests/${id}/approve`, { method: 'POST', csrf: 'x' })).status, 401);
   // A wrong token.
   await page.type('#token', 'not-the-token-at-all-0123456789');
-  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
-  assert.match(await page.$eval('.error', (e) => e.textContent ?? ''), /not the inbox's login token/);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('#error:not([hidden])');
+  assert.match(await page.$eval('#error', (e) => e.textContent ?? ''), /not the inbox's login token/);
   assert.equal((await page.cookies()).length, 0);
+  assert.equal(await apiToken(page), '', 'no API token kept');
   // The right one: the cookie cannot be read by scripts nor sent by another site.
+  await page.$eval('#token', (e) => ((e as HTMLInputElement).value = ''));
   await page.type('#token', inbox.token);
   await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
   const [cookie] = await page.cookies();
@@ -329,7 +335,7 @@ test('a wrong or missing CSRF token, another origin or another Host name decides
     assert.match(r.body, /CSRF/);
   }
   const cookie = (await page.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
-  const csrf = await page.evaluate(async () => ((await (await fetch('/api/session')).json()) as { csrf: string }).csrf);
+  const csrf = await apiToken(page);
   const port = Number(new URL(inbox.url).port);
   const raw = (headers: Record<string, string>) =>
     new Promise<number>((resolve, reject) => {
@@ -343,9 +349,10 @@ test('a wrong or missing CSRF token, another origin or another Host name decides
   assert.equal(await raw({ origin: 'http://evil.example' }), 403, 'another origin');
   assert.equal(await raw({ 'sec-fetch-site': 'cross-site' }), 403, 'another site');
   assert.equal(await raw({ host: `evil.example:${port}` }), 421, 'a rebound DNS name');
-  const still = await pageFetch(page, `/api/requests/${id}`);
+  const still = await pageFetch(page, `/api/requests/${id}`, { csrf });
   assert.equal(still.status, 200, 'still pending');
   const retry = await call(g, 'send_email', args);
   assert.equal(retry.ok ? 'ok' : retry.reason, 'approval_required', 'no receipt was signed');
   await page.browserContext().close();
 });
+

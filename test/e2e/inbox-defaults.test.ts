@@ -69,9 +69,14 @@ test('the printed login link: the token rides in the fragment, is posted once, a
       assert.ok(!sent.includes(token), `${r.method} ${sent}: the token in a URL`);
       for (const [name, value] of Object.entries(r.headers)) assert.ok(!value.includes(token), `${r.method} ${r.url}: the token in ${name}`);
     }
-    // Logged in: the API answers this browser.
-    const session = await page.evaluate(async () => (await fetch('/api/session')).status);
-    assert.equal(session, 200);
+    // Logged in: the API answers this page, with the API token the login answered, kept for this
+    // origin; the cookie alone gets nothing (ADR 069).
+    const session = await page.evaluate(async () => {
+      const token = localStorage.getItem('cloakpipe_inbox_api_token') ?? '';
+      return [(await fetch('/api/session', { headers: { 'X-CSRF-Token': token } })).status, (await fetch('/api/session')).status, token];
+    });
+    assert.deepEqual(session.slice(0, 2), [200, 403]);
+    assert.notEqual(session[2], token, 'the API token is not the login token');
     // Nor is it kept in the history: Back does not lead to it.
     await page.goBack();
     assert.ok(!page.url().includes(token), `Back leads to ${page.url()}`);

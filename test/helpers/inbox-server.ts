@@ -73,11 +73,18 @@ export async function startInbox(o: {
   };
 }
 
-/** A logged-in HTTP client of the inbox (no browser): the session cookie and its CSRF token. */
-export async function inboxClient(i: RunningInbox): Promise<(path: string, method?: string) => Promise<{ status: number; body: string }>> {
+/** A login as the page does it: the session cookie, and the API token (the CSRF token) the answer holds. */
+export async function inboxLogin(i: RunningInbox): Promise<{ cookie: string; csrf: string }> {
   const login = await fetch(`${i.url}/login`, { method: 'POST', body: new URLSearchParams({ token: i.token }), redirect: 'manual' });
+  if (login.status !== 200) throw new Error(`login: ${login.status} ${await login.text()}`);
   const cookie = login.headers.get('set-cookie')!.split(';')[0];
-  const { csrf } = (await (await fetch(`${i.url}/api/session`, { headers: { cookie } })).json()) as { csrf: string };
+  const { csrf } = (await login.json()) as { csrf: string };
+  return { cookie, csrf };
+}
+
+/** A logged-in HTTP client of the inbox (no browser): the session cookie and its API token. */
+export async function inboxClient(i: RunningInbox): Promise<(path: string, method?: string) => Promise<{ status: number; body: string }>> {
+  const { cookie, csrf } = await inboxLogin(i);
   return async (path, method = 'GET') => {
     const r = await fetch(`${i.url}${path}`, { method, headers: { cookie, 'x-csrf-token': csrf } });
     return { status: r.status, body: await r.text() };

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { get, type IncomingMessage } from 'node:http';
-import { startInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { inboxLogin, startInbox, type RunningInbox } from '../helpers/inbox-server.js';
 import { call, setup, startGate, type RunningGate } from '../helpers/recording-gate.js';
 
 let g: RunningGate;
@@ -20,22 +20,15 @@ after(async () => {
   await g?.close();
 });
 
-async function login(): Promise<{ cookie: string; csrf: string }> {
-  const r = await fetch(`${inbox.url}/login`, { method: 'POST', body: new URLSearchParams({ token: inbox.token }), redirect: 'manual' });
-  const cookie = r.headers.get('set-cookie')!.split(';')[0];
-  const { csrf } = (await (await fetch(`${inbox.url}/api/session`, { headers: { cookie } })).json()) as { csrf: string };
-  return { cookie, csrf };
-}
-
 interface Stream {
   text: () => string;
   ended: Promise<void>;
   close: () => void;
 }
 
-function events(cookie: string): Promise<Stream> {
+function events(a: { cookie: string; csrf: string }): Promise<Stream> {
   return new Promise((resolve, reject) => {
-    const req = get(`${inbox.url}/api/events`, { headers: { cookie } }, (res: IncomingMessage) => {
+    const req = get(`${inbox.url}/api/events`, { headers: { cookie: a.cookie, 'x-csrf-token': a.csrf } }, (res: IncomingMessage) => {
       assert.equal(res.statusCode, 200);
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
@@ -49,14 +42,14 @@ function events(cookie: string): Promise<Stream> {
 const within = (p: Promise<void>, ms: number) => Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 
 test('logging out ends the event streams of that session, and only those', async () => {
-  const a = await login();
-  const b = await login();
-  const sa = await events(a.cookie);
-  const sb = await events(b.cookie);
+  const a = await inboxLogin(inbox);
+  const b = await inboxLogin(inbox);
+  const sa = await events(a);
+  const sb = await events(b);
   const out = await fetch(`${inbox.url}/logout`, { method: 'POST', headers: { cookie: a.cookie, 'x-csrf-token': a.csrf } });
   assert.equal(out.status, 204);
   assert.ok(await within(sa.ended, 3000), 'the logged-out session\'s stream ends');
-  assert.equal((await fetch(`${inbox.url}/api/events`, { headers: { cookie: a.cookie } })).status, 401, 'and cannot be opened again');
+  assert.equal((await fetch(`${inbox.url}/api/events`, { headers: { cookie: a.cookie, 'x-csrf-token': a.csrf } })).status, 401, 'and cannot be opened again');
 
   const before = sb.text().length;
   const refused = await call(g, 'send_email', { to: 'events-session@example.com' });

@@ -74,19 +74,21 @@ test('every answer, page, asset, API, stream, redirect or refusal, carries the C
   assert.ok(!refused.ok && refused.reason === 'approval_required');
   const form = { 'content-type': 'application/x-www-form-urlencoded' };
   const login = await raw('POST', '/login', form, new URLSearchParams({ token: inbox.token }).toString());
-  assert.equal(login.status, 303);
+  assert.equal(login.status, 200);
   const cookie = String(login.headers['set-cookie']).split(';')[0];
-  const as = { cookie };
-  const { csrf } = JSON.parse((await raw('GET', '/api/session', as)).body) as { csrf: string };
+  const { csrf } = JSON.parse(login.body) as { csrf: string };
+  // The cookie alone reads nothing past the page itself (ADR 069); `as` is what the page sends.
+  const alone = { cookie };
+  const as = { cookie, 'x-csrf-token': csrf };
   const id = (JSON.parse((await raw('GET', '/api/requests', as)).body) as { requests: { id: string; arguments: { to: string } }[] }).requests.find((r) => r.arguments.to === to)!.id;
-  const post = { cookie, 'x-csrf-token': csrf };
+  const post = as;
 
   const answers: [string, Answer, number][] = [
     ['the login page', await raw('GET', '/login'), 200],
     ['a wrong token', await raw('POST', '/login', form, 'token=not-the-token-0123456789'), 401],
-    ['the login', login, 303],
+    ['the login', login, 200],
     ['the page, logged out', await raw('GET', '/'), 303],
-    ['the page', await raw('GET', '/', as), 200],
+    ['the page', await raw('GET', '/', alone), 200],
     ['app.js', await raw('GET', '/app.js'), 200],
     ['app.css', await raw('GET', '/app.css'), 200],
     ['favicon', await raw('GET', '/favicon.ico'), 204],
@@ -95,7 +97,8 @@ test('every answer, page, asset, API, stream, redirect or refusal, carries the C
     ['one request (arguments)', await raw('GET', `/api/requests/${id}`, as), 200],
     ['the event stream', await raw('GET', '/api/events', as), 200],
     ['the list, logged out', await raw('GET', '/api/requests'), 401],
-    ['no CSRF token', await raw('POST', `/api/requests/${id}/approve`, as), 403],
+    ['the list, the cookie alone', await raw('GET', '/api/requests', alone), 403],
+    ['no CSRF token', await raw('POST', `/api/requests/${id}/approve`, alone), 403],
     ['another origin', await raw('POST', `/api/requests/${id}/approve`, { ...post, origin: 'http://evil.example' }), 403],
     ['another Host name', await raw('GET', '/api/requests', { ...as, host: 'evil.example' }), 421],
     ['no such request', await raw('GET', '/api/requests/nope', as), 404],
@@ -111,6 +114,7 @@ test('every answer, page, asset, API, stream, redirect or refusal, carries the C
   // Each body is what it says it is (nosniff leaves browsers nothing else to go by).
   const types = new Map(answers.map(([what, a]) => [what, String(a.headers['content-type'])]));
   assert.match(types.get('the page')!, /^text\/html; charset=utf-8$/);
+  assert.match(types.get('the login')!, /^application\/json; charset=utf-8$/);
   assert.match(types.get('app.js')!, /^text\/javascript; charset=utf-8$/);
   assert.match(types.get('app.css')!, /^text\/css; charset=utf-8$/);
   assert.match(types.get('one request (arguments)')!, /^application\/json; charset=utf-8$/);

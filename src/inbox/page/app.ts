@@ -3,6 +3,9 @@
 // `<script>…</script>` shows as the text it is. Characters that could hide or reorder what a
 // person reads (controls, bidi overrides, zero-width, tags, variation selectors) are shown
 // escaped and marked, in every text that comes from the call, its task and its session.
+//
+// Every API request carries the session's API token in X-CSRF-Token beside the cookie (ADR 069):
+// the cookie is sent by the browser to every port of its host, the token only by this script.
 
 interface ArgRule {
   [k: string]: unknown;
@@ -27,7 +30,6 @@ interface Req {
   expires_at: string;
 }
 interface SessionInfo {
-  csrf: string;
   approver: { key_id: string; name: string };
   ttl_ms: number;
 }
@@ -105,12 +107,47 @@ let session: SessionInfo | null = null;
 let requests: Req[] = [];
 let selected: string | null = null;
 
-async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const res = await fetch(path, { credentials: 'same-origin', ...init });
-  if (res.status === 401) {
-    location.assign('/login');
-    throw new Error('log in');
+// The API token, from the login's answer, kept in localStorage: per origin (scheme, host and
+// port), so no server on another port of this host can read it, and shared by this origin's
+// tabs, so a reload or a second tab needs no new login. A login in any tab replaces it.
+const TOKEN_KEY = 'cloakpipe_inbox_api_token';
+
+function storedToken(): string | null {
+  try {
+    return localStorage.getItem(TOKEN_KEY);
+  } catch {
+    return null; // storage refused: the login page says so
   }
+}
+
+class LoggedOut extends Error {}
+
+/** To the login page, saying why; the token that failed is dropped (unless another tab replaced it). */
+function relogin(why: 'expired' | 'missing', failed?: string): LoggedOut {
+  try {
+    if (failed !== undefined && localStorage.getItem(TOKEN_KEY) === failed) localStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // nothing kept, nothing to drop
+  }
+  location.assign(`/login?why=${why}`);
+  return new LoggedOut('log in');
+}
+
+/** A request of the API: the cookie and the API token. 401/403: the session is over, or this token is not its. */
+async function send(path: string, init: RequestInit = {}): Promise<Response> {
+  for (let retried = false; ; retried = true) {
+    const token = storedToken();
+    if (token === null) throw relogin('missing');
+    const res = await fetch(path, { credentials: 'same-origin', cache: 'no-store', ...init, headers: { 'X-CSRF-Token': token } });
+    if (res.status !== 401 && res.status !== 403) return res;
+    // Another tab logged in meanwhile (a new cookie, a new token): once more with its token.
+    if (!retried && storedToken() !== token) continue;
+    throw relogin('expired', token);
+  }
+}
+
+async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const res = await send(path, init);
   const body = (await res.json().catch(() => ({}))) as T & { error?: string };
   if (!res.ok) throw new Error(body.error ?? `HTTP ${res.status}`);
   return body;
@@ -207,15 +244,13 @@ async function act(r: Req, action: 'approve' | 'deny'): Promise<void> {
   document.querySelectorAll<HTMLButtonElement>('.actions button').forEach((b) => (b.disabled = true));
   let result: { ok: boolean; text: string };
   try {
-    const d = await api<{ receipt?: string; expires_at?: string; entry: number }>(`/api/requests/${encodeURIComponent(r.id)}/${action}`, {
-      method: 'POST',
-      headers: { 'X-CSRF-Token': session?.csrf ?? '' },
-    });
+    const d = await api<{ receipt?: string; expires_at?: string; entry: number }>(`/api/requests/${encodeURIComponent(r.id)}/${action}`, { method: 'POST' });
     result =
       action === 'approve'
         ? { ok: true, text: `Approved ${r.tool}: receipt ${d.receipt} valid until ${new Date(d.expires_at ?? '').toLocaleTimeString()}. The host's retry of this exact call is allowed once. (ledger entry #${d.entry})` }
         : { ok: true, text: `Denied ${r.tool}. Recorded as ledger entry #${d.entry}.` };
   } catch (e) {
+    if (e instanceof LoggedOut) return;
     result = { ok: false, text: `Not done: ${(e as Error).message}` };
   }
   selected = null;
@@ -224,8 +259,10 @@ async function act(r: Req, action: 'approve' | 'deny'): Promise<void> {
   $('live').textContent = result.text;
 }
 
-async function refresh(): Promise<void> {
+/** `ifChanged`: an event's or a poll's refresh leaves the page as it is when the list is the same, so a click on it is not lost to a re-render. */
+async function refresh(ifChanged = false): Promise<void> {
   const { requests: list } = await api<{ requests: Req[] }>('/api/requests');
+  if (ifChanged && JSON.stringify(list) === JSON.stringify(requests)) return;
   const arrived = list.filter((r) => !requests.some((o) => o.id === r.id)).length;
   requests = list;
   if (selected && !requests.some((r) => r.id === selected)) selected = null;
@@ -255,33 +292,94 @@ async function inbox(): Promise<void> {
   $('signer').title = session.approver.key_id;
   document.addEventListener('keydown', keys);
   await refresh();
-  // Server-sent events say when the pending set changed; if they fail, poll.
-  let polling: number | undefined;
-  const events = new EventSource('/api/events');
-  events.addEventListener('requests', () => void refresh().catch(() => undefined));
-  events.onerror = () => {
-    polling ??= window.setInterval(() => void refresh().catch(() => undefined), 3000);
-  };
-  events.onopen = () => {
-    if (polling !== undefined) window.clearInterval(polling);
-    polling = undefined;
-  };
   window.setInterval(() => renderList(), 15_000);
+  await watch(() => void refresh(true).catch(() => undefined));
 }
 
-function login(): void {
-  // A login link may carry the token in its fragment (never sent to any server): fill it in.
-  const m = /^#token=([A-Za-z0-9_\-.~%]+)$/.exec(location.hash);
-  if (!m) return;
-  history.replaceState(null, '', '/login');
-  const input = document.getElementById('token') as HTMLInputElement | null;
-  if (input && !document.querySelector('.error')) {
-    input.value = decodeURIComponent(m[1]);
-    (input.form as HTMLFormElement).submit();
+/**
+ * Calls `changed` whenever the pending set changes. The event stream is read with fetch, not
+ * EventSource, which cannot send the API token; while it is down, the list is polled.
+ */
+async function watch(changed: () => void): Promise<void> {
+  let polling: number | undefined;
+  for (;;) {
+    try {
+      const res = await send('/api/events');
+      if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+      if (polling !== undefined) window.clearInterval(polling);
+      polling = undefined;
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffered = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += value;
+        let end: number;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          if (/^event: requests$/m.test(buffered.slice(0, end))) changed();
+          buffered = buffered.slice(end + 2);
+        }
+      }
+    } catch (e) {
+      if (e instanceof LoggedOut) return;
+    }
+    polling ??= window.setInterval(changed, 3000);
+    await new Promise((r) => setTimeout(r, 2000));
   }
 }
 
+const WHY: Record<string, string> = {
+  expired: 'Your session is over (logged out, expired after 12 h, or replaced by another login): log in again.',
+  missing:
+    'This browser holds no API token for this address. The inbox keeps it per origin (scheme, host and port: 127.0.0.1 and localhost are two), beside its cookie: log in here once, and this address works in every tab.',
+};
+
+function login(): void {
+  const form = document.querySelector('form') as HTMLFormElement;
+  const input = $('token') as HTMLInputElement;
+  const why = WHY[new URLSearchParams(location.search).get('why') ?? ''];
+  if (why) {
+    $('why').textContent = why;
+    $('why').hidden = false;
+  }
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void logIn(form, input.value);
+  });
+  // A login link may carry the token in its fragment (never sent to any server): it is posted
+  // once, and dropped from the address bar first.
+  const m = /^#token=([A-Za-z0-9_\-.~%]+)$/.exec(location.hash);
+  if (!m) return;
+  history.replaceState(null, '', '/login');
+  void logIn(form, decodeURIComponent(m[1]));
+}
+
+/** Posts the login token; the answer sets the cookie and holds the API token, kept for this origin. */
+async function logIn(form: HTMLFormElement, token: string): Promise<void> {
+  const button = form.querySelector('button') as HTMLButtonElement;
+  const error = $('error');
+  button.disabled = true;
+  let text: string;
+  try {
+    const res = await fetch('/login', { method: 'POST', body: new URLSearchParams({ token }), credentials: 'same-origin', cache: 'no-store' });
+    const body = (await res.json().catch(() => ({}))) as { csrf?: string; error?: string };
+    if (res.ok && typeof body.csrf === 'string') {
+      localStorage.setItem(TOKEN_KEY, body.csrf);
+      return location.replace('/');
+    }
+    text = res.status === 401 ? "That token is not the inbox's login token." : `Not logged in: ${body.error ?? `HTTP ${res.status}`}`;
+  } catch (e) {
+    text = e instanceof DOMException ? 'This browser does not let the page keep its API token (localStorage): the inbox cannot work without it.' : `Not logged in: ${(e as Error).message}`;
+  }
+  error.textContent = text;
+  error.hidden = false;
+  button.disabled = false;
+}
+
 if (document.body.dataset.page === 'login') login();
-else void inbox().catch((e) => ($('live').textContent = `The inbox could not load: ${(e as Error).message}`));
+else
+  void inbox().catch((e) => {
+    if (!(e instanceof LoggedOut)) $('live').textContent = `The inbox could not load: ${(e as Error).message}`;
+  });
 
 export {};

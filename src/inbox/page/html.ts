@@ -32,8 +32,9 @@ export const INDEX_HTML = `<!doctype html>
 </html>
 `;
 
-export function loginHtml(failed: boolean): string {
-  return `<!doctype html>
+// The login form is posted by app.js (fetch), which keeps the API token the answer holds; it
+// posts to /login even without the script, so a token typed in is never put in a URL.
+export const LOGIN_HTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -45,10 +46,11 @@ export function loginHtml(failed: boolean): string {
 <body data-page="login">
 <main class="login">
   <h1>cloakpipe <span>approval inbox</span></h1>
+  <p id="why" class="hint" role="status" hidden></p>
   <form method="post" action="/login">
     <label for="token">Login token</label>
     <input id="token" name="token" type="password" autocomplete="off" required autofocus>
-    ${failed ? '<p class="error" role="alert">That token is not the inbox\'s login token.</p>' : ''}
+    <p id="error" class="error" role="alert" hidden></p>
     <button type="submit" class="primary">Log in</button>
   </form>
   <p class="hint">The token is printed by <code>cloakpipe inbox serve</code>, or is the one in its <code>--auth-token-file</code>.</p>
@@ -56,4 +58,3 @@ export function loginHtml(failed: boolean): string {
 </body>
 </html>
 `;
-}
