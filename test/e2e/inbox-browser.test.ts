@@ -3,12 +3,14 @@
 // chromium through puppeteer-core as the person. A call refused approval_required appears on the
 // open page without a reload, shows each argument as text (a <script> canary stays text), and a
 // click on Approve lets the host's identical retry through once. Deny, expiry, a missing login,
-// a wrong token and a wrong CSRF token are each tried; no argument value reaches a log line or
-// the ledger. Screenshots of the list and the detail view are written as test artefacts.
+// a wrong token and a wrong CSRF token are each tried, and the session cookie as a web server on
+// another port of 127.0.0.1 gets it from the browser (ADR 069); no argument value reaches a log
+// line or the ledger. Screenshots of the list and the detail view are written as test artefacts.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { ROOT } from '../helpers/cli.js';
@@ -356,3 +358,93 @@ test('a wrong or missing CSRF token, another origin or another Host name decides
   await page.browserContext().close();
 });
 
+/** One request as curl would send it, with `cookie` alone: no Origin, no Fetch Metadata, no API token. */
+function replay(method: string, path: string, cookie: string): Promise<{ status: number; body: string }> {
+  const port = Number(new URL(inbox.url).port);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers: { cookie } }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.setTimeout(5000, () => req.destroy(new Error(`${method} ${path}: no answer in 5 s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('a web server on another port of 127.0.0.1 gets the session cookie from the browser and still reads and decides nothing; the page still does', browserSkip, async () => {
+  const page = await loggedInPage();
+  const args = { to: 'other-port@example.com', body: 'customer data' };
+  const refused = await call(g, 'send_email', args);
+  assert.ok(!refused.ok && refused.reason === 'approval_required');
+  const id = (await waitListed(page, (t) => t.includes('other-port@example.com')))!;
+
+  // A dev server, as an agent might write and start one, visited in the approver's browser.
+  const cookies: string[] = [];
+  const dev = createServer((req, res) => {
+    cookies.push(req.headers.cookie ?? '');
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<p>a dev server</p>');
+  });
+  await new Promise<void>((resolve) => dev.listen(0, '127.0.0.1', resolve));
+  try {
+    const visit = await page.browserContext().newPage();
+    await visit.goto(`http://127.0.0.1:${(dev.address() as AddressInfo).port}/`);
+    await visit.close();
+    const stolen = cookies.flatMap((c) => c.split(';').map((p) => p.trim())).find((p) => p.startsWith('cloakpipe_inbox='));
+    assert.ok(stolen, `the browser sends the inbox's cookie to another port of its host (RFC 6265): ${JSON.stringify(cookies)}`);
+
+    for (const [method, path] of [
+      ['GET', '/api/session'],
+      ['GET', '/api/requests'],
+      ['GET', `/api/requests/${id}`],
+      ['GET', '/api/events'],
+      ['POST', `/api/requests/${id}/approve`],
+      ['POST', `/api/requests/${id}/deny`],
+    ]) {
+      const r = await replay(method, path, stolen);
+      assert.equal(r.status, 403, `${method} ${path} with the stolen cookie: ${r.body}`);
+      assert.ok(!r.body.includes('other-port@example.com') && !r.body.includes('"csrf"'), `${method} ${path}: ${r.body}`);
+    }
+    assert.ok(!ledger(s).some((e) => e.kind === 'operator' && e.fingerprint === refused.data.fingerprint), 'nothing decided');
+    const retry = await call(g, 'send_email', args);
+    assert.equal(retry.ok ? 'ran' : retry.reason, 'approval_required', 'nothing signed');
+  } finally {
+    dev.close();
+  }
+
+  // A second tab of this browser needs no new login (the token is kept for the origin), and the
+  // first approves as before.
+  // Its API requests, the event stream too (read with fetch), each carry the token.
+  const second = await page.browserContext().newPage();
+  const sent: { path: string; token: boolean }[] = [];
+  const ended: string[] = [];
+  second.on('request', (r) => {
+    if (new URL(r.url()).pathname.startsWith('/api/')) sent.push({ path: new URL(r.url()).pathname, token: !!r.headers()['x-csrf-token'] });
+  });
+  second.on('requestfinished', (r) => void (r.url().endsWith('/api/events') && ended.push('finished')));
+  second.on('requestfailed', (r) => void (r.url().endsWith('/api/events') && ended.push('failed')));
+  await second.goto(`${inbox.url}/`);
+  await waitListed(second, (t) => t.includes('other-port@example.com'));
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(new URL(second.url()).pathname, '/', 'no login asked for');
+  assert.ok(sent.some((r) => r.path === '/api/events') && sent.every((r) => r.token), JSON.stringify(sent));
+  assert.deepEqual(ended, [], 'the event stream stays open');
+  await second.close();
+  await openRequest(page, id);
+  await page.waitForSelector('#approve');
+  await page.click('#approve');
+  await page.waitForSelector('#detail .result.ok');
+  const ok = await call(g, 'send_email', args);
+  assert.ok(ok.ok, JSON.stringify(ok));
+  assert.equal(records(s).filter((r) => r.arguments.to === 'other-port@example.com').length, 1, 'ran once, after the page approved it');
+
+  // Without the token (storage cleared), the cookie is not enough for the page either: it says why.
+  await page.evaluate(() => localStorage.clear());
+  await Promise.all([page.waitForNavigation(), page.reload()]);
+  await page.waitForSelector('#why:not([hidden])');
+  assert.equal(new URL(page.url()).pathname, '/login');
+  assert.match(await page.$eval('#why', (e) => e.textContent ?? ''), /no API token for this address/);
+  await page.browserContext().close();
+});
