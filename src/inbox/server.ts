@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
 import { parseStrict } from '../wire/strict-parse.js';
 import type { JsonValue } from '../core/json.js';
-import { StoreError, type ApprovalRequest } from '../store/ports.js';
+import { StoreError, type ApprovalRequest, type ListedRequest } from '../store/ports.js';
 import { SignerUnavailable } from '../core/signer.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { Sessions } from './auth.js';
@@ -21,6 +21,12 @@ import { APP_CSS } from './page/css.js';
 
 /** As many as the gate keeps (ADR 058): every open request is listed. */
 const MAX_LISTED = MAX_OPEN_REQUESTS;
+/**
+ * A call longer than this is listed without its arguments (the page fetches them when it is
+ * opened). A call may be megabytes, and the list holds every open request: whole, 200 calls of
+ * 3.5 MB made one listing take over 500 MB.
+ */
+export const LIST_CALL_BYTES = 64 * 1024;
 const MAX_FORM_BYTES = 4096;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -49,13 +55,17 @@ export interface InboxServerOptions extends DecisionParts {
   say: (message: string) => void;
 }
 
-/** What the page shows of one request: the call, its context and the rule requiring approval. */
-export function requestView(r: ApprovalRequest) {
-  const call = parseStrict(r.call) as { tool: string; arguments: JsonValue };
+/**
+ * What the page shows of one request: the call, its context and the rule requiring approval.
+ * Listed, a long call's arguments are null and `call_bytes` says how long it is.
+ */
+export function requestView(r: ApprovalRequest | ListedRequest) {
+  const call = r.call === null ? null : (parseStrict(r.call) as { tool: string; arguments: JsonValue });
   return {
     id: r.id,
     tool: r.tool,
-    arguments: call.arguments,
+    arguments: call === null ? null : call.arguments,
+    call_bytes: 'call_bytes' in r ? r.call_bytes : Buffer.byteLength(r.call),
     task: r.task,
     label: r.label,
     fingerprint: r.fingerprint,
@@ -129,7 +139,7 @@ export class InboxServer {
       ids = await this.o.store.transact(() => {
         this.o.store.approvalRequests.prune(now);
         return this.o.store.approvalRequests
-          .pending(now, MAX_LISTED)
+          .listed(now, MAX_LISTED, 0)
           .map((r) => `${r.id}@${r.created_at}`)
           .join(',');
       });
@@ -222,7 +232,7 @@ export class InboxServer {
       });
     if (method === 'GET' && path === '/api/requests') {
       const now = new Date((this.o.clock ?? Date.now)()).toISOString();
-      const list = await this.o.store.transact(() => this.o.store.approvalRequests.pending(now, MAX_LISTED));
+      const list = await this.o.store.transact(() => this.o.store.approvalRequests.listed(now, MAX_LISTED, LIST_CALL_BYTES));
       return this.json(res, 200, { requests: list.map(requestView) });
     }
     if (method === 'GET' && path === '/api/events') return this.events(res, session.id);

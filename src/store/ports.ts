@@ -104,6 +104,18 @@ export interface ApprovalRequest {
   expires_at: string;
 }
 
+/**
+ * A pending request as the inbox lists it: its call only when that is at most the bytes asked
+ * for. A call may be megabytes (the frame limit), and the list holds up to the bound of requests
+ * (ADR 058): read whole every poll and every listing, they could take the inbox's memory.
+ */
+export interface ListedRequest extends Omit<ApprovalRequest, 'call'> {
+  /** The call, or null when it is longer than asked for (read it with get). */
+  call: string | null;
+  /** The call's length in UTF-8 bytes. */
+  call_bytes: number;
+}
+
 /** A receipt signed in the inbox, waiting where the gate takes receipts until it expires. */
 export interface OfferedReceipt {
   receipt_id: string;
@@ -122,6 +134,8 @@ export interface ApprovalRequestsPort {
   get(id: string): ApprovalRequest | null;
   /** Unexpired requests at `now` (ISO time), newest first, at most `limit`. */
   pending(now: string, limit: number): ApprovalRequest[];
+  /** The same requests with each call only when it is at most `callBytes` long (0: none). */
+  listed(now: string, limit: number, callBytes: number): ListedRequest[];
   /**
    * Remove an unexpired request to decide it; null when it is gone, expired or taken by another
    * decision first (a decision is final: exactly one taker).

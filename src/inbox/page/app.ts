@@ -19,7 +19,10 @@ interface Rule {
 interface Req {
   id: string;
   tool: string;
-  arguments: Record<string, unknown>;
+  /** Null in the list for a long call: fetched when the request is opened. */
+  arguments: Record<string, unknown> | null;
+  /** The call's length in bytes, as it would be forwarded. */
+  call_bytes: number;
   task: string | null;
   label: string;
   fingerprint: string;
@@ -158,11 +161,14 @@ function renderList(): void {
   const focused = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.id : undefined;
   ul.replaceChildren();
   for (const r of requests) {
-    const names = Object.keys(r.arguments);
-    const preview = names
-      .slice(0, 2)
-      .map((n) => `${shown(n)}=${shown(r.arguments[n]).replace(/\s+/g, ' ').slice(0, 60)}`)
-      .join('  ');
+    const args = r.arguments;
+    const preview =
+      args === null
+        ? `arguments of ${size(r.call_bytes)}: open to see them`
+        : Object.keys(args)
+            .slice(0, 2)
+            .map((n) => `${shown(n)}=${shown(args[n]).replace(/\s+/g, ' ').slice(0, 60)}`)
+            .join('  ');
     const b = el(
       'button',
       { type: 'button', 'data-id': r.id, 'aria-current': String(r.id === selected) },
@@ -178,15 +184,28 @@ function renderList(): void {
   if (focused) (ul.querySelector(`button[data-id="${CSS.escape(focused)}"]`) as HTMLElement | null)?.focus();
 }
 
+/** Requests opened whose arguments the list left out, whole, by id. */
+const opened = new Map<string, Req>();
+
+const size = (bytes: number) => (bytes >= 1_048_576 ? `${(bytes / 1_048_576).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`);
+
 function renderDetail(result?: { ok: boolean; text: string }): void {
   const d = $('detail');
-  const r = requests.find((x) => x.id === selected);
+  const listed = requests.find((x) => x.id === selected);
+  const r = listed && listed.arguments === null ? opened.get(listed.id) : listed;
   d.replaceChildren();
   if (result) d.append(el('p', { class: `result ${result.ok ? 'ok' : 'bad'}`, role: 'status' }, result.text));
-  if (!r) {
+  if (listed && !r) {
+    // No Approve before the person can see every argument.
+    d.append(el('p', { class: 'placeholder' }, `Reading the arguments (${size(listed.call_bytes)})…`));
+    void open(listed.id);
+    return;
+  }
+  if (!r || r.arguments === null) {
     if (!result) d.append(el('p', { class: 'placeholder' }, 'Select a call to see exactly what would be forwarded.'));
     return;
   }
+  const args = r.arguments;
   const decl = r.rule.declaration ?? {};
   const facts = el('dl', { class: 'facts' });
   const fact = (k: string, v: string) => facts.append(el('dt', {}, k), el('dd', {}, v));
@@ -196,8 +215,8 @@ function renderDetail(result?: { ok: boolean; text: string }): void {
   fact('Expires', until(r.expires_at));
   const table = el('table', { class: 'args' }, el('thead', {}, el('tr', {}, el('th', {}, 'Argument'), el('th', {}, 'Value'), el('th', {}, 'Manifest rule'))));
   const body = el('tbody');
-  const names = Object.keys(r.arguments).sort();
-  for (const n of names) body.append(el('tr', {}, el('th', { scope: 'row' }, shown(n)), valueCell(r.arguments[n]), el('td', { class: 'rule' }, ruleText(decl.arguments?.[n]))));
+  const names = Object.keys(args).sort();
+  for (const n of names) body.append(el('tr', {}, el('th', { scope: 'row' }, shown(n)), valueCell(args[n]), el('td', { class: 'rule' }, ruleText(decl.arguments?.[n]))));
   if (names.length === 0) body.append(el('tr', {}, el('td', { colspan: '3' }, '(no arguments)')));
   table.append(body);
   const why = el(
@@ -233,6 +252,30 @@ function renderDetail(result?: { ok: boolean; text: string }): void {
   );
 }
 
+/** A long call's request read whole (once at a time), then shown if it is still the one selected. */
+const opening = new Set<string>();
+async function open(id: string): Promise<void> {
+  if (opening.has(id)) return;
+  opening.add(id);
+  let r: Req;
+  try {
+    r = await api<Req>(`/api/requests/${encodeURIComponent(id)}`);
+  } catch (e) {
+    if (e instanceof LoggedOut) return;
+    // Unselected, so the error stays until the person opens it again (no loop of retries).
+    if (selected === id) {
+      selected = null;
+      renderList();
+      renderDetail({ ok: false, text: `Cannot read this call: ${(e as Error).message}` });
+    }
+    return;
+  } finally {
+    opening.delete(id);
+  }
+  opened.set(id, r);
+  if (selected === id) renderDetail();
+}
+
 function select(id: string, focusDetail: boolean): void {
   selected = id;
   renderList();
@@ -265,6 +308,7 @@ async function refresh(ifChanged = false): Promise<void> {
   if (ifChanged && JSON.stringify(list) === JSON.stringify(requests)) return;
   const arrived = list.filter((r) => !requests.some((o) => o.id === r.id)).length;
   requests = list;
+  for (const id of opened.keys()) if (!requests.some((r) => r.id === id)) opened.delete(id);
   if (selected && !requests.some((r) => r.id === selected)) selected = null;
   renderList();
   if (arrived > 0 && document.readyState === 'complete') $('live').textContent = `${arrived} new call${arrived > 1 ? 's' : ''} waiting`;

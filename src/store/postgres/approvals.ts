@@ -2,7 +2,7 @@
 // (unit.ts): reads are facts fetched in the job's transaction (a request about to be decided is
 // locked FOR UPDATE), writes are buffered; taking a request is a delete that must hit its row,
 // so of two inbox servers deciding one request at once exactly one wins.
-import { PRUNE_STEP, StoreError, type ApprovalRequest, type ApprovalRequestsPort, type OfferedReceipt } from '../ports.js';
+import { PRUNE_STEP, StoreError, type ApprovalRequest, type ApprovalRequestsPort, type ListedRequest, type OfferedReceipt } from '../ports.js';
 import { dec, decN, enc, encN } from './ports.js';
 import { expectRows, type UnitSlot } from './unit.js';
 
@@ -36,7 +36,7 @@ const fromRow = (r: Row): ApprovalRequest => ({
   expires_at: r.expires_at,
 });
 
-const newestFirst = (a: ApprovalRequest, b: ApprovalRequest) =>
+const newestFirst = (a: { id: string; created_at: string }, b: { id: string; created_at: string }) =>
   a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 
 export class PgApprovalRequests implements ApprovalRequestsPort {
@@ -103,10 +103,33 @@ export class PgApprovalRequests implements ApprovalRequestsPort {
     const rows = this.slot.get().fact<ApprovalRequest[]>(key('requests', now, limit), async (c) =>
       (await c.query<Row>(`SELECT * FROM ${this.s}.approval_requests WHERE expires_at > $1 ORDER BY created_at DESC, id DESC LIMIT $2`, [now, limit])).rows.map(fromRow),
     );
-    const out = new Map(rows.map((r) => [r.id, r] as [string, ApprovalRequest | null]));
-    for (const [id, r] of this.local().requests) out.set(id, r);
+    return this.withLocal(rows, now, limit, (r) => r);
+  }
+
+  listed(now: string, limit: number, callBytes: number): ListedRequest[] {
+    // octet_length of a stored text is its size from the TOAST header: a long call is never read.
+    const rows = this.slot.get().fact<ListedRequest[]>(key('listed', now, limit, callBytes), async (c) =>
+      (
+        await c.query<Row & { call_bytes: number }>(
+          `SELECT id, fingerprint, tool, CASE WHEN octet_length(call_json) <= $3 THEN call_json END AS call_json, octet_length(call_json) AS call_bytes,
+             task, label, entry, gate, rule_json, created_at, expires_at
+           FROM ${this.s}.approval_requests WHERE expires_at > $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+          [now, limit, callBytes],
+        )
+      ).rows.map((r) => ({ ...fromRow(r), call: r.call_json, call_bytes: Number(r.call_bytes) })),
+    );
+    return this.withLocal(rows, now, limit, (r) => {
+      const bytes = Buffer.byteLength(r.call);
+      return { ...r, call: bytes <= callBytes ? r.call : null, call_bytes: bytes };
+    });
+  }
+
+  /** Rows read, with this run's own records and takes over them: unexpired, newest first, at most `limit`. */
+  private withLocal<T extends { id: string; created_at: string; expires_at: string }>(rows: T[], now: string, limit: number, of: (r: ApprovalRequest) => T): T[] {
+    const out = new Map(rows.map((r) => [r.id, r] as [string, T | null]));
+    for (const [id, r] of this.local().requests) out.set(id, r && of(r));
     return [...out.values()]
-      .filter((r): r is ApprovalRequest => r !== null && r.expires_at > now)
+      .filter((r): r is T => r !== null && r.expires_at > now)
       .sort(newestFirst)
       .slice(0, limit);
   }

@@ -1,7 +1,7 @@
 // Approval requests and the receipts signed for them, in operations.db (ADR 033): the inbox
 // server and every gate on the home read and write them through one file.
 import type { Db } from './db.js';
-import { PRUNE_STEP, type ApprovalRequest, type ApprovalRequestsPort, type OfferedReceipt } from '../ports.js';
+import { PRUNE_STEP, type ApprovalRequest, type ApprovalRequestsPort, type ListedRequest, type OfferedReceipt } from '../ports.js';
 
 interface Row extends Omit<ApprovalRequest, 'call' | 'rule'> {
   call_json: string;
@@ -37,6 +37,12 @@ export class SqliteApprovalRequests implements ApprovalRequestsPort {
       ),
       get: db.prepare(`SELECT * FROM ${s}.approval_requests WHERE id = ?`),
       pending: db.prepare(`SELECT * FROM ${s}.approval_requests WHERE expires_at > ? ORDER BY created_at DESC, id DESC LIMIT ?`),
+      // octet_length reads a value's size from its record header: a long call is never loaded.
+      listed: db.prepare(
+        `SELECT id, fingerprint, tool, CASE WHEN octet_length(call_json) <= @bytes THEN call_json END AS call_json, octet_length(call_json) AS call_bytes,
+           task, label, entry, gate, rule_json, created_at, expires_at
+         FROM ${s}.approval_requests WHERE expires_at > @now ORDER BY created_at DESC, id DESC LIMIT @limit`,
+      ),
       take: db.prepare(`DELETE FROM ${s}.approval_requests WHERE id = ? AND expires_at > ? RETURNING *`),
       offer: db.prepare(`INSERT INTO ${s}.offered_receipts (receipt_id, fingerprint, receipt, expires_at) VALUES (@receipt_id, @fingerprint, @receipt, @expires_at)`),
       offered: db.prepare(`SELECT * FROM ${s}.offered_receipts WHERE fingerprint = ? ORDER BY receipt_id`),
@@ -61,6 +67,10 @@ export class SqliteApprovalRequests implements ApprovalRequestsPort {
 
   pending(now: string, limit: number): ApprovalRequest[] {
     return (this.stmts.pending.all(now, limit) as Row[]).map(fromRow);
+  }
+
+  listed(now: string, limit: number, callBytes: number): ListedRequest[] {
+    return (this.stmts.listed.all({ now, limit, bytes: callBytes }) as (Row & { call_bytes: number })[]).map((r) => ({ ...fromRow(r), call: r.call_json, call_bytes: r.call_bytes }));
   }
 
   take(id: string, now: string): ApprovalRequest | null {

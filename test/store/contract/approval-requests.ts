@@ -133,6 +133,36 @@ export function approvalRequestsContract(name: string, open: StoreFactory): void
     });
   });
 
+  test(`${name} approval requests: listed with each call only up to the bytes asked for, its length always, the rest as pending has it`, async () => {
+    const { store } = await open();
+    const a = store.approvalRequests;
+    const small = request('l-small', FP, 0);
+    // Multi-byte characters: the bound is in UTF-8 bytes, not characters.
+    const large = request('l-large', FP2, 1, { call: JSON.stringify({ arguments: { body: 'é'.repeat(40_000) }, tool: 'send_email' }) });
+    await tx(store, () => {
+      a.record(small);
+      a.record(large);
+      // Recorded in this very transaction: listed as the stored ones are.
+      const mine = a.listed(at(2), 10, 1000);
+      assert.deepEqual(mine.map((r) => [r.id, r.call_bytes, r.call === null]), [['l-large', Buffer.byteLength(large.call), true], ['l-small', Buffer.byteLength(small.call), false]]);
+    });
+    await tx(store, () => {
+      const bytes = Buffer.byteLength(large.call);
+      assert.ok(bytes > 80_000 && large.call.length < 41_000);
+      const [l, s] = a.listed(at(2), 10, bytes - 1);
+      assert.equal(l.call, null, 'a call one byte over the bound is not read');
+      assert.equal(l.call_bytes, bytes);
+      assert.deepEqual({ ...s, call_bytes: undefined }, { ...small, call_bytes: undefined }, 'a call within the bound comes back exactly (NUL and backslash too)');
+      const { call: _c, call_bytes: _b, ...rest } = l;
+      const { call: _d, ...stored } = large;
+      assert.deepEqual(rest, stored);
+      assert.equal(a.listed(at(2), 10, bytes)[0].call, large.call, 'exactly at the bound: read');
+      assert.deepEqual(a.listed(at(2), 10, 0).map((r) => [r.id, r.call]), [['l-large', null], ['l-small', null]]);
+      assert.deepEqual(a.listed(at(2), 1, 0).map((r) => r.id), ['l-large'], 'newest first, at most the limit');
+      assert.deepEqual(a.listed(at(60), 10, 0).map((r) => r.id), ['l-large'], 'l-small expired at 60s');
+    });
+  });
+
   test(`${name} approval requests: taken once (a decision is final), never when expired; prune removes what expired`, async () => {
     const { store, peer } = await open();
     const a = store.approvalRequests;
