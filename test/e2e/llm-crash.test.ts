@@ -11,21 +11,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeModel, type Script } from '../helpers/fake-model.js';
 import { llmSetup, startLlmGate, API_KEY, LLM_CONTEXT } from '../helpers/llm-gate.js';
-import { anthropicParams, openaiParams, responsesParams, type Format } from '../helpers/llm-agent.js';
+import { anthropicParams, COMBOS, openaiParams, responsesParams, type Format } from '../helpers/llm-agent.js';
 import { decisions } from '../helpers/gate.js';
 import { cloakpipe } from '../helpers/cli.js';
 import { fingerprintOf } from '../../src/core/call.js';
 
 const ROUNDS = 6;
 const LANES = 4;
-const FORMATS: { format: Format; stream: boolean }[] = [
-  { format: 'openai', stream: true },
-  { format: 'anthropic', stream: true },
-  { format: 'responses', stream: true },
-  { format: 'openai', stream: false },
-  { format: 'anthropic', stream: false },
-  { format: 'responses', stream: false },
-];
 
 interface Turned {
   city: string;
@@ -86,7 +78,7 @@ test('crash: SIGKILL at random instants while agents stream turns → every call
       let n = 0;
       const lane = async (l: number) => {
         while (!stop.now) {
-          const { format, stream } = FORMATS[n % FORMATS.length];
+          const { format, stream } = COMBOS[n % COMBOS.length];
           const t = await turn(gate.url, format, stream, `${round}-${l}-${n++}`);
           turns.push(t);
           if (!t.whole) cut++;

@@ -14,7 +14,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { generateText } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { llmSetup, startLlmGate, openaiAgent, anthropicAgent, API_KEY, TOOLS_ANTHROPIC, TOOLS_OPENAI, TOOLS_RESPONSES, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
-import { anthropicParams, anthropicTurn, openaiParams, openaiTurn, rawTurn, responsesParams, responsesTurn, type Format, type Turn } from '../helpers/llm-agent.js';
+import { anthropicParams, anthropicTurn, COMBOS, openaiParams, openaiTurn, rawTurn, responsesParams, responsesTurn, type Format, type Turn } from '../helpers/llm-agent.js';
 import { decisions } from '../helpers/support-desk.js';
 import { callFile, keygen } from '../helpers/recording-gate.js';
 import { cloakpipe } from '../helpers/cli.js';
@@ -39,15 +39,6 @@ after(async () => {
   await gate?.stop();
   await fake?.close();
 });
-
-const COMBOS: { format: Format; stream: boolean }[] = [
-  { format: 'openai', stream: false },
-  { format: 'openai', stream: true },
-  { format: 'responses', stream: false },
-  { format: 'responses', stream: true },
-  { format: 'anthropic', stream: false },
-  { format: 'anthropic', stream: true },
-];
 
 function turn(base: string, format: Format, script: Script, stream: boolean, headers: Record<string, string> = {}): Promise<Turn> {
   if (format === 'responses') return responsesTurn(openaiAgent(base, headers), script, stream);

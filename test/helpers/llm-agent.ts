@@ -8,6 +8,16 @@ import { API_KEY, TOOLS_ANTHROPIC, TOOLS_OPENAI, TOOLS_RESPONSES } from './llm-g
 
 export type Format = 'openai' | 'responses' | 'anthropic';
 
+/** Every wire format, streamed and not. */
+export const COMBOS: { format: Format; stream: boolean }[] = [
+  { format: 'openai', stream: false },
+  { format: 'openai', stream: true },
+  { format: 'responses', stream: false },
+  { format: 'responses', stream: true },
+  { format: 'anthropic', stream: false },
+  { format: 'anthropic', stream: true },
+];
+
 export interface Turn {
   text: string;
   calls: { id: string; name: string; args: unknown }[];
