@@ -1,6 +1,6 @@
 // The task context: written by the orchestrator from its system of record, never from the
 // conversation. Re-read when the file changes; every decision records the digest it used.
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from '../util/regular-file.js';
 import { fileStamp } from '../util/file-stamp.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import { isJsonObject } from '../core/json.js';
@@ -35,7 +35,7 @@ export function buildContext(doc: JsonValue): TaskContext {
 export function readContextFile(path: string): TaskContext {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFile(path).toString('utf8');
   } catch (e) {
     throw new ContextError(`cannot read task context ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }

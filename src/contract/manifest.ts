@@ -1,6 +1,6 @@
 // The manifest v1 loader (product.md section 3). Anything it does not understand is a load
 // error: a typo in a security contract must stop the gate, not silently allow.
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from '../util/regular-file.js';
 import { parse as parseYaml } from 'yaml';
 import type { ArgumentRule, ClassifyRule, Manifest, ToolDecl } from './manifest-types.js';
 import { compilePattern, type LinearPattern } from './pattern.js';
@@ -153,7 +153,7 @@ export function buildManifest(doc: unknown): LoadedManifest {
 export function loadManifest(path: string): LoadedManifest {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFile(path).toString('utf8');
   } catch (e) {
     throw new ManifestError(`cannot read manifest ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }

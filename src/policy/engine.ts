@@ -5,7 +5,7 @@
 // answers.ts (an answer reused for the identical request, ADR 039).
 // The policy set is validated and preparsed once; every evaluation reuses it.
 import './v8-guard.js'; // before Cedar: see the file
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from '../util/regular-file.js';
 import type { Manifest } from '../contract/manifest-types.js';
 import type { JsonObject } from '../core/json.js';
 import type { Digest } from '../core/digest.js';
@@ -211,7 +211,7 @@ export function loadPolicy(manifest: Manifest, policy: string | Uint8Array, opts
 export function loadPolicyFile(manifest: Manifest, path: string, opts: LoadOptions = {}): PolicyEngine {
   let bytes: Uint8Array;
   try {
-    bytes = readFileSync(path);
+    bytes = readRegularFile(path);
   } catch (e) {
     throw new PolicyLoadError(
       [{ policyId: null, message: `cannot read policy file (${(e as NodeJS.ErrnoException).code ?? 'error'})`, help: null }],
