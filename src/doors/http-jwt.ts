@@ -6,7 +6,7 @@
 // (little clock leeway); the file is re-read when it changes (key rotation), and one that stops
 // loading refuses every token until it is mended (fail closed). Nothing of a token reaches a
 // log or an error: a refusal is only a 401.
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { parseStrict, WireError } from '../wire/strict-parse.js';
 import { isJsonObject } from '../core/json.js';
@@ -17,6 +17,8 @@ export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS5
 const LEEWAY_S = 30;
 /** An agent id from a token: printable, bounded (it names the Cedar principal and every entry). */
 const AGENT = /^[\x21-\x7e]{1,256}$/;
+/** A JWKS is a few keys; a file larger than this is not one. */
+const MAX_JWKS_BYTES = 1 << 20;
 
 export class JwksError extends Error {}
 
@@ -52,6 +54,27 @@ export function loadJwks(text: string, where: string): JSONWebKeySet {
   return doc as unknown as JSONWebKeySet;
 }
 
+/**
+ * The file's text, checked on the descriptor it is read from: it is read on the main thread while
+ * the gate runs, and a name swapped for a FIFO would make a plain open wait for a writer (every
+ * session with it), a link to /dev/zero would be read without end. No wait at open, a regular
+ * file only, at most MAX_JWKS_BYTES read.
+ */
+function readJwksFile(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new JwksError(`--jwks ${path} is not a regular file`);
+    const buf = Buffer.alloc(MAX_JWKS_BYTES + 1);
+    let n = 0;
+    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
+    if (n > MAX_JWKS_BYTES) throw new JwksError(`--jwks ${path} is larger than ${MAX_JWKS_BYTES} bytes`);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export class JwtVerifier {
   private keys: KeySet | null = null;
   private stamp = '';
@@ -79,7 +102,7 @@ export class JwtVerifier {
     if (stamp === this.stamp) return;
     this.stamp = stamp;
     try {
-      this.keys = createLocalJWKSet(loadJwks(readFileSync(this.o.jwksPath, 'utf8'), `--jwks ${this.o.jwksPath}`));
+      this.keys = createLocalJWKSet(loadJwks(readJwksFile(this.o.jwksPath), `--jwks ${this.o.jwksPath}`));
     } catch (e) {
       if (startup) throw e instanceof JwksError ? e : new JwksError(`--jwks ${this.o.jwksPath} does not load`);
       this.keys = null; // fail closed until the file is mended

@@ -4,7 +4,8 @@
 // session; the JWKS must be a real one for the gate to start.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
@@ -77,4 +78,37 @@ test('http-proxy --jwks: a JWKS that is not one, or a missing --issuer/--audienc
   const c = cloakpipe([...base, '--listen', '0.0.0.0:0', '--', 'true']);
   assert.equal(c.status, 2);
   assert.match(c.stderr, /--auth-token-file or --jwks/);
+});
+
+test('http-proxy --jwks: the file swapped for a FIFO (or a link to /dev/zero) while the gate runs refuses tokens and stops nothing', { skip: process.platform === 'win32' }, async () => {
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  const dir = tempDir();
+  const jwks = join(dir, 'jwks.json');
+  writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] }));
+  const ada = await new SignJWT({ sub: 'ada' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISS).setAudience(AUD).setExpirationTime('10m').sign(privateKey);
+  const g = await startHttpGate({
+    home: makeHome(),
+    manifest: files['m.yaml'],
+    policy: files['p.cedar'],
+    flags: ['--jwks', jwks, '--issuer', ISS, '--audience', AUD],
+    upstream: [process.execPath, MEMORY],
+    env: { MEMORY_FILE_PATH: join(tempDir(), 'm.jsonl') },
+  });
+  gates.push(g);
+  const list = (sid: string) => post(g.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { Accept: 'application/json', Authorization: `Bearer ${ada}`, 'Mcp-Session-Id': sid });
+  const sid = await rawSession(g.url, { Authorization: `Bearer ${ada}` });
+  for (const swap of [() => execFileSync('mkfifo', [jwks]), () => symlinkSync('/dev/zero', jwks)]) {
+    rmSync(jwks);
+    swap();
+    // Before: the gate's open of the FIFO waited for a writer on its main thread (every request
+    // hung), and /dev/zero was read without end. Now each is a file that does not load: 401.
+    const r = await Promise.race([list(sid), new Promise<'hung'>((r) => setTimeout(() => r('hung'), 5000).unref())]);
+    if (r === 'hung') g.child.kill('SIGKILL'); // a blocked main thread does not take SIGTERM
+    assert.notEqual(r, 'hung', 'the gate answers');
+    assert.equal((r as Response).status, 401);
+  }
+  rmSync(jwks);
+  writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] }));
+  assert.equal((await list(sid)).status, 200, 'mended: the session goes on');
+  assert.equal(await g.stop(), 0);
 });
