@@ -115,7 +115,10 @@ export class FlowSession {
   observe(toolName: string, tool: ToolDecl | undefined, output: JsonValue): LabelRaise | null {
     let target = this.current;
     let cause: RaiseCause = 'returns';
-    for (const r of [this.returnsOf.get(toolName), this.declared(tool?.returns)]) {
+    // A manifest reloaded under this session may name a label its order does not hold (ADR 019):
+    // the highest the session knows, never no rise (nor a throw after the reply has gone out).
+    const returns = tool?.returns === undefined ? undefined : this.order.has(tool.returns) ? tool.returns : this.order.highest;
+    for (const r of [this.returnsOf.get(toolName), returns]) {
       if (r !== undefined && this.order.above(r, target)) target = r;
     }
     const found = this.classify(output, this.order.rankOf(target));

@@ -1,0 +1,36 @@
+// A manifest reloaded under a running session with a label the session's order does not hold
+// (ADR 019: a session keeps the label order it started with). A tool whose `returns` names it
+// still raises the session: to the highest label the session knows, never not at all.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { renameSync, writeFileSync } from 'node:fs';
+import { PERMIT_ALL } from '../helpers/cli.js';
+import { call } from '../helpers/recording-gate.js';
+import { ledgerOf, summary } from '../helpers/support-desk.js';
+import { flowSetup, records, startFlowGate } from '../helpers/flow-gate.js';
+
+const MANIFEST = (labels: string, returns: string) => `version: 1
+release: flow-reload@1
+labels: [${labels}]
+tools:
+  read_record: { effect: read, returns: ${returns}, accepts: ${returns}, arguments: { id: { type: string, max_len: 200 } } }
+  post_public: { effect: write, accepts: public, arguments: { text: { type: string, max_len: 2000 } } }
+`;
+
+test('a reloaded manifest whose returns names a label the session does not know raises the session to its highest', async () => {
+  const s = flowSetup({ policy: PERMIT_ALL, manifest: MANIFEST('public, internal', 'internal') });
+  const g = await startFlowGate(s);
+  try {
+    assert.equal(summary(await call(g, 'post_public', { text: 'before' })), 'ok');
+    writeFileSync(`${s.manifest}.tmp`, MANIFEST('public, internal, secret', 'secret'));
+    renameSync(`${s.manifest}.tmp`, s.manifest);
+    assert.equal(summary(await call(g, 'read_record', { id: 'R-1' })), 'ok');
+    const after = await call(g, 'post_public', { text: 'after' });
+    assert.equal(after.ok ? 'ok' : after.reason, 'sink_ceiling_exceeded');
+  } finally {
+    await g.close();
+  }
+  assert.deepEqual(records(s).filter((r) => r.tool === 'post_public').map((r) => r.arguments.text), ['before']);
+  const labels = ledgerOf(s.home).filter((e) => e.kind === 'label');
+  assert.deepEqual(labels.map((e) => [e.from, e.to, e.tool]), [['public', 'internal', 'read_record']]);
+});
