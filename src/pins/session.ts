@@ -35,7 +35,11 @@ export class PinSession {
     if (!isJsonObject(result) || !Array.isArray(result.tools)) return seen;
     for (const t of result.tools) {
       if (!isJsonObject(t) || typeof t.name !== 'string' || !this.declared(t.name)) continue;
-      const d = digestJson(t);
+      // Listed again with another definition: the host may use either, so the tool changed. The
+      // digest of both equals no pin of one definition (the same definition twice is no change).
+      const prev = seen.get(t.name);
+      const one = digestJson(t);
+      const d = prev === undefined || prev === one ? one : digestJson([prev, one]);
       seen.set(t.name, d);
       this.current.set(t.name, d);
     }
