@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RpcId } from '../wire/jsonrpc.js';
 import type { InboundFrame, Transport, TransportClosed } from './transport.js';
+import { log } from '../telemetry/log.js';
 
 /** An open POST waiting for the answer to its request. */
 interface Waiting {
@@ -16,6 +17,13 @@ interface Waiting {
 
 /** Server messages held for a GET stream not yet open; beyond this the oldest are dropped. */
 const BACKLOG = 256;
+/**
+ * Bytes of server messages held for a host that does not read them: the backlog (beyond this the
+ * oldest are dropped, the newest always kept), or what waits unread on an open stream (beyond
+ * this a new message is dropped). One message may be 64 MiB: 256 of them, or a stream the host
+ * never reads, held gigabytes in the gate for one session.
+ */
+const HELD_BYTES = 16 * 1024 * 1024;
 
 const idKey = (id: unknown) => JSON.stringify(id);
 
@@ -26,6 +34,7 @@ export class HttpSessionTransport implements Transport {
   private readonly waiting = new Map<string, Waiting>();
   private stream: ServerResponse | null = null;
   private backlog: string[] = [];
+  private backlogBytes = 0;
   private started = false;
   /** Bodies not yet handed to the relay (before start, or while it is paused). */
   private early: InboundFrame[] = [];
@@ -75,6 +84,7 @@ export class HttpSessionTransport implements Transport {
       if (this.stream === res) this.stream = null;
     });
     for (const m of this.backlog.splice(0)) writeEvent(res, m);
+    this.backlogBytes = 0;
     return true;
   }
 
@@ -119,12 +129,17 @@ export class HttpSessionTransport implements Transport {
   private toStream(message: string, msg: Record<string, unknown> | null): void {
     const token = progressTokenOf(msg);
     if (token !== undefined) {
-      for (const w of this.waiting.values()) if (w.sse && w.progressToken === token) return writeEvent(w.res, message);
+      for (const w of this.waiting.values()) if (w.sse && w.progressToken === token) return toHost(w.res, message);
     }
-    if (this.stream) return writeEvent(this.stream, message);
-    for (const w of this.waiting.values()) if (w.sse) return writeEvent(w.res, message);
+    if (this.stream) return toHost(this.stream, message);
+    for (const w of this.waiting.values()) if (w.sse) return toHost(w.res, message);
     this.backlog.push(message);
-    if (this.backlog.length > BACKLOG) this.backlog.shift();
+    this.backlogBytes += message.length;
+    while (this.backlog.length > BACKLOG || (this.backlogBytes > HELD_BYTES && this.backlog.length > 1)) {
+      const old = this.backlog.shift()!;
+      this.backlogBytes -= old.length;
+      dropped('backlog_full', old);
+    }
   }
 
   /** The session ended (DELETE, idle, shutdown): the relay drains and stops the upstream. */
@@ -143,6 +158,16 @@ export class HttpSessionTransport implements Transport {
     for (const w of this.waiting.values()) if (!w.res.writableEnded) w.res.end();
     this.waiting.clear();
   }
+}
+
+/** A server message on a stream, unless the host leaves more than HELD_BYTES unread on it. */
+function toHost(res: ServerResponse, message: string): void {
+  if (res.writableLength > HELD_BYTES) return dropped('stream_unread', message);
+  writeEvent(res, message);
+}
+
+function dropped(cause: string, message: string): void {
+  log.warn('host_message_dropped', { cause, bytes: message.length }); // no digest: hashing 64 MiB a drop would cost more than the drop saves
 }
 
 function writeEvent(res: ServerResponse, data: string): void {
