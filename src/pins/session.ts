@@ -29,17 +29,26 @@ export class PinSession {
     return this.manifest().pins ?? {};
   }
 
+  /** The definitions of the listing in progress: a page after one with a nextCursor continues it
+   *  (the host holds every page's tools at once). */
+  private readonly listing = new Map<string, string>();
+  private continues = false;
+
   /** Digests of the declared tools in a tools/list result; held in memory at once. */
   seeList(result: JsonValue): Map<string, string> {
     const seen = new Map<string, string>();
     if (!isJsonObject(result) || !Array.isArray(result.tools)) return seen;
+    if (!this.continues) this.listing.clear();
+    this.continues = typeof result.nextCursor === 'string';
     for (const t of result.tools) {
       if (!isJsonObject(t) || typeof t.name !== 'string' || !this.declared(t.name)) continue;
-      // Listed again with another definition: the host may use either, so the tool changed. The
-      // digest of both equals no pin of one definition (the same definition twice is no change).
-      const prev = seen.get(t.name);
+      // Listed again (on this page or an earlier one of the listing) with another definition:
+      // the host may use either, so the tool changed. The digest of both equals no pin of one
+      // definition (the same definition twice is no change).
+      const prev = this.listing.get(t.name);
       const one = digestJson(t);
       const d = prev === undefined || prev === one ? one : digestJson([prev, one]);
+      this.listing.set(t.name, d);
       seen.set(t.name, d);
       this.current.set(t.name, d);
     }
