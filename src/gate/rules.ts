@@ -34,6 +34,8 @@ export class RulesSource {
   private broken: string | null = null;
   /** A reload (or a failed one) not yet durable in the ledger. */
   private unrecorded: ReloadFields | null = null;
+  /** The task context a failed load was typed by (null: it could not be read). */
+  private failedWith: JsonObject | null = null;
 
   constructor(
     private readonly files: RulesFiles,
@@ -60,10 +62,13 @@ export class RulesSource {
    */
   refresh(task: () => JsonObject): ReloadFields | null {
     const stamp = this.stampNow();
-    if (stamp === this.stamp) return this.unrecorded;
+    if (stamp === this.stamp && !this.retry(task)) return this.unrecorded;
     this.stamp = stamp;
+    this.failedWith = null;
     try {
-      this.rules = this.load(task());
+      const t = task();
+      this.failedWith = t;
+      this.rules = this.load(t);
       this.broken = null;
       this.unrecorded = { kind: 'reload', outcome: 'loaded', manifest_digest: this.rules.manifest.digest, policy_digest: this.rules.policy.digest };
       this.opts.log?.(`manifest and policy reloaded (manifest ${this.rules.manifest.digest}, policy ${this.rules.policy.digest})`);
@@ -76,6 +81,18 @@ export class RulesSource {
       this.opts.log?.(`manifest or policy changed and does not load; every call fails closed until it is mended:\n${(e as Error).message}`);
     }
     return this.unrecorded;
+  }
+
+  /** Whether files that failed to load must be tried again: the task context they were typed
+   *  by changed (ContextSource hands out a new object only then). A policy deployed before the
+   *  task context whose shape it reads stayed refused until the policy file was touched again. */
+  private retry(task: () => JsonObject): boolean {
+    if (this.broken === null) return false;
+    try {
+      return task() !== this.failedWith;
+    } catch {
+      return false; // still unreadable: nothing new to type the policy by
+    }
   }
 
   recorded(entry: ReloadFields): void {

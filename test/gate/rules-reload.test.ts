@@ -94,3 +94,29 @@ test('12.16: a manifest change holds from the next call; a broken manifest fails
   assert.notEqual(reloads[0].manifest_digest, reloads[2].manifest_digest);
   assert.equal(arrived(d, 'send_email').length, 2);
 });
+
+test('a policy deployed before the task context whose shape it reads loads once that context arrives', async () => {
+  const d = desk({ policy: PERMIT_ALL, contexts: { t: { task: { id: 'T-9' } } } });
+  const g = await openDesk(d, 't');
+  try {
+    assert.equal(summary(await call(g, 'send_email', email())), 'ok');
+    // The new policy reads task.region, which the task context in force does not have yet.
+    replace(d.policy, '@id("eu")\npermit (principal, action, resource) when { context.task.region == "eu" };\n');
+    const early = await call(g, 'send_email', email());
+    assert.equal(early.ok ? 'ok' : early.reason, 'fail_closed');
+    // The orchestrator writes the task context of that shape: the policy loads under it.
+    replace(d.contexts.t, JSON.stringify({ task: { id: 'T-9', region: 'eu' } }));
+    assert.equal(summary(await call(g, 'send_email', email())), 'ok');
+    // A task context gone unreadable and back: the same.
+    replace(d.policy, '@id("eu2")\npermit (principal, action, resource) when { context.task.region == "eu" && context.task has id };\n');
+    replace(d.contexts.t, '{');
+    const unreadable = await call(g, 'send_email', email());
+    assert.equal(unreadable.ok ? 'ok' : unreadable.reason, 'fail_closed');
+    replace(d.contexts.t, JSON.stringify({ task: { id: 'T-9', region: 'eu' } }));
+    assert.equal(summary(await call(g, 'send_email', email())), 'ok');
+  } finally {
+    await g.close();
+  }
+  assert.deepEqual(ledgerOf(d.home).filter((e) => e.kind === 'reload').map((e) => e.outcome), ['failed', 'loaded', 'failed', 'loaded']);
+  assert.equal(arrived(d, 'send_email').length, 3);
+});
