@@ -14,6 +14,16 @@ export function duration(text: string, flag: string): number {
   }
 }
 
+/** Node's timers take at most 2^31 - 1 ms (24.8 days); a longer one fires after 1 ms instead. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A duration flag that arms a timer: longer than a timer can wait is a UsageError, not 1 ms. */
+export function timerDuration(text: string, flag: string): number {
+  const ms = duration(text, flag);
+  if (ms > MAX_TIMER_MS) throw new UsageError(`${flag}: at most 596h (a timer cannot wait longer)`);
+  return ms;
+}
+
 type ParseOptions = NonNullable<ParseArgsConfig['options']>;
 type ParseOption = ParseOptions[string];
 

@@ -2,7 +2,7 @@
 // (one upstream process per MCP session).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
+import { optionsHelp, parseFlags, timerDuration, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { ProcessTransport } from '../doors/upstream/process.js';
 import { openGate } from '../gate/open.js';
@@ -101,8 +101,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
   const maxInFlight = Number(values['max-in-flight']);
   if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new UsageError('--max-in-flight must be a positive integer');
-  const sessionIdleMs = duration(values['session-idle'] as string, '--session-idle');
-  const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
+  const sessionIdleMs = timerDuration(values['session-idle'] as string, '--session-idle');
+  const callTimeoutMs = timerDuration(values['call-timeout'] as string, '--call-timeout');
   const { anchorIntervalMs, anchors } = anchoring(values);
   checkTlsFlags(values);
   const allowedOrigins = (values['allowed-origin'] as string[] | undefined) ?? [];

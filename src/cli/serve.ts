@@ -1,13 +1,13 @@
 // What the HTTP doors' commands (http-proxy, llm-proxy) share: reading --listen and durations,
 // and serving until SIGTERM/SIGINT, then draining and closing the gate.
 import type { Server } from 'node:http';
-import { duration, UsageError } from './args.js';
+import { timerDuration, UsageError } from './args.js';
 import type { OpenedGate } from '../gate/open.js';
 import { anchorTargets } from './ledger-anchor.js';
 
 /** --anchor-interval and the anchor targets (--tsa, --tsa-root, --rekor, --rekor-key). */
 export function anchoring(values: Record<string, unknown>) {
-  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
+  const anchorIntervalMs = values['anchor-interval'] ? timerDuration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
   const anchors = anchorTargets(values as { tsa?: string; 'tsa-root'?: string; rekor?: string; 'rekor-key'?: string });
   return { anchorIntervalMs, anchors };
 }

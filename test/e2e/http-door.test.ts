@@ -204,6 +204,14 @@ test('a non-loopback --listen without tokens does not start (exit 2)', async () 
   assert.match(r.stderr, /not loopback/);
 });
 
+test('a duration longer than a timer can wait (596h) is exit 2, not a timer of 1 ms (sessions ended at once, every call unknown, an epoch sealed each ms)', () => {
+  for (const flag of ['--session-idle', '--call-timeout', '--anchor-interval']) {
+    const r = cloakpipe(['http-proxy', '--home', makeHome(), '--manifest', files['m.yaml'], '--policy', files['p.cedar'], '--listen', '127.0.0.1:0', flag, '597h', '--', process.execPath, MEMORY], { timeout: 10_000 });
+    assert.equal(r.status, 2, `${flag} 597h: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`${flag}: at most 596h`));
+  }
+});
+
 test('two sessions at once, each with its own task context (--context-dir + Cloakpipe-Task) and label', async () => {
   const dir = tempDir();
   const { writeFileSync } = await import('node:fs');
