@@ -83,7 +83,7 @@ function loadTool(raw: unknown, where: string, rank: Map<string, number>, patter
   for (const [name, rule] of Object.entries(tool.arguments)) tool.arguments[name] = loadRule(rule, `${where}.arguments.${name}`, patterns);
   if (tool.operation_id !== undefined) {
     if (tool.effect !== 'write') fail(where, 'operation_id applies to write tools only');
-    if (!(tool.operation_id in tool.arguments)) fail(where, `operation_id names undeclared argument "${tool.operation_id}"`);
+    if (!Object.prototype.hasOwnProperty.call(tool.arguments, tool.operation_id)) fail(where, `operation_id names undeclared argument "${tool.operation_id}"`);
   }
   return tool;
 }
@@ -129,7 +129,7 @@ export function buildManifest(doc: unknown): LoadedManifest {
   if (doc.pins !== undefined) {
     if (!isPlain(doc.pins)) fail('pins', 'must be a mapping');
     for (const [tool, d] of Object.entries(doc.pins)) {
-      if (!(tool in tools)) fail(`pins.${tool}`, 'pins a tool the manifest does not declare');
+      if (!Object.prototype.hasOwnProperty.call(tools, tool)) fail(`pins.${tool}`, 'pins a tool the manifest does not declare');
       if (typeof d !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(d)) fail(`pins.${tool}`, 'must be a sha256:<hex> digest');
     }
   }

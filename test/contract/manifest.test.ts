@@ -28,6 +28,9 @@ test('load errors: unknown keys, unknown rules, bad types, bad regexes, unknown 
     ['classify with an unknown label', base({}, { classify: [{ label: 'nope', pattern: 'x' }] })],
     ['classify with a bad pattern', base({}, { classify: [{ label: 'public', pattern: '(' }] })],
     ['a pin for an undeclared tool', base({}, { pins: { t: 'sha256:' + '0'.repeat(64) } })],
+    // Names every object has by its prototype are not declared.
+    ['operation_id naming a prototype member', base({ t: { effect: 'write', operation_id: 'constructor', arguments: {} } })],
+    ['a pin for a prototype member', base({ t: { effect: 'read' } }, { pins: { toString: 'sha256:' + '0'.repeat(64) } })],
     ['a pin that is not a digest', base({ t: { effect: 'read', arguments: {} } }, { pins: { t: 'abc' } })],
     ['one_of_context that is not a path', base({ t: { effect: 'read', arguments: { a: { one_of_context: 'task..x' } } } })],
   ];
