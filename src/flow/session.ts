@@ -28,7 +28,12 @@ export interface FlowOptions {
    * to read is treated as the most sensitive thing a rule could have found (ADR 003).
    */
   scanLimit?: number;
+  /** The manifest in force (it may be reloaded while the session runs): its classify rules
+   *  hold from the next output, as a reload holds from the next call. Default: the session's. */
+  inForce?: () => LoadedManifest;
 }
+
+type Rule = { label: string; rank: number; pattern: LinearPattern };
 
 export const DEFAULT_SCAN_LIMIT = 1 << 20;
 
@@ -48,8 +53,11 @@ export class FlowSession {
   private current: string;
   private readonly ceilings: ReadonlyMap<string, string>;
   private readonly returnsOf: ReadonlyMap<string, string>;
-  /** Rules sorted highest label first, so a scan stops at the first rule that cannot raise. */
-  private readonly rules: readonly { label: string; rank: number; pattern: LinearPattern }[];
+  /** The classify rules of `rulesOf`, sorted highest label first, so a scan stops at the first
+   *  rule that cannot raise. */
+  private rules: readonly Rule[] = [];
+  private rulesOf: LoadedManifest | null = null;
+  private readonly inForce: () => LoadedManifest;
   private readonly scanLimit: number;
 
   /** Throws FlowError when the context names a label the manifest does not declare (start-up error). */
@@ -64,9 +72,8 @@ export class FlowSession {
     }
     this.ceilings = ceilings;
     this.returnsOf = returnsOf;
-    this.rules = manifest.classify
-      .map((c) => ({ label: c.label, rank: this.order.rankOf(c.label), pattern: c.pattern }))
-      .sort((a, b) => b.rank - a.rank);
+    this.inForce = opts.inForce ?? (() => manifest);
+    this.classifyRules();
     this.scanLimit = opts.scanLimit ?? DEFAULT_SCAN_LIMIT;
     if (!(this.scanLimit >= 0)) throw new FlowError('scan limit must be a non-negative number');
     this.current = this.contextLabel(context) ?? this.order.lowest;
@@ -151,12 +158,26 @@ export class FlowSession {
     return { from, to, cause, digest };
   }
 
+  /** The classify rules of the manifest in force; a label this session's order does not hold
+   *  (added by a reload) counts as its highest. */
+  private classifyRules(): readonly Rule[] {
+    const m = this.inForce();
+    if (m !== this.rulesOf) {
+      this.rules = m.classify
+        .map((c) => (this.order.has(c.label) ? c.label : this.order.highest))
+        .map((label, i) => ({ label, rank: this.order.rankOf(label), pattern: m.classify[i].pattern }))
+        .sort((a, b) => b.rank - a.rank);
+      this.rulesOf = m;
+    }
+    return this.rules;
+  }
+
   /**
    * The highest classify label above `floorRank` that matches any string in `value`, or null.
    * Walks iteratively (no recursion depth to exhaust) and stops once nothing higher is possible.
    */
   classify(value: JsonValue, floorRank: number): string | null {
-    let candidates = this.rules.filter((r) => r.rank > floorRank);
+    let candidates = this.classifyRules().filter((r) => r.rank > floorRank);
     if (candidates.length === 0) return null;
     let best: string | null = null;
     let budget = this.scanLimit;

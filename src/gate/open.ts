@@ -107,11 +107,12 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
     commit,
     services,
     callTimeoutMs: cfg.callTimeoutMs,
-    // A session's ceilings are those of the manifest when it starts (product.md section 6); an
-    // undeclared sensitivity stops start-up (the default session is opened here).
+    // A session's ceilings are those of the manifest when it starts (product.md section 6), its
+    // classify rules those in force; an undeclared sensitivity stops start-up (the default
+    // session is opened here).
     openSession: (scope = {}) =>
       new GateSession(
-        new FlowSession(rules.lastLoaded.manifest, (scope.context ?? context).get()),
+        new FlowSession(rules.lastLoaded.manifest, (scope.context ?? context).get(), { inForce: () => rules.lastLoaded.manifest }),
         new PinSession(store.pins, () => rules.lastLoaded.manifest.manifest),
         scope,
       ),

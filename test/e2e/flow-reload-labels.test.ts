@@ -34,3 +34,29 @@ test('a reloaded manifest whose returns names a label the session does not know 
   const labels = ledgerOf(s.home).filter((e) => e.kind === 'label');
   assert.deepEqual(labels.map((e) => [e.from, e.to, e.tool]), [['public', 'internal', 'read_record']]);
 });
+
+const ECHO = (classify: string) => `version: 1
+release: flow-reload@1
+labels: [public, internal, confidential]
+tools:
+  echo: { effect: read, accepts: confidential, arguments: { text: { type: string, max_len: 200 } } }
+  post_public: { effect: write, accepts: public, arguments: { text: { type: string, max_len: 2000 } } }
+${classify}`;
+
+test('a classify rule added by a reloaded manifest holds from the next result, in the running session', async () => {
+  const s = flowSetup({ policy: PERMIT_ALL, manifest: ECHO('') });
+  const g = await startFlowGate(s);
+  try {
+    writeFileSync(`${s.manifest}.tmp`, ECHO('classify:\n  - { label: confidential, pattern: "ACCT-[0-9]{8}" }\n'));
+    renameSync(`${s.manifest}.tmp`, s.manifest);
+    assert.equal(summary(await call(g, 'post_public', { text: 'before' })), 'ok');
+    assert.equal(summary(await call(g, 'echo', { text: 'account ACCT-12345678' })), 'ok');
+    const after = await call(g, 'post_public', { text: 'after' });
+    assert.equal(after.ok ? 'ok' : after.reason, 'sink_ceiling_exceeded');
+  } finally {
+    await g.close();
+  }
+  assert.deepEqual(records(s).filter((r) => r.tool === 'post_public').map((r) => r.arguments.text), ['before']);
+  const labels = ledgerOf(s.home).filter((e) => e.kind === 'label');
+  assert.deepEqual(labels.map((e) => [e.from, e.to, e.cause]), [['public', 'confidential', 'classify']]);
+});
