@@ -3,7 +3,8 @@
 // who can write there can put anything there, so reading is bounded (file count, file size,
 // regular files only, strict JSON) and never throws. A file found here is only a candidate:
 // the approval check verifies it like any other receipt.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
+import { readBoundedFile } from '../util/regular-file.js';
 import { join } from 'node:path';
 import { parseStrict } from '../wire/strict-parse.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
@@ -52,41 +53,20 @@ export class Inbox {
       if (!st.isFile() || st.size > BigInt(this.limits.maxBytes)) return undefined;
       const hit = this.cache.get(name);
       if (hit && hit.stamp === stampOf(st)) return hit.value;
-      const read = this.readFile(path);
+      // Checked again on the descriptor it is read from: what lstat saw may have been replaced
+      // since by a FIFO (an open would wait for a writer, the gate with it), a link, a larger file.
+      const read = readBoundedFile(path, this.limits.maxBytes);
       if (read === null) return undefined;
       let value: JsonValue | undefined;
       try {
-        value = read.bytes.length <= this.limits.maxBytes ? parseStrict(new TextDecoder('utf-8', { fatal: true }).decode(read.bytes).trim()) : undefined;
+        value = parseStrict(new TextDecoder('utf-8', { fatal: true }).decode(read.bytes).trim());
       } catch {
         value = undefined;
       }
-      this.cache.set(name, { stamp: read.stamp, value });
+      this.cache.set(name, { stamp: stampOf(read.stat), value });
       return value;
     } catch {
       return undefined;
-    }
-  }
-
-  /**
-   * The file as opened, checked on the open descriptor: what lstat saw may have been replaced
-   * since by a FIFO (an open would wait for a writer, the gate with it), a link, or a larger file.
-   * No link followed, no wait at open, a regular file only, at most maxBytes + 1 bytes read.
-   */
-  private readFile(path: string): { bytes: Buffer; stamp: string } | null {
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    try {
-      const st = fstatSync(fd, { bigint: true });
-      if (!st.isFile() || st.size > BigInt(this.limits.maxBytes)) return null;
-      const buf = Buffer.alloc(this.limits.maxBytes + 1);
-      let n = 0;
-      while (n < buf.length) {
-        const got = readSync(fd, buf, n, buf.length - n, n);
-        if (got === 0) break;
-        n += got;
-      }
-      return { bytes: buf.subarray(0, n), stamp: stampOf(st) };
-    } finally {
-      closeSync(fd);
     }
   }
 }
