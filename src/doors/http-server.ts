@@ -86,6 +86,8 @@ export class HttpDoor {
   private readonly running = new Set<Session>();
   /** Sessions whose open entry is being recorded (they count against --max-sessions). */
   private opening = 0;
+  /** Opens in progress: drain waits for them, so none starts or is recorded past the shutdown entry. */
+  private readonly openings = new Set<Promise<unknown>>();
   private draining = false;
 
   constructor(private readonly o: HttpDoorOptions) {
@@ -197,7 +199,13 @@ export class HttpDoor {
     let s: Session | null;
     if (msg.kind === 'request' && msg.method === 'initialize') {
       if (header(req, 'mcp-session-id') !== undefined) return send(res, 400, rpcError(-32600, 'Invalid Request: initialize opens a session; it names none', msg.id));
-      s = await this.open(req, res, principal, body, msg.id);
+      const opening = this.open(req, res, principal, body, msg.id);
+      this.openings.add(opening);
+      try {
+        s = await opening;
+      } finally {
+        this.openings.delete(opening);
+      }
       if (!s) return;
       res.setHeader('Mcp-Session-Id', s.id);
     } else {
@@ -223,6 +231,11 @@ export class HttpDoor {
 
   /** A new MCP session: its context, gate session, upstream and relay. Null when refused (answered). */
   private async open(req: IncomingMessage, res: ServerResponse, principal: Principal | null, body: Uint8Array, id: RpcId): Promise<Session | null> {
+    // A body still being read when shutdown began: drain's list of sessions is already taken.
+    if (this.draining) {
+      send(res, 503, rpcError(-32000, 'Service Unavailable: shutting down', id), { Connection: 'close' });
+      return null;
+    }
     if (this.running.size + this.opening >= this.o.maxSessions) {
       send(res, 503, rpcError(-32000, `Service Unavailable: ${this.o.maxSessions} sessions are open`, id), { 'Retry-After': '5' });
       return null;
@@ -258,6 +271,13 @@ export class HttpDoor {
       return null;
     } finally {
       this.opening--;
+    }
+    if (this.draining) {
+      // Shutdown began while the open entry was written: it is closed now (drain waits for this,
+      // so before the shutdown entry) and no upstream starts, which nothing would ever stop.
+      await this.o.gate.closeRecordedSession(gateSession, 'shutdown');
+      send(res, 503, rpcError(-32000, 'Service Unavailable: shutting down', id), { Connection: 'close' });
+      return null;
     }
     const transport = new HttpSessionTransport();
     const relay = new Relay({
@@ -327,6 +347,7 @@ export class HttpDoor {
   async drain(graceMs: number): Promise<void> {
     this.draining = true;
     const closing = new Promise<void>((r) => this.server.close(() => r()));
+    await Promise.allSettled([...this.openings]);
     const sessions = [...this.running];
     for (const s of [...this.sessions.values()]) this.endSession(s, 'shutdown');
     const ended = Promise.allSettled(sessions.map((s) => s.done));

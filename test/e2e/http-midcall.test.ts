@@ -7,6 +7,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
 import { httpClient, post, rawSession, startHttpGate, type HttpGate } from '../helpers/http-gate.js';
@@ -165,4 +166,37 @@ test('a session deleted while its call runs still counts against --max-sessions 
   for (let i = 0; i < 100 && alive() > 0; i++) await new Promise((res) => setTimeout(res, 50));
   assert.equal(entries(g.home).find((e) => e.kind === 'result')?.outcome, 'ok');
   await rawSession(g.url); // its place is free once the upstream is gone
+});
+
+test('SIGTERM while an initialize body is still arriving and another call runs: the initialize is 503, no session opens, the gate exits 0', async () => {
+  const g = await gate();
+  const c = await httpClient(g.url);
+  let signalled = false;
+  const u = new URL(g.url);
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'late', version: '1' } } });
+  const sock = connect(Number(u.port), u.hostname);
+  let answer = '';
+  sock.on('data', (d) => (answer += d));
+  sock.write(`POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  const running = c.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 2, steps: 4 } }, undefined, {
+    onprogress: () => {
+      if (signalled) return;
+      signalled = true;
+      g.child.kill('SIGTERM');
+      // The rest of the body once the drain has begun (the door checked `draining` before reading it).
+      setTimeout(() => sock.write(body.slice(10)), 200);
+    },
+  });
+  await running;
+  // Before: the late initialize opened a session (200) after drain had listed the sessions; its
+  // upstream kept the gate alive past its shutdown entry, its session never closed.
+  const code = await Promise.race([g.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 10_000).unref())]);
+  if (code === 'still running') g.child.kill('SIGKILL');
+  assert.equal(code, 0, g.stderr());
+  assert.match(answer, /^HTTP\/1\.1 503 /);
+  const all = entries(g.home);
+  assert.equal(all.filter((e) => e.kind === 'session' && e.action === 'open').length, 1);
+  assert.equal(all.filter((e) => e.kind === 'session' && e.action === 'close').length, 1);
+  assert.equal(all.at(-1).kind, 'shutdown');
+  sock.destroy();
 });
