@@ -55,7 +55,7 @@ export class Inbox {
       if (hit && hit.stamp === stampOf(st)) return hit.value;
       // Checked again on the descriptor it is read from: what lstat saw may have been replaced
       // since by a FIFO (an open would wait for a writer, the gate with it), a link, a larger file.
-      const read = readBoundedFile(path, this.limits.maxBytes);
+      const read = readBoundedFile(path, this.limits.maxBytes, { followLinks: false });
       if (read === null) return undefined;
       let value: JsonValue | undefined;
       try {

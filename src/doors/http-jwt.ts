@@ -6,7 +6,8 @@
 // (little clock leeway); the file is re-read when it changes (key rotation), and one that stops
 // loading refuses every token until it is mended (fail closed). Nothing of a token reaches a
 // log or an error: a refusal is only a 401.
-import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { readBoundedFile } from '../util/regular-file.js';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { parseStrict, WireError } from '../wire/strict-parse.js';
 import { isJsonObject } from '../core/json.js';
@@ -55,24 +56,19 @@ export function loadJwks(text: string, where: string): JSONWebKeySet {
 }
 
 /**
- * The file's text, checked on the descriptor it is read from: it is read on the main thread while
- * the gate runs, and a name swapped for a FIFO would make a plain open wait for a writer (every
- * session with it), a link to /dev/zero would be read without end. No wait at open, a regular
- * file only, at most MAX_JWKS_BYTES read.
+ * The file's text, read on the main thread while the gate runs: a name swapped for a FIFO or a
+ * link to /dev/zero must not stop it (util/regular-file.ts), and a JWKS is a few keys.
  */
 function readJwksFile(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  let read: ReturnType<typeof readBoundedFile>;
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new JwksError(`--jwks ${path} is not a regular file`);
-    const buf = Buffer.alloc(MAX_JWKS_BYTES + 1);
-    let n = 0;
-    for (let r; n < buf.length && (r = readSync(fd, buf, n, buf.length - n, null)) > 0; ) n += r;
-    if (n > MAX_JWKS_BYTES) throw new JwksError(`--jwks ${path} is larger than ${MAX_JWKS_BYTES} bytes`);
-    return buf.subarray(0, n).toString('utf8');
-  } finally {
-    closeSync(fd);
+    read = readBoundedFile(path, MAX_JWKS_BYTES, { followLinks: true });
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'not a regular file') throw new JwksError(`--jwks ${path} is not a regular file`);
+    throw e;
   }
+  if (read === null) throw new JwksError(`--jwks ${path} is larger than ${MAX_JWKS_BYTES} bytes`);
+  return read.bytes.toString('utf8');
 }
 
 export class JwtVerifier {

@@ -24,12 +24,12 @@ export function readRegularFile(path: string): Buffer {
 }
 
 /**
- * A file whoever may write its folder can put there (the approvals folder): no link followed,
- * and at most `maxBytes` read, so one that grows after its size was read is cut, not read whole.
- * Null when it is larger than `maxBytes`.
+ * At most `maxBytes` of a regular file, so one that grows after its size was read is cut, not
+ * read whole; null when it is larger. `followLinks: false` for a file whoever may write its
+ * folder can put there (the approvals folder).
  */
-export function readBoundedFile(path: string, maxBytes: number): { bytes: Buffer; stat: BigIntStats } | null {
-  return withRegularFile(path, constants.O_NOFOLLOW, (fd, stat) => {
+export function readBoundedFile(path: string, maxBytes: number, o: { followLinks: boolean }): { bytes: Buffer; stat: BigIntStats } | null {
+  return withRegularFile(path, o.followLinks ? 0 : constants.O_NOFOLLOW, (fd, stat) => {
     if (stat.size > BigInt(maxBytes)) return null;
     const buf = Buffer.alloc(maxBytes + 1);
     let n = 0;
