@@ -214,10 +214,20 @@ export class HttpUpstreamTransport implements Transport {
       finish({ cause: 'upstream_session_lost', gone: true });
       return this.lose('the server no longer knows the session (404)');
     }
-    if (status === 202 || (status === 200 && id === undefined && !hasBody(res))) {
-      res.resume();
+    if (id === undefined && (status === 200 || status === 202)) {
+      // A notification or response has no answer to wait for (the server "MUST" answer it 202,
+      // no body). A body sent anyway is not read: a stream the server held open kept its socket
+      // until the session ended, one more with each notification the host sent.
+      if (hasBody(res)) {
+        dropped('upstream_body_unasked', null);
+        res.destroy();
+      } else res.resume();
       if (initialized) this.openStream();
-      return finish(id === undefined ? null : { cause: 'no_answer', gone: false });
+      return finish(null);
+    }
+    if (status === 202) {
+      res.resume();
+      return finish({ cause: 'no_answer', gone: false });
     }
     if (status !== 200) {
       if (status === 401 || status === 403) this.o.say?.(`the upstream ${this.named} refused the request (HTTP ${status}): check --upstream-header`);
