@@ -32,3 +32,29 @@ test('a body the server sends for a notification is not read: its connection is 
   server.closeAllConnections();
   await local.close();
 });
+
+test("a request's event stream the server holds open after the reply is closed once the reply is in", async () => {
+  let closed = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const { id } = JSON.parse(body) as { id: number };
+      res.on('close', () => closed++);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: {} })}\n\n`); // and never ended
+    });
+  });
+  const local = await listenLocal(server);
+  const t = new HttpUpstreamTransport({ url: new URL(local.url) });
+  const replies: string[] = [];
+  t.onframe = (f) => void (f.kind === 'frame' && replies.push(Buffer.from(f.bytes).toString()));
+  await t.start();
+  for (let i = 1; i <= 5; i++) t.send(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping' }));
+  const deadline = Date.now() + 5000;
+  while ((replies.length < 5 || closed < 5) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(replies.length, 5, 'every reply delivered');
+  assert.equal(closed, 5, 'every stream closed by the gate after its reply');
+  await t.close();
+  await local.close();
+});

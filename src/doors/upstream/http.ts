@@ -216,9 +216,9 @@ export class HttpUpstreamTransport implements Transport {
     }
     if (id === undefined && (status === 200 || status === 202)) {
       // A notification or response has no answer to wait for (the server "MUST" answer it 202,
-      // no body). A body sent anyway is not read: a stream the server held open kept its socket
-      // until the session ended, one more with each notification the host sent.
-      if (hasBody(res)) {
+      // no body). An event stream sent anyway is not read: one the server held open kept its
+      // socket until the session ended, one more with each notification the host sent.
+      if (mediaType(res) === 'text/event-stream') {
         dropped('upstream_body_unasked', null);
         res.destroy();
       } else res.resume();
@@ -307,6 +307,14 @@ export class HttpUpstreamTransport implements Transport {
         if (initialize) this.noteVersion(ev.data);
         this.deliver(ev.data);
         if (reply === 'this') replied = true;
+      }
+      if (replied && !over && !res.complete) {
+        // The reply is in and the server "SHOULD" close the stream now: one it holds open would
+        // keep this socket until the session ends, one more with each call. (Once complete, the
+        // socket may already carry another request: never destroyed then.)
+        over = true;
+        res.destroy();
+        finish(null);
       }
     });
     const end = (cut: boolean) => {
