@@ -3,7 +3,7 @@
 // a timeout, or the agent crashed / exited non-zero; 2 usage, preflight or admission refusal.
 // Nothing the agent wrote ever reaches this command's output: the summary is counts and codes.
 import { readFileSync } from 'node:fs';
-import { duration, parseFlags, required, UsageError } from './args.js';
+import { parseFlags, required, timerDuration, UsageError } from './args.js';
 import { parseStrict } from '../wire/strict-parse.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { loadManifest } from '../contract/manifest.js';
@@ -81,7 +81,7 @@ export async function run(argv: string[]): Promise<number> {
   const contextPath = required(values.context as string | undefined, '--context');
   const inputPath = required(values.input as string | undefined, '--input');
   if (upstreamCmd.length === 0) throw new UsageError('missing upstream command after --');
-  const timeoutMs = duration(values.timeout as string, '--timeout');
+  const timeoutMs = timerDuration(values.timeout as string, '--timeout');
   const maxCallsText = values['max-calls'] as string;
   if (!/^[0-9]{1,6}$/.test(maxCallsText)) throw new UsageError('--max-calls must be a non-negative integer');
   const maxCalls = Number(maxCallsText);

@@ -2,7 +2,7 @@
 // (TSA and/or Rekor), e.g. after a gate was killed before its shutdown epoch. Exit 0 when every
 // requested anchor was obtained (or nothing needed one), 1 when one failed (recorded in the ledger).
 import { readFileSync } from 'node:fs';
-import { duration, parseFlags, UsageError } from './args.js';
+import { parseFlags, timerDuration, UsageError } from './args.js';
 import { openHomeWith } from '../home/open.js';
 import { opening, STORE_OPTION } from './store-flags.js';
 import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
@@ -50,7 +50,7 @@ export async function run(argv: string[]): Promise<number> {
     'pin-file': { type: 'string' },
   });
   if (values.help) return void process.stdout.write(HELP), 0;
-  const timeoutMs = values.timeout ? duration(values.timeout, '--timeout') : undefined;
+  const timeoutMs = values.timeout ? timerDuration(values.timeout, '--timeout') : undefined;
   const targets = anchorTargets(values, timeoutMs);
   const h = await opening(() => openHomeWith({ home: values.home, store: values.store, key: { uri: values.key, pinFile: values['pin-file'] } }));
   try {

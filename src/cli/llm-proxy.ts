@@ -1,7 +1,7 @@
 // cloakpipe llm-proxy: the gate between an agent and its model's API (OpenAI Chat Completions
 // and Responses, Anthropic Messages), deciding every tool call the model proposes
 // (shared/spec/llm.md).
-import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { optionsHelp, parseFlags, required, timerDuration, UsageError, type Options } from './args.js';
 import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { openGate } from '../gate/open.js';
 import { LlmDoor } from '../doors/llm/server.js';
@@ -62,8 +62,8 @@ export async function run(argv: string[]): Promise<number> {
   const { host, port } = parseListen(values.listen as string);
   const maxBody = Number(values['max-body']);
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
-  const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
-  const streamTimeoutMs = duration(values['stream-timeout'] as string, '--stream-timeout');
+  const callTimeoutMs = timerDuration(values['call-timeout'] as string, '--call-timeout');
+  const streamTimeoutMs = timerDuration(values['stream-timeout'] as string, '--stream-timeout');
   const { anchorIntervalMs, anchors } = anchoring(values);
   const say = (m: string) => process.stderr.write(`cloakpipe llm-proxy: ${m}\n`);
   let tokens: StaticTokens | undefined;

@@ -2,7 +2,7 @@
 // (onboarding.md). The drafting is src/onboarding/; this file is flags and files.
 import { ownDescriptor, writeOutput } from '../util/out/index.js';
 import { parse as parseYaml } from 'yaml';
-import { duration, optionsHelp, parseFlags, UsageError, type Options } from './args.js';
+import { optionsHelp, parseFlags, timerDuration, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';
 import { UPSTREAM_URL_OPTIONS, upstreamHeadersFrom } from './upstream-url.js';
 import { draftFromTools } from '../onboarding/draft.js';
@@ -65,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
     if (server.length === 0) throw new UsageError('name the server: -- CMD ARGS, --upstream "CMD ARGS" or --upstream-url URL');
     target = { command: server[0], args: server.slice(1) };
   }
-  const timeoutMs = duration(values.timeout, '--timeout');
+  const timeoutMs = timerDuration(values.timeout, '--timeout');
   let listed;
   try {
     listed = await listServerTools(target, timeoutMs);

@@ -1,7 +1,7 @@
 // cloakpipe mcp-proxy: the gate in front of a stdio MCP server.
 // The gate and the doors (Cedar, the store, the relay) are imported in run() once the flags
 // hold: --help and a usage error answer without loading them.
-import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
+import { duration, optionsHelp, parseFlags, required, timerDuration, UsageError, type Options } from './args.js';
 import { readProxyConfig, splitCommandLine } from './upstream-command.js';
 import type { GateConfig } from '../gate/open.js';
 import { DEFAULT_MAX_IN_FLIGHT } from '../doors/limits.js';
@@ -102,8 +102,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!remote && upstream.length === 0) throw new UsageError('missing upstream command: after --, or --upstream "CMD ARGS", or "command" in --config, or --upstream-url URL');
   const mode = values.mode as string;
   if (mode !== 'enforce' && mode !== 'shadow') throw new UsageError('--mode must be enforce or shadow');
-  const callTimeoutMs = duration(values['call-timeout'] as string, '--call-timeout');
-  const anchorIntervalMs = values['anchor-interval'] ? duration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
+  const callTimeoutMs = timerDuration(values['call-timeout'] as string, '--call-timeout');
+  const anchorIntervalMs = values['anchor-interval'] ? timerDuration(values['anchor-interval'] as string, '--anchor-interval') : undefined;
   if (values.server !== undefined) {
     let files;
     try {

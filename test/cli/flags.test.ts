@@ -158,3 +158,27 @@ test('a bad duration is exit 2 naming its flag, on every command that takes one'
     assert.match(r.stderr, new RegExp(`^cloakpipe \\w[\\w-]*: ${flag}: (invalid duration |duration must be positive: )"${value}"`), argv.join(' '));
   }
 });
+
+test('a duration that arms a timer is at most 596h, on every command: Node fires a longer timer after 1 ms', () => {
+  const home = makeHome();
+  const image = 'sha256:' + 'a'.repeat(64);
+  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const rules = ['--manifest', f['m.yaml'], '--policy', f['p.cedar']];
+  const cases: [string[], string][] = [
+    [['mcp-proxy', '--home', home, ...rules, '--call-timeout', '597h', '--', 'x'], '--call-timeout'],
+    [['mcp-proxy', '--home', home, ...rules, '--anchor-interval', '597h', '--', 'x'], '--anchor-interval'],
+    [['llm-proxy', '--home', home, ...rules, '--upstream-url', 'http://127.0.0.1:1', '--call-timeout', '597h'], '--call-timeout'],
+    [['llm-proxy', '--home', home, ...rules, '--upstream-url', 'http://127.0.0.1:1', '--stream-timeout', '597h'], '--stream-timeout'],
+    [['confine', '--context', 'c.json', '--input', 'i.jsonl', '--image', image, '--aliases', 'a.json', ...rules, '--timeout', '597h', '--', 'x'], '--timeout'],
+    [['ledger', 'anchor', '--home', home, '--timeout', '597h'], '--timeout'],
+    [['manifest', 'draft', '--timeout', '597h', '--', 'x'], '--timeout'],
+  ];
+  for (const [argv, flag] of cases) {
+    const r = cloakpipe(argv);
+    assert.equal(r.status, 2, `${argv.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^cloakpipe \\w[\\w-]*: ${flag}: at most 596h`), argv.join(' '));
+  }
+  // 596h is a timer Node can arm: accepted (the command then fails on what else it lacks).
+  const ok = cloakpipe(['mcp-proxy', '--home', home, ...rules, '--call-timeout', '596h', '--', 'x']);
+  assert.doesNotMatch(ok.stderr, /at most 596h/);
+});
