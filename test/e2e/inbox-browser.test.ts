@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { ROOT } from '../helpers/cli.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
-import { inboxClient, startInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { apiRoutes, inboxClient, startInbox, type RunningInbox } from '../helpers/inbox-server.js';
 import { call, ledger, records, setup, startGate, type RunningGate, type Setup } from '../helpers/recording-gate.js';
 
 const SCRIPT_CANARY = '<script>window.__inboxCanary = 1</script><img src=x onerror="window.__inboxCanary = 2">';
@@ -395,14 +395,7 @@ test('a web server on another port of 127.0.0.1 gets the session cookie from the
     const stolen = cookies.flatMap((c) => c.split(';').map((p) => p.trim())).find((p) => p.startsWith('cloakpipe_inbox='));
     assert.ok(stolen, `the browser sends the inbox's cookie to another port of its host (RFC 6265): ${JSON.stringify(cookies)}`);
 
-    for (const [method, path] of [
-      ['GET', '/api/session'],
-      ['GET', '/api/requests'],
-      ['GET', `/api/requests/${id}`],
-      ['GET', '/api/events'],
-      ['POST', `/api/requests/${id}/approve`],
-      ['POST', `/api/requests/${id}/deny`],
-    ]) {
+    for (const [method, path] of apiRoutes(id)) {
       const r = await replay(method, path, stolen);
       assert.equal(r.status, 403, `${method} ${path} with the stolen cookie: ${r.body}`);
       assert.ok(!r.body.includes('other-port@example.com') && !r.body.includes('"csrf"'), `${method} ${path}: ${r.body}`);

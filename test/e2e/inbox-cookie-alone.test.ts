@@ -9,21 +9,14 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startInbox, type RunningInbox } from '../helpers/inbox-server.js';
-import { call, ledger, records, setup, startGate, type RunningGate, type Setup } from '../helpers/recording-gate.js';
+import { apiRoutes, closeGateWithInbox, openGateWithInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { call, ledger, records, type RunningGate, type Setup } from '../helpers/recording-gate.js';
 
 let s: Setup;
 let g: RunningGate;
 let inbox: RunningInbox;
-before(async () => {
-  s = setup();
-  g = await startGate(s);
-  inbox = await startInbox({ home: s.home, approverKey: s.approverKey });
-});
-after(async () => {
-  await inbox?.stop();
-  await g?.close();
-});
+before(async () => void ({ s, g, inbox } = await openGateWithInbox()));
+after(() => closeGateWithInbox(g, inbox));
 
 /** One request as curl would send it: the cookie, no Origin, no Fetch Metadata; an event stream is read for 1.5 s. */
 function curl(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
@@ -63,15 +56,7 @@ test('with the session cookie alone no route reads a request or decides one; wit
   const id = requestId(String(refused.data.fingerprint));
 
   const alone = { cookie };
-  const routes: [string, string][] = [
-    ['GET', '/api/session'],
-    ['GET', '/api/requests'],
-    ['GET', `/api/requests/${id}`],
-    ['GET', '/api/events'],
-    ['POST', `/api/requests/${id}/approve`],
-    ['POST', `/api/requests/${id}/deny`],
-    ['POST', '/logout'],
-  ];
+  const routes: [string, string][] = [...apiRoutes(id), ['POST', '/logout']];
   for (const [method, path] of routes) {
     const r = await curl(method, path, alone);
     assert.ok(r.status === 401 || r.status === 403, `${method} ${path} with the cookie alone: ${r.status} ${r.body}`);

@@ -8,8 +8,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'puppeteer-core';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
-import { inboxClient, startInbox, type RunningInbox } from '../helpers/inbox-server.js';
-import { call, records, setup, startGate, type RunningGate, type Setup } from '../helpers/recording-gate.js';
+import { closeGateWithInbox, inboxClient, openGateWithInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { call, records, type RunningGate, type Setup } from '../helpers/recording-gate.js';
 
 interface Listed {
   requests: { id: string; arguments: { to: string } | null; call_bytes: number }[];
@@ -22,15 +22,10 @@ let s: Setup;
 let g: RunningGate;
 let inbox: RunningInbox;
 let browser: Browser | undefined;
-before(async () => {
-  s = setup();
-  g = await startGate(s);
-  inbox = await startInbox({ home: s.home, approverKey: s.approverKey });
-});
+before(async () => void ({ s, g, inbox } = await openGateWithInbox()));
 after(async () => {
   await browser?.close();
-  await inbox?.stop();
-  await g?.close();
+  await closeGateWithInbox(g, inbox);
 });
 
 test('a long call is listed by its size, read whole on its own, approved, and runs once', async () => {

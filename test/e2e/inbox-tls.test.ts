@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import { cloakpipe, tempDir } from '../helpers/cli.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
-import { startInbox, type RunningInbox } from '../helpers/inbox-server.js';
-import { call, ledger, records, setup, startGate, type RunningGate, type Setup } from '../helpers/recording-gate.js';
+import { closeGateWithInbox, openGateWithInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { call, ledger, records, type RunningGate, type Setup } from '../helpers/recording-gate.js';
 
 const dir = tempDir('cloakpipe-inbox-tls-');
 const cert = join(dir, 'cert.pem');
@@ -32,15 +32,8 @@ let s: Setup;
 let g: RunningGate;
 let inbox: RunningInbox;
 
-before(async () => {
-  s = setup();
-  g = await startGate(s);
-  inbox = await startInbox({ home: s.home, approverKey: s.approverKey, flags: ['--tls-cert', cert, '--tls-key', key] });
-});
-after(async () => {
-  await inbox?.stop();
-  await g?.close();
-});
+before(async () => void ({ s, g, inbox } = await openGateWithInbox(['--tls-cert', cert, '--tls-key', key])));
+after(() => closeGateWithInbox(g, inbox));
 
 /** One HTTPS request trusting only the test certificate: status, headers, body. */
 function https(path: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {

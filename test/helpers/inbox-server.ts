@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CLI, tempDir } from './cli.js';
+import { setup, startGate, type RunningGate, type Setup } from './recording-gate.js';
 
 export interface RunningInbox {
   url: string;
@@ -89,4 +90,29 @@ export async function inboxClient(i: RunningInbox): Promise<(path: string, metho
     const r = await fetch(`${i.url}${path}`, { method, headers: { cookie, 'x-csrf-token': csrf } });
     return { status: r.status, body: await r.text() };
   };
+}
+
+/** Every route of the inbox's API that reads a request or decides one, for request `id`. */
+export function apiRoutes(id: string): [string, string][] {
+  return [
+    ['GET', '/api/session'],
+    ['GET', '/api/requests'],
+    ['GET', `/api/requests/${id}`],
+    ['GET', '/api/events'],
+    ['POST', `/api/requests/${id}/approve`],
+    ['POST', `/api/requests/${id}/deny`],
+  ];
+}
+
+/** A home with a gate in front of the recording upstream and an inbox on that home (`flags`: the inbox's). */
+export async function openGateWithInbox(flags: string[] = []): Promise<{ s: Setup; g: RunningGate; inbox: RunningInbox }> {
+  const s = setup();
+  const g = await startGate(s);
+  return { s, g, inbox: await startInbox({ home: s.home, approverKey: s.approverKey, flags }) };
+}
+
+/** Stops what openGateWithInbox started (either may be missing: its start failed). */
+export async function closeGateWithInbox(g: RunningGate | undefined, inbox: RunningInbox | undefined): Promise<void> {
+  await inbox?.stop();
+  await g?.close();
 }

@@ -5,20 +5,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { get, type IncomingMessage } from 'node:http';
-import { inboxLogin, startInbox, type RunningInbox } from '../helpers/inbox-server.js';
-import { call, setup, startGate, type RunningGate } from '../helpers/recording-gate.js';
+import { closeGateWithInbox, inboxLogin, openGateWithInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { call, type RunningGate } from '../helpers/recording-gate.js';
 
 let g: RunningGate;
 let inbox: RunningInbox;
-before(async () => {
-  const s = setup();
-  g = await startGate(s);
-  inbox = await startInbox({ home: s.home, approverKey: s.approverKey });
-});
-after(async () => {
-  await inbox?.stop();
-  await g?.close();
-});
+before(async () => void ({ g, inbox } = await openGateWithInbox()));
+after(() => closeGateWithInbox(g, inbox));
 
 interface Stream {
   text: () => string;

@@ -6,20 +6,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type IncomingHttpHeaders } from 'node:http';
-import { startInbox, type RunningInbox } from '../helpers/inbox-server.js';
-import { call, setup, startGate, type RunningGate } from '../helpers/recording-gate.js';
+import { closeGateWithInbox, openGateWithInbox, type RunningInbox } from '../helpers/inbox-server.js';
+import { call, type RunningGate } from '../helpers/recording-gate.js';
 
 let g: RunningGate;
 let inbox: RunningInbox;
-before(async () => {
-  const s = setup();
-  g = await startGate(s);
-  inbox = await startInbox({ home: s.home, approverKey: s.approverKey });
-});
-after(async () => {
-  await inbox?.stop();
-  await g?.close();
-});
+before(async () => void ({ g, inbox } = await openGateWithInbox()));
+after(() => closeGateWithInbox(g, inbox));
 
 interface Answer {
   status: number;
