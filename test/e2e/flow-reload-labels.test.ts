@@ -3,9 +3,9 @@
 // still raises the session: to the highest label the session knows, never not at all.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renameSync, writeFileSync } from 'node:fs';
 import { PERMIT_ALL } from '../helpers/cli.js';
 import { call } from '../helpers/recording-gate.js';
+import { replaceFile } from '../helpers/gate.js';
 import { ledgerOf, summary } from '../helpers/support-desk.js';
 import { flowSetup, records, startFlowGate } from '../helpers/flow-gate.js';
 
@@ -22,8 +22,7 @@ test('a reloaded manifest whose returns names a label the session does not know 
   const g = await startFlowGate(s);
   try {
     assert.equal(summary(await call(g, 'post_public', { text: 'before' })), 'ok');
-    writeFileSync(`${s.manifest}.tmp`, MANIFEST('public, internal, secret', 'secret'));
-    renameSync(`${s.manifest}.tmp`, s.manifest);
+    replaceFile(s.manifest, MANIFEST('public, internal, secret', 'secret'));
     assert.equal(summary(await call(g, 'read_record', { id: 'R-1' })), 'ok');
     const after = await call(g, 'post_public', { text: 'after' });
     assert.equal(after.ok ? 'ok' : after.reason, 'sink_ceiling_exceeded');
@@ -47,8 +46,7 @@ test('a classify rule added by a reloaded manifest holds from the next result, i
   const s = flowSetup({ policy: PERMIT_ALL, manifest: ECHO('') });
   const g = await startFlowGate(s);
   try {
-    writeFileSync(`${s.manifest}.tmp`, ECHO('classify:\n  - { label: confidential, pattern: "ACCT-[0-9]{8}" }\n'));
-    renameSync(`${s.manifest}.tmp`, s.manifest);
+    replaceFile(s.manifest, ECHO('classify:\n  - { label: confidential, pattern: "ACCT-[0-9]{8}" }\n'));
     assert.equal(summary(await call(g, 'post_public', { text: 'before' })), 'ok');
     assert.equal(summary(await call(g, 'echo', { text: 'account ACCT-12345678' })), 'ok');
     const after = await call(g, 'post_public', { text: 'after' });

@@ -19,6 +19,20 @@ after(async () => {
   await Promise.allSettled(gates.map((g) => g.stop()));
 });
 
+/** The gate on `home` taking tokens checked against the JWKS file `jwks`, in front of server-memory. */
+async function jwtGate(home: string, jwks: string): Promise<HttpGate> {
+  const g = await startHttpGate({
+    home,
+    manifest: files['m.yaml'],
+    policy: files['p.cedar'],
+    flags: ['--jwks', jwks, '--issuer', ISS, '--audience', AUD],
+    upstream: [process.execPath, MEMORY],
+    env: { MEMORY_FILE_PATH: join(tempDir(), 'm.jsonl') },
+  });
+  gates.push(g);
+  return g;
+}
+
 test('http-proxy --jwks: tokens decide who may call and name the agent of every entry', async () => {
   const { publicKey, privateKey } = await generateKeyPair('ES256');
   const jwks = join(tempDir(), 'jwks.json');
@@ -31,15 +45,7 @@ test('http-proxy --jwks: tokens decide who may call and name the agent of every 
       .setExpirationTime(o.exp ?? Math.floor(Date.now() / 1000) + 600)
       .sign(privateKey);
   const home = makeHome();
-  const g = await startHttpGate({
-    home,
-    manifest: files['m.yaml'],
-    policy: files['p.cedar'],
-    flags: ['--jwks', jwks, '--issuer', ISS, '--audience', AUD],
-    upstream: [process.execPath, MEMORY],
-    env: { MEMORY_FILE_PATH: join(tempDir(), 'm.jsonl') },
-  });
-  gates.push(g);
+  const g = await jwtGate(home, jwks);
   // No token, an expired one, another issuer's: 401 pointing at the metadata.
   for (const auth of [undefined, `Bearer ${await token('ada', { exp: Math.floor(Date.now() / 1000) - 600 })}`, `Bearer ${await token('ada', { iss: 'https://evil.example' })}`]) {
     const r = await post(g.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }, auth ? { Authorization: auth } : {});
@@ -86,15 +92,7 @@ test('http-proxy --jwks: the file swapped for a FIFO (or a link to /dev/zero) wh
   const jwks = join(dir, 'jwks.json');
   writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] }));
   const ada = await new SignJWT({ sub: 'ada' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISS).setAudience(AUD).setExpirationTime('10m').sign(privateKey);
-  const g = await startHttpGate({
-    home: makeHome(),
-    manifest: files['m.yaml'],
-    policy: files['p.cedar'],
-    flags: ['--jwks', jwks, '--issuer', ISS, '--audience', AUD],
-    upstream: [process.execPath, MEMORY],
-    env: { MEMORY_FILE_PATH: join(tempDir(), 'm.jsonl') },
-  });
-  gates.push(g);
+  const g = await jwtGate(makeHome(), jwks);
   const list = (sid: string) => post(g.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { Accept: 'application/json', Authorization: `Bearer ${ada}`, 'Mcp-Session-Id': sid });
   const sid = await rawSession(g.url, { Authorization: `Bearer ${ada}` });
   for (const swap of [() => execFileSync('mkfifo', [jwks]), () => symlinkSync('/dev/zero', jwks)]) {

@@ -153,10 +153,15 @@ export function ledgerOf(home: string): Record<string, any>[] {
 
 export const decisions = (home: string) => ledgerOf(home).filter((e) => e.kind === 'decision');
 
-/** Replace a task context file the way an orchestrator should: write aside, then rename. */
-export function replaceContext(path: string, doc: object): void {
-  writeFileSync(`${path}.tmp`, JSON.stringify(doc));
+/** Replace a file the way an operator or orchestrator should: write aside, then rename. */
+export function replaceFile(path: string, text: string): void {
+  writeFileSync(`${path}.tmp`, text);
   renameSync(`${path}.tmp`, path);
+}
+
+/** Replace a task context file (replaceFile). */
+export function replaceContext(path: string, doc: object): void {
+  replaceFile(path, JSON.stringify(doc));
 }
 
 export async function waitFor(cond: () => boolean, ms = 10_000, what = 'the condition'): Promise<void> {
