@@ -107,7 +107,8 @@ export class JwtVerifier {
 
   /** The agent a `Authorization: Bearer <JWT>` names, or null for any token that does not verify. */
   async check(authorization: string | undefined): Promise<Principal | null> {
-    const m = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(authorization ?? '');
+    // The scheme's name is case-insensitive (RFC 7235 §2.1), as for the static tokens.
+    const m = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(authorization ?? '');
     if (!m) return null;
     this.reload();
     const keys = this.keys;

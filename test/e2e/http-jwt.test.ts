@@ -61,8 +61,8 @@ test('http-proxy --jwks: tokens decide who may call and name the agent of every 
   const sid = (c.transport as unknown as { sessionId: string }).sessionId;
   const r = await post(g.url, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, { Authorization: `Bearer ${await token('bob')}`, 'Mcp-Session-Id': sid });
   assert.equal(r.status, 404);
-  // bob gets a session of his own.
-  await rawSession(g.url, { Authorization: `Bearer ${await token('bob')}` });
+  // bob gets a session of his own, his client spelling the scheme in lower case (RFC 7235 §2.1).
+  await rawSession(g.url, { Authorization: `bearer ${await token('bob')}` });
   await c.close();
   assert.equal(await g.stop(), 0);
   const entries = cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
