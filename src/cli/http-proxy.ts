@@ -142,7 +142,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const door: HttpDoor = new HttpDoor({
     gate: opened.gate,
-    upstream: remote ? remote.connect : () => new ProcessTransport(upstream[0], upstream.slice(1)),
+    upstream: remote ? remote.connect : () => new ProcessTransport(upstream[0], upstream.slice(1), { sharedStore: 'gateId' in opened.store }),
     path,
     maxBodyBytes: maxBody,
     maxSessions,

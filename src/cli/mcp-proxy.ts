@@ -141,7 +141,7 @@ export async function run(argv: string[]): Promise<number> {
   const relay = new Relay({
     gate: opened.gate,
     host: new StdioHostTransport(process.stdin, process.stdout, maxLineBytes),
-    upstream: remote ? remote.connect() : (new ProcessTransport(upstream[0], upstream.slice(1)) as Transport),
+    upstream: remote ? remote.connect() : (new ProcessTransport(upstream[0], upstream.slice(1), { sharedStore: 'gateId' in opened.store }) as Transport),
     maxLineBytes,
     maxInFlight,
     requestTimeoutMs: callTimeoutMs,

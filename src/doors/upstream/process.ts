@@ -25,10 +25,18 @@ const START_REASONS: Record<string, string> = {
   ENOMEM: 'out of memory',
 };
 
-/** The upstream's environment: the host-given one minus the gate's own (`CLOAKPIPE_*`). */
-export function upstreamEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+/**
+ * The upstream's environment: the host-given one minus the gate's own (`CLOAKPIPE_*`), and,
+ * when the gate's store is a fleet's PostgreSQL, minus the store's password (PGPASSWORD): with
+ * it the server could rewrite the fleet's operations, receipts and chains (ADR 078).
+ */
+export function upstreamEnv(env: NodeJS.ProcessEnv = process.env, o: { sharedStore?: boolean } = {}): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) if (!k.toUpperCase().startsWith('CLOAKPIPE_')) out[k] = v;
+  for (const [k, v] of Object.entries(env)) {
+    if (k.toUpperCase().startsWith('CLOAKPIPE_')) continue;
+    if (o.sharedStore && k === 'PGPASSWORD') continue;
+    out[k] = v;
+  }
   return out;
 }
 
@@ -37,7 +45,7 @@ export function upstreamEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proces
  * when the OS could not start it at all (then no exit status follows: there was no process).
  */
 export function spawnUpstream(command: string, args: string[], onStartError: (e: UpstreamStartError) => void, o: ProcessOptions = {}): ChildProcess {
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', o.stderr ?? 'inherit'], env: upstreamEnv(o.env) });
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', o.stderr ?? 'inherit'], env: upstreamEnv(o.env, { sharedStore: o.sharedStore }) });
   let started = false;
   child.once('spawn', () => (started = true));
   child.on('error', (e: NodeJS.ErrnoException) => {
@@ -52,6 +60,8 @@ export function spawnUpstream(command: string, args: string[], onStartError: (e:
 export interface ProcessOptions {
   /** The environment to start from (default: the gate's); CLOAKPIPE_* is removed either way. */
   env?: NodeJS.ProcessEnv;
+  /** The gate's store is a fleet's PostgreSQL: its password is the gate's own, not the server's. */
+  sharedStore?: boolean;
   /** Where the server's stderr goes (default: the gate's stderr). */
   stderr?: 'inherit' | 'ignore';
 }
