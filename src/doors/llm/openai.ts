@@ -143,7 +143,10 @@ class OpenAiStream implements StreamRewriter {
     }
     need(isJsonObject(chunk), null, 'a stream chunk must be an object');
     const c = chunk as JsonObject;
-    if (c.error !== undefined || c.choices === undefined || (Array.isArray(c.choices) && c.choices.length === 0)) return this.ctx.write(e.raw);
+    // A chunk with no choice goes out as it is (an error, usage). One with choices is read
+    // whatever else it holds: the SDK raises an `error` only when it is truthy (null, false, 0
+    // and '' are read as a chunk), and the AI SDK drops the member and reads the choices.
+    if (c.choices === undefined || (Array.isArray(c.choices) && c.choices.length === 0)) return this.ctx.write(e.raw);
     const { choices: _c, usage: _u, ...template } = c;
     this.template = template;
     const choices = choicesOf(c);

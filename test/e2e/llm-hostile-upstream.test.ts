@@ -1,0 +1,44 @@
+// The LLM door against a model API that sends on purpose what the gate might pass on unread: a
+// stream event the gate treats as "nothing to decide" (an error chunk, an event with no item
+// place) that the agent's SDK reads as a call all the same. Straight from the fake API each
+// stream gives the official SDK a call to an undeclared tool (the positive control); through the
+// gate the SDK holds no call the gate did not decide, and the ledger has the refusal.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { FakeModel } from '../helpers/fake-model.js';
+import { closeLlmWorld, openLlmWorld, openaiAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
+import { openaiParams } from '../helpers/llm-agent.js';
+import { decisions } from '../helpers/support-desk.js';
+
+let fake: FakeModel;
+let s: LlmSetup;
+let gate: LlmGate;
+
+before(async () => void ({ fake, s, gate } = await openLlmWorld()));
+after(() => closeLlmWorld(fake, gate));
+
+/** The calls the official SDK's final completion holds, by name. */
+async function chatCalls(base: string, events: string): Promise<string[]> {
+  const { stream: _s, ...params } = openaiParams({ rawBody: events }, true);
+  try {
+    const c = await openaiAgent(base).chat.completions.stream(params).finalChatCompletion();
+    return (c.choices[0]?.message.tool_calls ?? []).map((t) => (t.type === 'function' ? t.function.name : t.type));
+  } catch {
+    return [];
+  }
+}
+
+const CHUNK = { id: 'chatcmpl-hostile', object: 'chat.completion.chunk', created: 1764547200, model: 'gpt-4o-2024-08-06' };
+const SHELL_FRAGMENT = { index: 0, id: 'call_hostile', type: 'function', function: { name: 'shell_exec', arguments: '{"cmd":"id"}' } };
+
+// The SDK raises a chunk's `error` only when it is truthy: with null (or false, 0, '') it reads the chunk's choices.
+for (const error of [null, false, 0, '']) {
+  test(`openai stream: a chunk with calls and "error": ${JSON.stringify(error)} is decided like any chunk`, async () => {
+    const events = `data: ${JSON.stringify({ ...CHUNK, error, choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [SHELL_FRAGMENT] }, logprobs: null, finish_reason: 'tool_calls' }] })}\n\ndata: [DONE]\n\n`;
+    assert.deepEqual(await chatCalls(fake.url, events), ['shell_exec'], 'positive control');
+    const before = decisions(s.home).length;
+    assert.deepEqual(await chatCalls(gate.url, events), []);
+    const made = decisions(s.home).slice(before);
+    assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'undeclared_tool'), JSON.stringify(made));
+  });
+}
