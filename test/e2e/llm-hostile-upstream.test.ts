@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FakeModel } from '../helpers/fake-model.js';
 import { closeLlmWorld, openLlmWorld, openaiAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
-import { openaiParams } from '../helpers/llm-agent.js';
+import { openaiParams, responsesParams } from '../helpers/llm-agent.js';
 import { decisions } from '../helpers/support-desk.js';
 
 let fake: FakeModel;
@@ -28,6 +28,17 @@ async function chatCalls(base: string, events: string): Promise<string[]> {
   }
 }
 
+/** The call items the official SDK's final response holds, by name. */
+async function responsesCalls(base: string, events: string): Promise<string[]> {
+  const { stream: _s, ...params } = responsesParams({ rawBody: events }, true);
+  try {
+    const r = await openaiAgent(base).responses.stream(params).finalResponse();
+    return r.output.flatMap((i) => (i.type === 'function_call' ? [i.name] : []));
+  } catch {
+    return [];
+  }
+}
+
 const CHUNK = { id: 'chatcmpl-hostile', object: 'chat.completion.chunk', created: 1764547200, model: 'gpt-4o-2024-08-06' };
 const SHELL_FRAGMENT = { index: 0, id: 'call_hostile', type: 'function', function: { name: 'shell_exec', arguments: '{"cmd":"id"}' } };
 
@@ -42,3 +53,20 @@ for (const error of [null, false, 0, '']) {
     assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'undeclared_tool'), JSON.stringify(made));
   });
 }
+
+const RESPONSE = { id: 'resp_hostile', object: 'response', created_at: 1764547200, status: 'in_progress', model: 'gpt-4.1-2025-04-14', output: [], parallel_tool_calls: true, tool_choice: 'auto', tools: [], usage: null };
+const SHELL_ITEM = { id: 'fc_hostile', type: 'function_call', status: 'completed', arguments: '{"cmd":"id"}', call_id: 'call_hostile', name: 'shell_exec' };
+const responsesSse = (events: Record<string, unknown>[]) => events.map((e, i) => `event: ${e.type}\ndata: ${JSON.stringify({ ...e, sequence_number: i })}\n\n`).join('');
+
+test('responses stream: an item added without an output_index (the SDK appends it) is refused, never passed on', async () => {
+  // No final event: the SDK's response is its snapshot, which holds every item added.
+  const events = responsesSse([
+    { type: 'response.created', response: RESPONSE },
+    { type: 'response.output_item.added', item: SHELL_ITEM },
+  ]);
+  assert.deepEqual(await responsesCalls(fake.url, events), ['shell_exec'], 'positive control');
+  const before = decisions(s.home).length;
+  assert.deepEqual(await responsesCalls(gate.url, events), []);
+  const made = decisions(s.home).slice(before);
+  assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'fail_closed'), JSON.stringify(made));
+});

@@ -164,7 +164,9 @@ class ResponsesStream implements StreamRewriter {
       return this.pass(e, data);
     }
     if (FINAL.has(type)) return this.final(e, data);
-    if (data.output_index === undefined) return this.pass(e, data); // keepalive, error
+    // Keepalive, error. An item added or done names its place: the SDK appends an added item
+    // wherever its output_index is, absent too, so one without it would be a call held unseen.
+    if (data.output_index === undefined && !type.startsWith('response.output_item.')) return this.pass(e, data);
     need(isIndex(data.output_index), null, 'an output_index must be an index');
     const index = data.output_index as number;
     if (type === 'response.output_item.added') return this.added(e, data, index);
