@@ -32,18 +32,24 @@ export function httpSend(
       let size = 0;
       res.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > opts.maxBytes) {
-          r.destroy();
-          reject(new (class extends Error {})('too large'));
-          return;
-        }
+        if (size > opts.maxBytes) return stop(new Error('too large'));
         chunks.push(c);
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
+      res.on('end', () => {
+        clearTimeout(deadline);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) });
+      });
+      res.on('error', stop);
     });
-    r.setTimeout(opts.timeoutMs, () => r.destroy(new Error('timeout')));
-    r.on('error', reject);
+    const stop = (e: Error) => {
+      clearTimeout(deadline);
+      reject(e);
+      r.destroy();
+    };
+    // One deadline for the whole exchange, not an idle timer: a peer that drips a byte now and
+    // then would otherwise hold the anchor, and the gate's shutdown epoch behind it, for ever.
+    const deadline = setTimeout(() => stop(new Error('timeout')), opts.timeoutMs);
+    r.on('error', stop);
     if (body) r.write(body);
     r.end();
   }).catch((e: Error) => fail('unavailable', `${method} ${u.origin}${u.pathname}: ${e.message === 'timeout' ? 'timed out' : e.message}`));
