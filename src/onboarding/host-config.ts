@@ -50,19 +50,25 @@ export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undef
   }
   if (!root || root.type !== 'object') throw new ConfigError(`${at(cfg.path, text, shift)}: not a JSON object`);
   if (shift) throw new ConfigError(`${at(cfg.path, text, 0)}: starts with a byte order mark; left as is`);
+  const propsOf = (o: Node, k: string) => o.children?.filter((p) => p.children?.[0].value === k) ?? [];
+  const twice = (p: Node, k: string) => new ConfigError(`${at(cfg.path, text, p.offset)}: "${k}" appears twice; hosts differ on which one counts`);
+  // Each key on the way to the servers is the one the host reads: with a key twice, wrap would
+  // edit the first and the host read the last.
   let holder: Node = root;
-  if (cfg.under) {
-    const n = findNodeAtLocation(root, cfg.under);
+  for (const k of cfg.under ?? []) {
+    const props = propsOf(holder, k);
+    if (props.length > 1) throw twice(props[1], k);
+    const n = props[0]?.children?.[1];
     if (!n || n.type !== 'object') return undefined;
     holder = n;
   }
-  const keyOf = (k: string) => holder.children?.filter((p) => p.children?.[0].value === k) ?? [];
+  const keyOf = (k: string) => propsOf(holder, k);
   let key = cfg.key;
   if (key === undefined) key = keyOf('mcpServers').length ? 'mcpServers' : keyOf('servers').length ? 'servers' : undefined;
   if (key === undefined) return undefined;
   const props = keyOf(key);
   if (props.length === 0) return undefined;
-  if (props.length > 1) throw new ConfigError(`${at(cfg.path, text, props[1].offset)}: "${key}" appears twice; hosts differ on which one counts`);
+  if (props.length > 1) throw twice(props[1], key);
   const servers = props[0].children![1];
   if (servers.type !== 'object') throw new ConfigError(`${at(cfg.path, text, servers.offset)}: "${key}" is not an object`);
   const entries: ConfigEntry[] = [];
@@ -72,9 +78,32 @@ export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undef
     if (seen.has(name)) throw new ConfigError(`${at(cfg.path, text, p.offset)}: server ${JSON.stringify(name)} appears twice; hosts differ on which one counts`);
     seen.add(name);
     const v = p.children![1];
+    const again = repeatedKey(v);
+    if (again) throw new ConfigError(`${at(cfg.path, text, again.offset)}: server ${JSON.stringify(name)}: ${JSON.stringify(again.children![0].value)} appears twice; hosts differ on which one counts`);
     entries.push({ name, text: text.slice(v.offset, v.offset + v.length), offset: v.offset, value: getNodeValue(v) });
   }
   return { text, key, at: [...(cfg.under ?? []), key], root, entries };
+}
+
+/**
+ * The second property of one name in an object or in any object under it. The host reads the
+ * last and jsonc-parser's modify edits the first: a wrapped "command" or "args" beside a second
+ * one would leave the host starting the server ungated.
+ */
+function repeatedKey(node: Node): Node | undefined {
+  if (node.type === 'object') {
+    const seen = new Set<string>();
+    for (const p of node.children ?? []) {
+      const k = p.children![0].value as string;
+      if (seen.has(k)) return p;
+      seen.add(k);
+    }
+  }
+  for (const c of node.children ?? []) {
+    const hit = repeatedKey(c);
+    if (hit) return hit;
+  }
+  return undefined;
 }
 
 /** A stdio or remote entry the gate can stand in front of, or why not. */

@@ -1,0 +1,39 @@
+// `cloakpipe wrap` / `unwrap` on host config files that are odd on disk or in their text, through
+// the real binary: whatever wrap cannot edit exactly as the host will read it is named and left
+// byte for byte as it was; nothing it writes (config, backup) loses a byte of the user's file.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, EVERYTHING } from '../helpers/cli.js';
+import { put, world, type World } from './host-world.js';
+
+const J = JSON.stringify;
+
+function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
+  return spawnSync(process.execPath, [CLI, cmd, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+}
+
+test('a key twice in a server entry or on the way to it: named with line and column, the file left as it is (the host reads the last, an edit would change the first)', () => {
+  const w = world();
+  const server = `${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"]`;
+  // "command" twice: the host starts the second one, whatever wrap writes into the first.
+  const commandTwice = put(join(w.project, '.mcp.json'), `{\n  "mcpServers": {\n    "ev": { "command": "bogus", "command": ${server} }\n  }\n}\n`);
+  // "args" twice: the host passes the second list, the original server's, to the gate's node.
+  const argsTwice = put(join(w.project, '.cursor', 'mcp.json'), `{\n  "mcpServers": {\n    "ev": { "command": ${server}, "args": [${J(EVERYTHING)}, "stdio"] }\n  }\n}\n`);
+  // Claude Code's "projects" twice: the host reads this project's servers from the second.
+  const projectsTwice = put(
+    join(w.home, '.claude.json'),
+    `{\n  "projects": { ${J(w.project)}: { "mcpServers": { "ev": { "command": ${server} } } } },\n  "projects": { ${J(w.project)}: { "mcpServers": { "other": { "command": ${server} } } } }\n}\n`,
+  );
+  const files = [commandTwice, argsTwice, projectsTwice];
+  const before = files.map((p) => readFileSync(p, 'utf8'));
+  const r = run(w, 'wrap', ['--host', 'claude-code', '--host', 'cursor', '--timeout', '20s']);
+  assert.equal(r.status, 1, r.stderr);
+  assert.ok(r.stderr.includes(`${commandTwice}:3:33: server "ev": "command" appears twice`), r.stderr);
+  assert.ok(r.stderr.includes(`${argsTwice}:3:`) && r.stderr.includes(`server "ev": "args" appears twice`), r.stderr);
+  assert.ok(r.stderr.includes(`${projectsTwice}:3:3: "projects" appears twice`), r.stderr);
+  files.forEach((p, i) => assert.equal(readFileSync(p, 'utf8'), before[i], `${p} left as it was`));
+  assert.ok(!existsSync(join(w.gate, 'servers')) && !existsSync(join(w.gate, 'backups')), 'nothing drafted, nothing backed up');
+});
