@@ -18,6 +18,7 @@ import { RulesBroken, type RulesSource } from './rules.js';
 import type { CallOutcome, Mode, RefusalData, UnknownWhy, UpstreamReply } from '../core/outcome.js';
 export type { CallOutcome, Mode, RefusalData };
 import { DecisionTimer, LaterReports } from '../telemetry/decision.js';
+import { Unrecorded } from './unrecorded.js';
 import { log } from '../telemetry/log.js';
 
 /** A door's way to reach the tool: resolves with the upstream's reply, rejects when it died. */
@@ -220,6 +221,14 @@ export class Gate {
     this.reports.flush();
   }
 
+  /** Outcomes of calls the store could not take when they came, tried again (unrecorded.ts). */
+  private readonly unrecorded = new Unrecorded((fn) => this.parts.commit.run(fn));
+
+  /** The gate is closing: a last try to record what the store could not take before. */
+  closeUnrecorded(): Promise<void> {
+    return this.unrecorded.close();
+  }
+
   /** Decide one tools/call of `session`, record it durably, and forward it only when allowed. */
   async handleCall(call: Omit<Call, 'taskId'>, forward: Forward, session: GateSession = this.session): Promise<CallOutcome> {
     const timer = new DecisionTimer();
@@ -323,13 +332,12 @@ export class Gate {
     } catch (e) {
       if (e instanceof NotForwarded) return this.notForwarded(d, entry.seq);
       const why: UnknownWhy = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : e instanceof TaskCancelled ? 'cancelled' : 'error';
-      await parts.commit
-        .run(() => {
-          const now = this.clock();
-          for (const f of d.notes.afterFailure) f(why, now);
-          parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
-        })
-        .catch(() => undefined);
+      const job = () => {
+        const now = this.clock();
+        for (const f of d.notes.afterFailure) f(why, now);
+        parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
+      };
+      await parts.commit.run(job).catch(() => this.unrecorded.keep(job));
       return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };
     }
     // The reply goes to the host now; the result entry and the settlement commit with the next
@@ -369,16 +377,19 @@ export class Gate {
         }
       });
     const commit = this.parts.commit.later ?? this.parts.commit.run;
+    const job = () => {
+      for (const a of after) a.effect?.();
+      appended = true;
+      if (decision !== null) ledger.appendInTx(resultEntry(decision), ts);
+      for (const a of after) for (const fields of a.entries ?? []) ledger.appendInTx(fields);
+    };
     try {
-      await commit(() => {
-        for (const a of after) a.effect?.();
-        appended = true;
-        if (decision !== null) ledger.appendInTx(resultEntry(decision), ts);
-        for (const a of after) for (const fields of a.entries ?? []) ledger.appendInTx(fields);
-      });
+      await commit(job);
     } catch {
-      // The tool ran; its settlement could not be recorded. The reply still reaches the host
-      // (withholding it would not undo the effect); verify shows the missing result entry.
+      // The tool ran; its settlement could not be recorded now. The reply still reaches the host
+      // (withholding it would not undo the effect); the settlement is recorded once the store
+      // takes it again.
+      this.unrecorded.keep(job);
     }
   }
 
@@ -386,13 +397,12 @@ export class Gate {
    *  Only the checks' not-forwarded hooks run: nothing came back, so the label does not move. */
   private async notForwarded(d: Decision, decision: number): Promise<CallOutcome> {
     const after = d.notes.notForwarded.map((f) => f(this.clock()));
-    await this.parts.commit
-      .run(() => {
-        for (const a of after) a.effect?.();
-        this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision });
-        for (const a of after) for (const fields of a.entries ?? []) this.parts.ledger.appendInTx(fields);
-      })
-      .catch(() => undefined);
+    const job = () => {
+      for (const a of after) a.effect?.();
+      this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision });
+      for (const a of after) for (const fields of a.entries ?? []) this.parts.ledger.appendInTx(fields);
+    };
+    await this.parts.commit.run(job).catch(() => this.unrecorded.keep(job));
     return { kind: 'not_forwarded', entry: decision };
   }
 }

@@ -151,6 +151,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
       closed = true;
       try {
         await anchoring.stop();
+        await gate.closeUnrecorded(); // before the shutdown entry, which follows every outcome
         await gate.record({ kind: 'shutdown', reason });
         if (sealing) await anchoring.tick().catch((e) => process.stderr.write(`cloakpipe mcp-proxy: shutdown epoch not sealed: ${(e as Error).message}\n`));
       } finally {

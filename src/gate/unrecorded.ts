@@ -1,0 +1,56 @@
+// What the gate learned after a call was decided (the call's outcome: its result entry and its
+// operation's settlement) and could not record because the store failed just then. Dropped, a
+// write call's operation stayed `pending` under a live gate: every retry refused
+// reconcile_before_retry and `ops reconcile` refused it as "in flight on a running gate", until a
+// restart. Kept and tried again until the store takes it; a gate that stops first leaves it
+// pending, which start-up makes unknown, as after a crash.
+import type { Transact } from '../store/ports.js';
+
+const FIRST_MS = 500;
+const LAST_MS = 30_000;
+/** At most this many kept (each may hold a result): past it the oldest is given up. */
+const MAX_KEPT = 1000;
+
+export class Unrecorded {
+  private kept: (() => void)[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private delayMs = FIRST_MS;
+
+  constructor(private readonly commit: Transact) {}
+
+  /** `job` (a transaction's function, safe to run again) failed to commit: it is tried again later. */
+  keep(job: () => void): void {
+    this.kept.push(job);
+    if (this.kept.length > MAX_KEPT) this.kept.shift();
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer !== null || this.kept.length === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.retry();
+    }, this.delayMs);
+    this.timer.unref(); // never what keeps the gate running
+  }
+
+  /** Tries every kept job once (they share the store's group commit); what fails again stays. */
+  async retry(): Promise<void> {
+    const jobs = this.kept.splice(0);
+    const failed: (() => void)[] = [];
+    await Promise.all(jobs.map((job) => this.commit(job).catch(() => void failed.push(job))));
+    this.kept.unshift(...failed);
+    if (this.kept.length > MAX_KEPT) this.kept.splice(0, this.kept.length - MAX_KEPT);
+    this.delayMs = failed.length > 0 ? Math.min(LAST_MS, this.delayMs * 2) : FIRST_MS;
+    this.schedule();
+  }
+
+  /** The gate is closing: one last try, and no timer left. */
+  async close(): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.kept.length > 0) await this.retry();
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,55 @@
+// A write call answered while its settlement cannot be recorded (the database slow past the
+// bound just then): the gate knows the outcome and records it once the database answers again,
+// so the operation does not stay `pending` under a live gate (every retry refused
+// reconcile_before_retry, `ops reconcile` refused "in flight on a running gate") until a restart.
+// The real binary, a real PostgreSQL, the recording upstream as the witness of what ran.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { call, records, setup, startGate, waitFor } from '../helpers/recording-gate.js';
+import { pgSkip } from '../store/postgres/pg.js';
+import { freshDatabase, initGate, sql } from '../helpers/fleet.js';
+
+const opState = async (url: string, id: string) => (await sql(url, 'SELECT state FROM cloakpipe.operations WHERE id = $1', [id]))[0]?.state as string | undefined;
+
+async function until(what: string, ms: number, cond: () => Promise<boolean>): Promise<void> {
+  for (const end = Date.now() + ms; !(await cond()); await new Promise((r) => setTimeout(r, 50))) if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+}
+
+test("fleet: a settlement the database refused is recorded once it answers again: the operation's retry replays, the tool ran once", { ...pgSkip, timeout: 120_000 }, async () => {
+  const url = await freshDatabase();
+  const s = setup();
+  const home = initGate(url, 'gate-settle');
+  const release = join(s.dir, 'release');
+  const g = await startGate({ ...s, home }, { mode: 'held', releaseFile: release, flags: ['--store', `${url}?timeout=1s`] });
+  const locker = new pg.Client({ connectionString: url });
+  await locker.connect();
+  const args = { text: 'ship order 7', key: 'op-settle' };
+  try {
+    const first = call(g, 'write_note', args, undefined, 60_000);
+    await until('the operation to begin', 30_000, async () => (await opState(url, 'op-settle')) === 'pending');
+    await waitFor(() => records(s).length === 1, 30_000, 'the call to reach the tool');
+    // The operation's row held by another connection past the gate's bound: the settlement that
+    // follows the reply waits for it and is refused.
+    await locker.query('BEGIN');
+    await locker.query(`SELECT 1 FROM cloakpipe.operations WHERE id = 'op-settle' FOR UPDATE`);
+    writeFileSync(release, '');
+    const answered = await first;
+    assert.equal(answered.ok, true, JSON.stringify(answered));
+    await until('the settlement to be refused', 30_000, async () => /store unavailable/.test(g.stderr()));
+    await locker.query('COMMIT');
+    await until('the settlement to be recorded', 60_000, async () => (await opState(url, 'op-settle')) === 'succeeded');
+    const again = await call(g, 'write_note', args, undefined, 60_000);
+    assert.equal(again.ok, true, JSON.stringify(again));
+    assert.equal(again.ok && again.text, answered.ok && answered.text, 'the retry replays the stored result');
+  } finally {
+    await locker.end().catch(() => undefined);
+    if (!existsSync(release)) writeFileSync(release, '');
+    await g.close();
+  }
+  assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
+  const results = await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result' AND body LIKE '%"outcome":"ok"%'`);
+  assert.equal(results[0].n, 1, 'one result entry for the one execution');
+});
