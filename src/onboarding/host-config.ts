@@ -38,6 +38,26 @@ function at(path: string, text: string, offset: number): string {
   return `${path}:${line}:${column}`;
 }
 
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * The file's text, when its bytes are UTF-8. Decoded leniently, a byte that is not (a Latin-1 é)
+ * would become U+FFFD in the text wrap writes back and in its backup: the original byte gone
+ * from both. Named with line and column instead, and the file left as it is.
+ */
+export function decodeConfig(cfg: HostConfig, bytes: Uint8Array): string {
+  const text = UTF8.decode(bytes);
+  let i = text.indexOf('\ufffd');
+  while (i >= 0) {
+    const off = Buffer.byteLength(text.slice(0, i));
+    // A U+FFFD written in the file itself (EF BF BD) is text like any other.
+    if (!(bytes[off] === 0xef && bytes[off + 1] === 0xbf && bytes[off + 2] === 0xbd))
+      throw new ConfigError(`${at(cfg.path, text, i)}: not valid UTF-8 (byte 0x${bytes[off].toString(16).padStart(2, '0')}); left as is: rewritten, that byte would be lost`);
+    i = text.indexOf('\ufffd', i + 1);
+  }
+  return text;
+}
+
 /** Parses as the host would (JSON, or JSONC where it allows it); anything else is a ConfigError naming line and column. */
 export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undefined {
   const errors: ParseError[] = [];

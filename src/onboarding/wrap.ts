@@ -15,7 +15,7 @@ import { unifiedDiff } from '../util/text-diff.js';
 import { buildManifest } from '../contract/manifest.js';
 import { draftFromTools } from './draft.js';
 import { listServerTools, ServerError } from './list-tools.js';
-import { classify, ConfigError, gateModeOf, parseConfig, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
+import { classify, ConfigError, decodeConfig, gateModeOf, parseConfig, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
 import { headerFileText } from '../doors/upstream/headers.js';
 import type { HostConfig } from './hosts.js';
 import { HEADERS_FILE, serverFiles, serverFolderName, ServerNameError } from './server-home.js';
@@ -167,7 +167,7 @@ function redact(diff: string, secrets: string[]): string {
 
 function readText(cfg: HostConfig): string | undefined {
   try {
-    return readFileSync(realTarget(cfg.path), 'utf8');
+    return decodeConfig(cfg, readFileSync(realTarget(cfg.path)));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw e;

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
 import { put, world, type World } from './host-world.js';
@@ -36,4 +36,24 @@ test('a key twice in a server entry or on the way to it: named with line and col
   assert.ok(r.stderr.includes(`${projectsTwice}:3:3: "projects" appears twice`), r.stderr);
   files.forEach((p, i) => assert.equal(readFileSync(p, 'utf8'), before[i], `${p} left as it was`));
   assert.ok(!existsSync(join(w.gate, 'servers')) && !existsSync(join(w.gate, 'backups')), 'nothing drafted, nothing backed up');
+});
+
+test('a config whose bytes are not UTF-8 is named with line and column and left byte for byte; a U+FFFD written in the file is text like any other', () => {
+  const w = world();
+  const server = `{ "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }`;
+  // A Latin-1 é in another key: read leniently it became U+FFFD in the rewritten file and in the backup.
+  const bytes = Buffer.concat([Buffer.from(`{\n  "note": "caf`), Buffer.from([0xe9]), Buffer.from(`",\n  "mcpServers": {\n    "ev": ${server}\n  }\n}\n`)]);
+  const latin1 = join(w.project, '.mcp.json');
+  put(latin1, '');
+  writeFileSync(latin1, bytes);
+  const r = run(w, 'wrap', ['--host', 'claude-code']);
+  assert.equal(r.status, 1, r.stderr);
+  assert.ok(r.stderr.includes(`${latin1}:2:15: not valid UTF-8 (byte 0xe9)`), r.stderr);
+  assert.deepEqual(readFileSync(latin1), bytes, 'every byte kept');
+  assert.ok(!existsSync(join(w.gate, 'servers')) && !existsSync(join(w.gate, 'backups')), 'nothing drafted, nothing backed up');
+  // The same file with the character itself (EF BF BD) is valid UTF-8: wrap would rewrite it.
+  writeFileSync(latin1, bytes.toString('utf8'));
+  const dry = run(w, 'wrap', ['--host', 'claude-code', '--dry-run']);
+  assert.equal(dry.status, 0, dry.stderr);
+  assert.match(dry.stdout, /^ {3}"note": "caf\ufffd",$/m);
 });
