@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { JsonObject } from '../core/json.js';
 import { Demuxer, Engine, type ContainerInspect } from './engine.js';
 import { admissionViolations, stateViolations } from './admission.js';
-import { hardenedProfile, type CreateBody } from './profile.js';
+import { containerName, hardenedProfile, type CreateBody } from './profile.js';
 import { BridgeCore } from './core.js';
 import { MAX_FRAME_BYTES, MAX_STREAM_BYTES, type StopReason } from './frames.js';
 import type { BridgeOutcome, ConfineGate } from './gate-port.js';
@@ -46,6 +46,8 @@ export interface InternalOptions {
   watchdog?: boolean;
   ackCheck?: boolean;
   watchdogScript?: string;
+  /** Runs once the container exists, before anything else is done with it (a test kills the bridge there). */
+  onCreated?: (id: string) => Promise<void> | void;
   /** Runs once the container is not running, before its removal (observers). */
   beforeRemove?: (id: string) => Promise<void>;
   onRunning?: (info: { containerId: string; watchdogPid: number | null }) => void;
@@ -120,18 +122,11 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
 
   const body = hardenedProfile(o.imageId);
   x.weaken?.(body);
-  let id: string;
-  try {
-    id = await o.engine.create(body);
-  } catch {
-    return refuse('create_failed');
-  }
-  s.container = id;
-  s.removed = false;
-
+  const name = containerName();
+  let id: string | null = null;
   const stopped = deferred<StopReason>();
   let exited = false;
-  const kill = () => void o.engine.kill(id).catch(() => undefined);
+  const kill = () => void (id && o.engine.kill(id).catch(() => undefined));
   const core = new BridgeCore({
     aliases: o.aliases,
     gate: o.gate,
@@ -153,19 +148,30 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
   let timer: NodeJS.Timeout | null = null;
   let waitP: Promise<number | null> = Promise.resolve(null);
 
+  // The watchdog watches the name before the container exists: a bridge that dies while its
+  // create is under way, or before its watchdog is ready, leaves no container behind.
+  if (x.watchdog !== false) {
+    try {
+      watchdog = await WatchdogLink.start({ container: name, socketPath: o.engine.socketPath, ackCheck: x.ackCheck, script: x.watchdogScript }, () => core.stop('watchdog_lost'));
+    } catch {
+      return refuse('watchdog_unavailable');
+    }
+  }
   try {
+    id = await o.engine.create(body, name);
+  } catch {
+    watchdog?.stop(); // it removes a container the failed create may still have made
+    return refuse('create_failed');
+  }
+  s.container = id;
+  s.removed = false;
+
+  try {
+    await x.onCreated?.(id);
     const first = await o.engine.inspect(id);
     s.entrypoint = entrypointOf(first);
     const v1 = admissionViolations(first, o.imageId);
     if (v1.length && !x.skipAdmission) return refuse('admission', v1);
-
-    if (x.watchdog !== false) {
-      try {
-        watchdog = await WatchdogLink.start({ containerId: id, socketPath: o.engine.socketPath, ackCheck: x.ackCheck, script: x.watchdogScript }, () => core.stop('watchdog_lost'));
-      } catch {
-        return refuse('watchdog_unavailable');
-      }
-    }
 
     attach = await o.engine.attach(id);
     x.onAttach?.(attach);
@@ -246,9 +252,9 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
     await control?.close().catch(() => undefined);
     if (x.beforeRemove) {
       await Promise.race([waitP, sleep(5000)]);
-      await x.beforeRemove(id).catch(() => undefined);
+      await x.beforeRemove(id!).catch(() => undefined);
     }
-    s.removed = await killAndRemove(o.engine, id);
+    s.removed = await killAndRemove(o.engine, id!);
     watchdog?.stop();
     attach?.destroy();
     // Let the gate record what is queued (a stopping frame's refusal) before the caller closes it.

@@ -2,11 +2,18 @@
 // Guards against: a default that quietly opens a route out (network, writable root, a log file
 // on the host, core dumps, extra capabilities, privilege gain through setuid binaries).
 // admission.ts checks the effective result; this file only says what we ask for.
+import { randomBytes } from 'node:crypto';
 
 export const CONFINED_USER = '65534:65534';
 export const PIDS_LIMIT = 64;
 export const MEMORY_BYTES = 256 * 1024 * 1024;
 export const IMAGE_ID = /^sha256:[0-9a-f]{64}$/;
+/** The name a session gives its container before creating it, so the watchdog can find it. */
+export const CONTAINER_NAME = /^cloakpipe-confine-[0-9a-f]{32}$/;
+
+export function containerName(): string {
+  return `cloakpipe-confine-${randomBytes(16).toString('hex')}`;
+}
 
 export interface CreateBody {
   Image: string;

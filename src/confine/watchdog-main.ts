@@ -1,11 +1,12 @@
-// Entry point of the watchdog process (see watchdog.ts). argv: container id. fd 3: the bridge.
-// It never reads or writes anything but heartbeat sequence numbers, and logs nothing.
+// Entry point of the watchdog process (see watchdog.ts). argv: the container's name. fd 3: the
+// bridge. It never reads or writes anything but heartbeat sequence numbers, and logs nothing.
 import net from 'node:net';
 import { Engine } from './engine.js';
+import { CONTAINER_NAME } from './profile.js';
 import { CLEANUP_TRY_MS, LEASE_MS, killAndRemove } from './watchdog.js';
 
 const id = process.argv[2] ?? '';
-if (!/^[0-9a-f]{64}$/.test(id)) process.exit(2);
+if (!CONTAINER_NAME.test(id)) process.exit(2);
 
 const engine = new Engine({ timeoutMs: CLEANUP_TRY_MS });
 let lease = Date.now() + LEASE_MS;
@@ -15,7 +16,9 @@ async function cleanup(): Promise<void> {
   if (cleaning) return;
   cleaning = true;
   const ok = await killAndRemove(engine, id);
-  process.exit(ok ? 0 : 1);
+  // A create the bridge sent just before it died can land after that first look: look again.
+  await new Promise((r) => setTimeout(r, LEASE_MS));
+  process.exit(ok && (await killAndRemove(engine, id)) ? 0 : 1);
 }
 
 process.on('SIGINT', () => undefined);

@@ -4,7 +4,9 @@
 // The bridge sends payload-free heartbeats (`h<seq>`) every 250 ms over a private inherited
 // socketpair (fd 3 in the child) and expects `a<seq>` within 1 s; the watchdog kills and removes
 // the container on EOF or after a 2 s lease without a heartbeat (three tries, 5 s each).
-// A watchdog that stops acknowledging makes the bridge stop the container.
+// A watchdog that stops acknowledging makes the bridge stop the container. It watches the
+// container's name, started before the container is created: a bridge that dies while its
+// create is under way leaves no container behind either.
 import { spawn } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +22,8 @@ const READY_TIMEOUT_MS = 5000;
 export const WATCHDOG_SCRIPT = fileURLToPath(new URL('./watchdog-main.js', import.meta.url));
 
 export interface WatchdogOptions {
-  containerId: string;
+  /** The container's name (profile.ts containerName), given before the container exists. */
+  container: string;
   socketPath: string;
   /** Test only: ignore missing acknowledgments and EOF (the "no ack check" mutation). */
   ackCheck?: boolean;
@@ -44,7 +47,7 @@ export class WatchdogLink {
 
   /** Spawns the watchdog; resolves once it reported ready and acknowledged a first heartbeat. */
   static start(opts: WatchdogOptions, onLost: () => void): Promise<WatchdogLink> {
-    const child = spawn(process.execPath, [opts.script ?? WATCHDOG_SCRIPT, opts.containerId], {
+    const child = spawn(process.execPath, [opts.script ?? WATCHDOG_SCRIPT, opts.container], {
       detached: true,
       stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       env: { PATH: process.env.PATH ?? '', CLOAKPIPE_DOCKER_SOCKET: opts.socketPath },
@@ -123,7 +126,7 @@ export class WatchdogLink {
   }
 }
 
-/** Kill and remove, up to three tries of 5 s each. True when the container is gone. */
+/** Kill and remove (by id or name), up to three tries of 5 s each. True when the container is gone. */
 export async function killAndRemove(engine: Engine, id: string, tries = CLEANUP_TRIES): Promise<boolean> {
   for (let i = 0; i < tries; i++) {
     try {

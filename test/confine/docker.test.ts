@@ -245,6 +245,7 @@ test('mutation low sink ceiling: an unclassified payload is refused; bypassed, t
 
 interface ChildRun {
   child: ChildProcess;
+  created: Promise<{ containerId: string }>;
   running: Promise<{ containerId: string; watchdogPid: number | null }>;
   done: Promise<{ code: number | null; summary: Summary | null }>;
   recordFile: string;
@@ -257,6 +258,8 @@ function childSession(name: string, mode: string, internal: Record<string, unkno
   const child = spawn(process.execPath, [SESSION_CHILD, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'ignore'] });
   let buf = '';
   let summary: Summary | null = null;
+  let onCreated: (v: any) => void;
+  const created = new Promise<any>((r) => (onCreated = r));
   let onRunning: (v: any) => void;
   const running = new Promise<any>((r) => (onRunning = r));
   child.stdout!.on('data', (d) => {
@@ -265,12 +268,13 @@ function childSession(name: string, mode: string, internal: Record<string, unkno
     while ((nl = buf.indexOf('\n')) !== -1) {
       const ev = JSON.parse(buf.slice(0, nl));
       buf = buf.slice(nl + 1);
+      if (ev.event === 'created') onCreated(ev);
       if (ev.event === 'running') onRunning(ev);
       if (ev.event === 'summary') summary = ev.summary;
     }
   });
   const done = new Promise<{ code: number | null; summary: Summary | null }>((r) => child.on('exit', (code) => r({ code, summary })));
-  return { child, running, done, recordFile };
+  return { child, created, running, done, recordFile };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -324,6 +328,16 @@ test('failure: killed bridge → the watchdog removes the container', opts, asyn
   assert.ok(await goneWithin(info.containerId, 10_000), 'container removed by the watchdog');
   assert.equal(observeRecord(r.recordFile, 'x').calls, 0);
   evidence.cases.push({ name: 'killed-bridge', gone: true, record: observeRecord(r.recordFile, 'x') });
+});
+
+test('failure: bridge killed once its container exists, before it is started → the watchdog removes the container', opts, async () => {
+  const r = childSession('killed-bridge-created', 'hold', {}, { holdAfterCreate: true });
+  const { containerId } = await r.created;
+  r.child.kill('SIGKILL');
+  const gone = await goneWithin(containerId, 10_000);
+  if (!gone) await engine.remove(containerId);
+  assert.ok(gone, 'container removed by the watchdog (the bridge died before it could)');
+  evidence.cases.push({ name: 'killed-bridge-created', gone });
 });
 
 test('failure: paused bridge → the watchdog lease expires and it removes the container', opts, async () => {
