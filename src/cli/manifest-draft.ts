@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { optionsHelp, parseFlags, timerDuration, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';
 import { UPSTREAM_URL_OPTIONS, upstreamHeadersFrom } from './upstream-url.js';
-import { draftFromTools } from '../onboarding/draft.js';
+import { draftFromTools, draftSource } from '../onboarding/draft.js';
 import { listServerTools, ServerError, type ServerTarget } from '../onboarding/list-tools.js';
 import { buildManifest, ManifestError } from '../contract/manifest.js';
 
@@ -75,7 +75,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const release = values.release ?? listed.release;
-  const draft = draftFromTools(listed.tools, { release, source: 'url' in target ? target.url.origin + target.url.pathname : server.join(' ') }); // never a URL's credentials or query
+  const draft = draftFromTools(listed.tools, { release, source: draftSource(target) });
   // The draft must load as the gate loads it: a failure here is a fault of the drafter.
   try {
     buildManifest(parseYaml(draft.manifest, { schema: 'core', uniqueKeys: true }));

@@ -166,8 +166,19 @@ function writeLooking(t: ListedTool): { write: boolean; why: string } {
 
 export interface DraftOptions {
   release: string;
-  /** How the server was started, for the header (no secrets: the command line as given). */
+  /** How the server was reached, for the header: draftSource's words, never a secret. */
   source: string;
+}
+
+/**
+ * The server as a draft's header names it: its program and how many arguments, or its URL
+ * without credentials or query. The arguments (`--api-key=…`, a connection string) are not
+ * copied: the manifest is a file people review, commit and share.
+ */
+export function draftSource(target: { command: string; args: readonly string[] } | { url: URL }): string {
+  if ('url' in target) return target.url.origin + target.url.pathname;
+  const n = target.args.length;
+  return n === 0 ? target.command : `${target.command} with ${n} argument${n === 1 ? '' : 's'} (not copied here: they may hold credentials)`;
 }
 
 export function draftFromTools(tools: readonly ListedTool[], opts: DraftOptions): Draft {

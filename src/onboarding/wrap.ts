@@ -13,7 +13,7 @@ import { atomicWrite, realTarget } from '../util/atomic-write.js';
 import { backup } from './backup.js';
 import { unifiedDiff } from '../util/text-diff.js';
 import { buildManifest } from '../contract/manifest.js';
-import { draftFromTools } from './draft.js';
+import { draftFromTools, draftSource } from './draft.js';
 import { listServerTools, ServerError } from './list-tools.js';
 import { classify, ConfigError, decodeConfig, gateModeOf, parseConfig, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
 import { headerFileText } from '../doors/upstream/headers.js';
@@ -285,7 +285,6 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     }
     if (!o.dryRun && !existsSync(files.manifest)) {
       let listed;
-      const source = c.kind === 'stdio' ? [c.command, ...c.args].join(' ') : c.url.origin + c.url.pathname;
       try {
         listed = await listServerTools(c.kind === 'stdio' ? { command: c.command, args: c.args, env: c.env, cwd: c.cwd } : { url: c.url, headers: c.headers }, o.timeoutMs);
       } catch (err) {
@@ -295,7 +294,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
         if (c.kind === 'remote' && c.headers.length) headerFiles.pop();
         continue;
       }
-      const draft = draftFromTools(listed.tools, { release: listed.release, source });
+      const draft = draftFromTools(listed.tools, { release: listed.release, source: draftSource(c) });
       buildManifest(parseYaml(draft.manifest, { schema: 'core', uniqueKeys: true })); // a draft that does not load is our fault: stop
       drafts.push({ dir: files.dir, manifestPath: files.manifest, policyPath: files.policy, manifest: draft.manifest, policy: draft.policy });
       o.say(`${label}: drafted ${draft.declared.length} tools → ${files.manifest} (review it, then --mode enforce)`);
