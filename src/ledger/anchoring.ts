@@ -8,7 +8,7 @@ import type { EntryFields } from './entry.js';
 import type { GateKey } from './keys.js';
 import type { Ledger } from './ledger.js';
 import { AnchorError } from './anchors/errors.js';
-import { lastEpoch, rootBytes, sealEpochInTx, type EpochEntry } from './epoch.js';
+import { anchorNotBefore, lastEpoch, lastTsOf, rootBytes, sealEpochInTx, type EpochEntry } from './epoch.js';
 import { anchorKindsOf, storeAnchor, type AnchorKind } from './epoch-anchors.js';
 
 export interface AnchorTargets {
@@ -56,14 +56,17 @@ function reasonOf(e: unknown): string {
 export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Promise<AnchorOutcome[]> {
   const { anchors, targets } = parts;
   // Read and written through the store's transactions: a shared store answers only there.
-  const have = await parts.transact(() => anchorKindsOf(anchors, epoch.seq));
+  const { have, lastTs } = await parts.transact(() => ({ have: anchorKindsOf(anchors, epoch.seq), lastTs: lastTsOf(parts.ledger.port, epoch) }));
   const root = rootBytes(epoch.root);
+  // An anchor older than the entries it seals is one verify refuses (a clock ahead of the TSA's):
+  // not stored, recorded as a failure.
+  const notBefore = anchorNotBefore(lastTs);
   const jobs: Promise<AnchorOutcome>[] = [];
   if (targets.tsa && !have.has('rfc3161')) {
     const tsa = targets.tsa;
     jobs.push(
       tsaClient()
-        .then((c) => c.requestTimestamp(tsa.url, { algorithm: 'sha256', value: root }, { chainPem: tsa.chainPem, timeoutMs: targets.timeoutMs }))
+        .then((c) => c.requestTimestamp(tsa.url, { algorithm: 'sha256', value: root }, { chainPem: tsa.chainPem, timeoutMs: targets.timeoutMs, notBefore }))
         .then(
           (r) => parts.transact(() => storeAnchor(anchors, { epoch: epoch.seq, kind: 'rfc3161', token: r.token.toString('base64') })).then(() => ({ kind: 'rfc3161' as const, ok: true as const })),
           (e) => ({ kind: 'rfc3161' as const, ok: false as const, reason: reasonOf(e) }),
@@ -74,7 +77,7 @@ export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Pro
     const rekor = targets.rekor;
     jobs.push(
       rekorClient()
-        .then((c) => c.submitToRekor(rekor.url, root, parts.key, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs }))
+        .then((c) => c.submitToRekor(rekor.url, root, parts.key, { rekorKey: rekor.keyPem, timeoutMs: targets.timeoutMs, notBefore }))
         .then(
           (r) => parts.transact(() => storeAnchor(anchors, { epoch: epoch.seq, kind: 'rekor', entry: r.entry })).then(() => ({ kind: 'rekor' as const, ok: true as const })),
           (e) => ({ kind: 'rekor' as const, ok: false as const, reason: reasonOf(e) }),

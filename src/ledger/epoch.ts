@@ -23,6 +23,22 @@ export function rootBytes(root: string): Buffer {
   return hashBytes(root);
 }
 
+/**
+ * The time an epoch's anchors must not precede: its last entry's (`lastTs`), rounded down to the
+ * second, since RFC 3161 genTime and Rekor integratedTime commonly carry whole seconds. verify
+ * holds stored anchors to it, and the gate checks an anchor against it before storing one.
+ */
+export function anchorNotBefore(lastTs: string): Date {
+  const t = Date.parse(lastTs);
+  return new Date(t - (t % 1000));
+}
+
+/** The `ts` of the last entry an epoch seals; call inside `store.transact`. */
+export function lastTsOf(port: LedgerPort, epoch: EpochEntry): string {
+  for (const row of port.between(epoch.last, epoch.last)) return parseStoredEntry(row.body).ts;
+  throw new Error(`ledger: entry ${epoch.last}, the last of epoch ${epoch.seq}, is missing`);
+}
+
 /** A streaming epoch root: leaf i is the hash of entry first+i. */
 export class EpochRoot {
   private readonly tree = new MerkleTreeBuilder();

@@ -9,7 +9,7 @@ import type { KeyObject } from 'node:crypto';
 import { AnchorError } from '../anchors/errors.js';
 import { verifyTsaToken } from '../anchors/tsa/verify.js';
 import { verifyRekorEntry } from '../anchors/rekor/verify.js';
-import { rootBytes } from '../epoch.js';
+import { anchorNotBefore, rootBytes } from '../epoch.js';
 import type { AnchorKind } from '../epoch-anchors.js';
 import type { EpochInfo } from './chain.js';
 import type { AnchorRecord } from './source.js';
@@ -19,15 +19,6 @@ export interface AnchorTrust {
   tsaRoot?: string;
   rekorKey?: string | KeyObject;
   gateKey: KeyObject;
-}
-
-/**
- * The lower bound an anchor's time must not precede: the epoch's last entry, rounded down to the
- * second, since RFC 3161 genTime and Rekor integratedTime commonly carry whole seconds.
- */
-export function notBeforeOf(epoch: EpochInfo): Date {
-  const t = Date.parse(epoch.lastTs);
-  return new Date(t - (t % 1000));
 }
 
 /**
@@ -50,7 +41,7 @@ export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo
   }
   if ('malformed' in a || (kind !== 'rfc3161' && kind !== 'rekor')) fail('anchor_invalid', a.epoch, 'stored anchor is unreadable', { anchorCode: 'malformed' });
   const root = { algorithm: 'sha256' as const, value: rootBytes(epoch.root) };
-  const notBefore = notBeforeOf(epoch);
+  const notBefore = anchorNotBefore(epoch.lastTs);
   try {
     if (a.kind === 'rfc3161') {
       if (trust.tsaRoot === undefined) return { status: 'unchecked' };
@@ -59,9 +50,7 @@ export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo
       return { status: 'verified', at: Date.parse(t.genTime) };
     } else {
       if (trust.rekorKey === undefined) return { status: 'unchecked' };
-      const s = verifyRekorEntry(a.entry, trust.rekorKey, { signer: trust.gateKey, digest: root });
-      if (s.integratedTime !== null && s.integratedTime * 1000 < notBefore.getTime())
-        throw new AnchorError('gentime_before', `integratedTime ${new Date(s.integratedTime * 1000).toISOString()} is before the epoch's last entry`);
+      const s = verifyRekorEntry(a.entry, trust.rekorKey, { signer: trust.gateKey, digest: root, notBefore });
       return { status: 'verified', at: s.integratedTime === null ? null : s.integratedTime * 1000 };
     }
   } catch (e) {

@@ -172,7 +172,7 @@ export async function submitToRekor(
   url: string,
   artifact: Uint8Array,
   gateKey: GateSigner,
-  opts: { timeoutMs?: number; rekorKey?: string | KeyObject; api?: 'v1' | 'v2' } = {},
+  opts: { timeoutMs?: number; rekorKey?: string | KeyObject; api?: 'v1' | 'v2'; notBefore?: Date } = {},
 ): Promise<RekorSubmitResult> {
   const base = url.replace(/\/+$/, '');
   const timeoutMs = opts.timeoutMs ?? 15_000;
@@ -181,13 +181,13 @@ export async function submitToRekor(
     const r = await submitV2(base, artifact, gateKey, timeoutMs);
     if (r !== 'no-v2') {
       apiOf.set(base, 'v2');
-      return finish(r, artifact, gateKey, opts.rekorKey);
+      return finish(r, artifact, gateKey, opts);
     }
     if (api === 'v2') fail('unavailable', 'Rekor has no v2 API at this URL');
   }
   const r = await submitV1(base, artifact, gateKey, timeoutMs);
   apiOf.set(base, 'v1');
-  return finish(r, artifact, gateKey, opts.rekorKey);
+  return finish(r, artifact, gateKey, opts);
 }
 
 async function submitV2(base: string, artifact: Uint8Array, gateKey: GateSigner, timeoutMs: number): Promise<{ entry: RekorEntryFile; uuid: string } | 'no-v2'> {
@@ -205,12 +205,18 @@ async function submitV2(base: string, artifact: Uint8Array, gateKey: GateSigner,
   return { entry, uuid: leafHash(Buffer.from(entry.canonicalizedBody, 'base64')).toString('hex') };
 }
 
-function finish(found: { entry: RekorEntryFile; uuid: string }, artifact: Uint8Array, gateKey: GateSigner, rekorKey?: string | KeyObject): RekorSubmitResult {
+function finish(
+  found: { entry: RekorEntryFile; uuid: string },
+  artifact: Uint8Array,
+  gateKey: GateSigner,
+  { rekorKey, notBefore }: { rekorKey?: string | KeyObject; notBefore?: Date },
+): RekorSubmitResult {
   let summary: RekorSummary | undefined;
   if (rekorKey) {
     // The artifact itself as the digest: a hashedrekord matches it through SHA-512 and its
     // Ed25519ph signature, a dsse entry through SHA-256 and its envelope signature (body.ts).
-    summary = verifyRekorEntry(found.entry, rekorKey, { signer: asSigner(gateKey).publicKey, digest: { algorithm: 'sha256', value: Buffer.from(artifact) } });
+    const digest = { algorithm: 'sha256' as const, value: Buffer.from(artifact) };
+    summary = verifyRekorEntry(found.entry, rekorKey, { signer: asSigner(gateKey).publicKey, digest, notBefore });
   } else if (!found.entry.canonicalizedBody || !(found.entry.integratedTime === null || ('signedEntryTimestamp' in found.entry && found.entry.signedEntryTimestamp))) {
     throw new AnchorError('malformed', 'Rekor answer: incomplete entry');
   }

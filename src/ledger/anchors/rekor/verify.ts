@@ -34,7 +34,8 @@ export type RekorSummary = {
   digestMatched?: 'recorded' | 'artifact';
 };
 
-export type RekorVerifyOptions = { digest?: string | DigestSpec; signer?: KeyObject | string };
+/** `notBefore`: the integratedTime must not precede it (a v2 entry states none: its time is the TSA token's). */
+export type RekorVerifyOptions = { digest?: string | DigestSpec; signer?: KeyObject | string; notBefore?: Date };
 
 export function verifyRekorEntry(
   entryJson: string | Uint8Array | object,
@@ -75,6 +76,8 @@ function verifyRekorEntryUnguarded(entryJson: string | Uint8Array | object, reko
   }
   const body = parseRekorBody(e.body, e.version);
   const check = checkRekorBody(body, { digest, signer });
+  if (opts.notBefore && e.integratedTime !== null && e.integratedTime * 1000 < opts.notBefore.getTime())
+    fail('gentime_before', `integratedTime ${new Date(e.integratedTime * 1000).toISOString()} is before ${opts.notBefore.toISOString()}`);
   return {
     logVersion: e.version,
     kind: body.kind,

@@ -33,7 +33,7 @@ export type TimestampResult = { token: Buffer; nonce: bigint; summary?: TsaSumma
 export async function requestTimestamp(
   url: string,
   digest: DigestSpec,
-  opts: { timeoutMs?: number; chainPem?: string; nonce?: bigint } = {},
+  opts: { timeoutMs?: number; chainPem?: string; nonce?: bigint; notBefore?: Date } = {},
 ): Promise<TimestampResult> {
   const nonce = opts.nonce ?? randomNonce();
   const res = await httpPost(url, buildTimeStampReq(digest, nonce), {
@@ -54,7 +54,7 @@ export async function requestTimestamp(
   checkImprint(parsed.tst, digest);
   checkNonce(parsed.tst, nonce);
   const token = tokenOf(res.body);
-  const summary = opts.chainPem ? await verifyTsaToken(token, opts.chainPem, { digest, nonce }) : undefined;
+  const summary = opts.chainPem ? await verifyTsaToken(token, opts.chainPem, { digest, nonce, notBefore: opts.notBefore }) : undefined;
   return { token, nonce, summary };
 }
 
