@@ -19,7 +19,9 @@ export type Violation =
   | 'privileged'
   | 'no_new_privileges'
   | 'security_opt'
+  | 'masked_paths'
   | 'user'
+  | 'group_add'
   | 'log_driver'
   | 'restart_policy'
   | 'pids_limit'
@@ -39,6 +41,11 @@ export type Violation =
   | 'inspect_shape';
 
 const MAX_PIDS = 4096;
+const NO_NEW_PRIVILEGES = /^no-new-privileges([:=]true)?$/;
+// What every engine since the pinned API (Docker 20.10) masks and mounts read-only in /proc and
+// /sys; a newer engine may add to these, never take away.
+const MASKED_PATHS = ['/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware'];
+const READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
 
 const empty = (v: unknown): boolean =>
   v === undefined || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0);
@@ -74,11 +81,18 @@ export function admissionViolations(inspect: unknown, pinnedImage: string): Viol
   if (hc.Privileged !== false) v.add('privileged');
 
   const sec: string[] = Array.isArray(hc.SecurityOpt) ? hc.SecurityOpt.map((x: unknown) => String(x)) : [];
-  if (!sec.some((s) => s === 'no-new-privileges' || s === 'no-new-privileges:true' || s === 'no-new-privileges=true')) v.add('no_new_privileges');
-  if (sec.some((s) => /unconfined|disable|no-new-privileges[:=]false/i.test(s))) v.add('security_opt');
+  if (!sec.some((s) => NO_NEW_PRIVILEGES.test(s))) v.add('no_new_privileges');
+  // We ask for no-new-privileges alone. Anything else is not ours, and is not judged by its
+  // spelling: a seccomp profile that allows every call is as open as seccomp=unconfined, an
+  // SELinux type or AppArmor profile of its own can be as open as label=disable.
+  if (sec.some((s) => !NO_NEW_PRIVILEGES.test(s))) v.add('security_opt');
+  const listed = (paths: unknown, needed: string[]) => Array.isArray(paths) && needed.every((p) => paths.includes(p));
+  if (!listed(hc.MaskedPaths, MASKED_PATHS) || !listed(hc.ReadonlyPaths, READONLY_PATHS)) v.add('masked_paths');
 
   const user = typeof cfg.User === 'string' ? /^([0-9]+):([0-9]+)$/.exec(cfg.User) : null;
   if (!user || Number(user[1]) === 0 || Number(user[2]) === 0) v.add('user');
+  // A supplementary group is a group too: 65534:65534 with group 0 added is the root group.
+  if (!empty(hc.GroupAdd)) v.add('group_add');
 
   const log = obj(hc.LogConfig);
   if (!log || log.Type !== 'none') v.add('log_driver');

@@ -229,6 +229,19 @@ for (const m of mutations) {
   });
 }
 
+test('admission judges what runs, not how it is spelled: a seccomp profile allowing every call, a supplementary root group, unmasked /proc paths are refused', opts, async () => {
+  const weakenings: Array<[(b: any) => void, string]> = [
+    [(b) => b.HostConfig.SecurityOpt.push(`seccomp=${JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW' })}`), 'security_opt'],
+    [(b) => (b.HostConfig.GroupAdd = ['0']), 'group_add'],
+    [(b) => Object.assign(b.HostConfig, { MaskedPaths: [], ReadonlyPaths: [] }), 'masked_paths'],
+  ];
+  for (const [weaken, violation] of weakenings) {
+    const o = await observed(`admission-${violation}`, 'baseline', {}, { weaken });
+    assert.deepEqual([o.summary.ended, o.summary.violations], ['refused', [violation]]);
+    noDelivery(o);
+  }
+});
+
 test('mutation low sink ceiling: an unclassified payload is refused; bypassed, the low-ceiling tool receives the canary', opts, async () => {
   const refused = await observed('mutation-ceiling-admission', 'baseline', { sensitivity: null });
   assert.equal(refused.summary.ended, 'refused');
