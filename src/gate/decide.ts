@@ -50,7 +50,7 @@ export interface Decision {
 }
 
 export function newAnnotations(): Annotations {
-  return { fields: {}, onAllow: [], onRefuse: [], afterReply: [], afterFailure: [], notForwarded: [] };
+  return { fields: {}, onAllow: [], onRefuse: [], afterReply: [], afterFailure: [], notForwarded: [], notRecorded: [] };
 }
 
 export function decide(call: Call, input: DecideInput): Decision {

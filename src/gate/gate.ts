@@ -272,6 +272,8 @@ export class Gate {
       return this.failClosed(call, e instanceof RulesBroken ? e.message : 'the gate could not decide or record this call', session);
     }
     let decision: Decision | undefined;
+    /** The decision entry of the last run: its seq, should that run have committed unanswered. */
+    let appended: LedgerEntry | undefined;
     let recorded: { entry: LedgerEntry; decision: Decision; refused: DecisionRefusal | null };
     try {
       recorded = await parts.commit.run(() => {
@@ -304,13 +306,14 @@ export class Gate {
         if (scope.execution) fields.execution = scope.execution;
         fields.manifest_digest = rules.manifest.digest;
         fields.policy_digest = rules.policy.digest;
-        const entry = parts.ledger.appendInTx(Object.assign(fields, decision.notes.fields) as EntryFields);
+        const entry = (appended = parts.ledger.appendInTx(Object.assign(fields, decision.notes.fields) as EntryFields));
         if (outcome === 'refuse') for (const effect of decision.notes.onRefuse) effect(entry.seq);
         return { entry, decision, refused: v.ok ? null : v.code };
       });
       timer.committed();
     } catch {
       // Deciding or recording failed: refuse, and try to leave a trace of the refusal.
+      if (decision && appended) this.notRecorded(decision, appended.seq);
       return this.failClosed(call, 'the gate could not decide or record this call', session, decision?.fingerprint);
     }
     const { entry, refused } = recorded;
@@ -391,6 +394,21 @@ export class Gate {
       // takes it again.
       this.unrecorded.keep(job);
     }
+  }
+
+  /**
+   * A decision whose transaction failed, refused fail_closed, whose COMMIT may have landed
+   * unanswered all the same: what it may have left (a pending operation) is undone, with a result
+   * entry for decision `seq` when something was, once the store takes it.
+   */
+  private notRecorded(d: Decision, seq: number): void {
+    const hooks = d.notes.notRecorded;
+    if (hooks.length === 0) return;
+    this.unrecorded.record(() => {
+      const now = this.clock();
+      const changed = hooks.map((f) => f(now)).some(Boolean);
+      if (changed) this.parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why: 'error', fingerprint: d.fingerprint, decision: seq });
+    });
   }
 
   /** Allowed, then withdrawn before it reached the tool: nothing ran, so a write may be retried.

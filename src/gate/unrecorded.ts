@@ -18,6 +18,11 @@ export class Unrecorded {
 
   constructor(private readonly commit: Transact) {}
 
+  /** Commits `job` now, else keeps it. */
+  record(job: () => void): void {
+    void this.commit(job).catch(() => this.keep(job));
+  }
+
   /** `job` (a transaction's function, safe to run again) failed to commit: it is tried again later. */
   keep(job: () => void): void {
     this.kept.push(job);

@@ -49,4 +49,8 @@ export interface Annotations {
   /** Allowed, then withdrawn before it reached the tool (nothing ran): what each check undoes.
    *  A hook of its own, so no effect meant for a real answer ever runs on a made-up one. */
   notForwarded: ((now: number) => AfterReply)[];
+  /** The decision's transaction failed (the call refused fail_closed, never forwarded) but may
+   *  have committed all the same (its COMMIT unanswered): run in a later transaction, each undoes
+   *  what it may have left that nothing would settle. True when it changed something. */
+  notRecorded: ((now: number) => boolean)[];
 }

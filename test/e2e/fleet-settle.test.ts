@@ -1,7 +1,9 @@
-// A write call answered while its settlement cannot be recorded (the database slow past the
-// bound just then): the gate knows the outcome and records it once the database answers again,
-// so the operation does not stay `pending` under a live gate (every retry refused
-// reconcile_before_retry, `ops reconcile` refused "in flight on a running gate") until a restart.
+// What the store could not take when it came: a write call answered while its settlement cannot
+// be recorded (the database slow past the bound just then), and a decision refused because its
+// COMMIT went unanswered though the server did it. Either way the gate records what it knows once
+// the database answers again, so the operation does not stay `pending` under a live gate (every
+// retry refused reconcile_before_retry, `ops reconcile` refused "in flight on a running gate")
+// until a restart.
 // The real binary, a real PostgreSQL, the recording upstream as the witness of what ran.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +11,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { call, records, setup, startGate, waitFor } from '../helpers/recording-gate.js';
+import { cloakpipe } from '../helpers/cli.js';
+import { freezingProxy } from '../helpers/freezing-proxy.js';
 import { pgSkip } from '../store/postgres/pg.js';
 import { freshDatabase, initGate, sql } from '../helpers/fleet.js';
 
@@ -52,4 +56,39 @@ test("fleet: a settlement the database refused is recorded once it answers again
   assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
   const results = await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result' AND body LIKE '%"outcome":"ok"%'`);
   assert.equal(results[0].n, 1, 'one result entry for the one execution');
+});
+
+test('fleet: a decision whose COMMIT landed but whose answer was lost is refused fail_closed, and its operation becomes unknown (an operator can reconcile it), not pending for the life of the gate', { ...pgSkip, timeout: 120_000 }, async () => {
+  const url = await freshDatabase();
+  const proxy = await freezingProxy(url);
+  const s = setup();
+  const home = initGate(url, 'gate-lost');
+  const g = await startGate({ ...s, home }, { flags: ['--store', `${proxy.url}?timeout=1s`] });
+  const args = { text: 'ship order 8', key: 'op-lost' };
+  try {
+    assert.equal((await call(g, 'read_note', { text: 'warm' }, undefined, 60_000)).ok, true);
+    // Quiet: the read's result entry (it rides the next group) is in before the freeze is armed.
+    await until('the first result entry', 30_000, async () => (await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result'`))[0].n === 1);
+    // The COMMIT statement itself (its query message ends with a NUL), not READ COMMITTED.
+    proxy.freezeOn('COMMIT\0', { passing: true });
+    const lost = await call(g, 'write_note', args, undefined, 60_000);
+    assert.equal(!lost.ok && lost.reason, 'fail_closed', JSON.stringify(lost));
+    // The server did commit the decision the gate refused: its operation is pending.
+    await until('the decision to be committed', 30_000, async () => (await opState(url, 'op-lost')) === 'pending');
+    proxy.thaw();
+    await until('the operation to become unknown', 60_000, async () => (await opState(url, 'op-lost')) === 'unknown');
+    const retry = await call(g, 'write_note', args, undefined, 60_000);
+    assert.match(!retry.ok ? `${retry.reason}: ${retry.detail}` : 'ok', /^reconcile_before_retry: .*unknown/);
+    const r = cloakpipe(['ops', 'reconcile', 'op-lost', '--outcome', 'not-executed', '--home', home, '--store', url]);
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    const ran = await call(g, 'write_note', args, undefined, 60_000);
+    assert.equal(ran.ok, true, JSON.stringify(ran));
+  } finally {
+    proxy.thaw();
+    await g.close();
+    await proxy.close();
+  }
+  assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once: after the reconcile');
+  const v = cloakpipe(['verify', '--store', url]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
 });

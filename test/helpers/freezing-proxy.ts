@@ -1,16 +1,17 @@
 // A TCP proxy in front of a PostgreSQL that can stop passing bytes, as a stopped server (or a
 // network that drops everything) looks to a client: connections are accepted and nothing comes
 // back. It can freeze at once, or as a message with a given text passes from the client (that
-// message held too), so a test stops the database exactly under one statement. Thawed, what was
-// held goes on in order.
+// message held too), so a test stops the database exactly under one statement; or right after
+// such a message reached the server, so that the server does it and its answer is lost. Thawed,
+// what was held goes on in order.
 import net from 'node:net';
 
 export interface FreezingProxy {
   /** The database URL through the proxy. */
   url: string;
   freeze(): void;
-  /** Freeze when a client sends bytes containing `text` (those bytes are held too). */
-  freezeOn(text: string): void;
+  /** Freeze when a client sends bytes containing `text` (held too; with `passing`, sent first). */
+  freezeOn(text: string, o?: { passing?: boolean }): void;
   thaw(): void;
   /** How many times a freeze took hold. */
   readonly frozenTimes: number;
@@ -31,6 +32,7 @@ export async function freezingProxy(target: string): Promise<FreezingProxy> {
   const pipes = new Set<Pipe>();
   let frozen = false;
   let trigger: string | null = null;
+  let passing = false;
   let frozenTimes = 0;
   const flush = (p: Pipe) => {
     for (const b of p.toServer.splice(0)) p.server.write(b);
@@ -50,6 +52,7 @@ export async function freezingProxy(target: string): Promise<FreezingProxy> {
         frozen = true;
         frozenTimes++;
         trigger = null;
+        if (passing) return void upstream.write(b);
       }
       if (frozen) p.toServer.push(b);
       else upstream.write(b);
@@ -89,8 +92,9 @@ export async function freezingProxy(target: string): Promise<FreezingProxy> {
       if (!frozen) frozenTimes++;
       frozen = true;
     },
-    freezeOn(text: string) {
+    freezeOn(text: string, o: { passing?: boolean } = {}) {
       trigger = text;
+      passing = o.passing === true;
     },
     thaw() {
       frozen = false;
