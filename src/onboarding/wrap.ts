@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { atomicWrite, realTarget } from '../util/atomic-write.js';
+import { readBoundedFile } from '../util/regular-file.js';
 import { backup } from './backup.js';
 import { unifiedDiff } from '../util/text-diff.js';
 import { buildManifest } from '../contract/manifest.js';
@@ -165,13 +166,27 @@ function redact(diff: string, secrets: string[]): string {
   return out;
 }
 
+/** Host configs are small; the largest, Claude Code's ~/.claude.json, grows with its history. */
+const MAX_CONFIG_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The config's text; undefined when there is none. Opened without waiting and read only when a
+ * regular file: a FIFO or a link to a device in its place stopped wrap for good, and a folder
+ * ended the whole run with a message that did not say which file. Now named, and the next config
+ * is done.
+ */
 function readText(cfg: HostConfig): string | undefined {
+  let read;
   try {
-    return decodeConfig(cfg, readFileSync(realTarget(cfg.path)));
+    read = readBoundedFile(realTarget(cfg.path), MAX_CONFIG_BYTES, { followLinks: true });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (typeof code === 'string') throw new ConfigError(`${cfg.path}: cannot be read (${code === 'not a regular file' ? code : (e as Error).message}); left as is`);
     throw e;
   }
+  if (read === null) throw new ConfigError(`${cfg.path}: larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB; left as is`);
+  return decodeConfig(cfg, read.bytes);
 }
 
 /**

@@ -3,9 +3,9 @@
 // byte for byte as it was; nothing it writes (config, backup) loses a byte of the user's file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
 import { put, world, type World } from './host-world.js';
 
@@ -56,4 +56,21 @@ test('a config whose bytes are not UTF-8 is named with line and column and left 
   const dry = run(w, 'wrap', ['--host', 'claude-code', '--dry-run']);
   assert.equal(dry.status, 0, dry.stderr);
   assert.match(dry.stdout, /^ {3}"note": "caf\ufffd",$/m);
+});
+
+test('a config that is a FIFO, a link to a device or a folder is named and left; the configs after it are still done', () => {
+  const w = world();
+  const fifo = join(w.project, '.vscode', 'mcp.json');
+  mkdirSync(dirname(fifo));
+  execFileSync('mkfifo', [fifo]); // opened to read, it waited for a writer that never came
+  const device = put(join(w.home, '.cursor', 'mcp.json'), '');
+  rmSync(device);
+  symlinkSync('/dev/zero', device); // read to its end, it never ends
+  const folder = join(w.project, '.cursor', 'mcp.json');
+  mkdirSync(folder, { recursive: true });
+  const ok = put(join(w.project, '.mcp.json'), `{\n  "mcpServers": {\n    "ev": { "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }\n  }\n}\n`);
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', 'vscode', '--host', 'cursor', '--host', 'claude-code', '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 1, `${r.error ?? ''}\n${r.stderr}`);
+  for (const p of [fifo, device, folder]) assert.ok(r.stderr.includes(`${p}: cannot be read (not a regular file); left as is`), r.stderr);
+  assert.ok(r.stdout.startsWith(`--- ${ok}\n+++ ${ok} (wrapped)\n`), 'the config after them is done');
 });
