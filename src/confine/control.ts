@@ -11,6 +11,8 @@ const MAX_LINE = 64 * 1024;
 
 export class ControlServer {
   private server: net.Server | null = null;
+  /** The socket file this server made: close removes that one, never what else is at the path. */
+  private made: { dev: number; ino: number } | null = null;
   private readonly sockets = new Set<net.Socket>();
 
   constructor(
@@ -39,8 +41,10 @@ export class ControlServer {
     } finally {
       process.umask(old);
     }
-    chmodSync(this.path, 0o600);
     this.server = server;
+    const st = lstatSync(this.path);
+    this.made = { dev: st.dev, ino: st.ino };
+    chmodSync(this.path, 0o600);
   }
 
   private serve(s: net.Socket): void {
@@ -88,11 +92,15 @@ export class ControlServer {
     for (const s of this.sockets) s.destroy();
     if (this.server) await new Promise<void>((r) => this.server!.close(() => r()));
     this.server = null;
+    // A path that already existed (another session's socket, the operator's file) was never
+    // ours: removing it cut that session off from its operator, or lost the file.
     try {
-      unlinkSync(this.path);
+      const st = lstatSync(this.path);
+      if (this.made && st.dev === this.made.dev && st.ino === this.made.ino) unlinkSync(this.path);
     } catch {
       /* already gone */
     }
+    this.made = null;
   }
 }
 

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +15,7 @@ import { hardenedProfile } from '../../src/confine/profile.js';
 import type { Summary } from '../../src/confine/bridge.js';
 import { sendControl } from '../../src/confine/control.js';
 import { TcpObserver, UdpObserver, bridgeAddress, observeContainer, observeRecord, sha, type Observation } from './fixtures/observers.js';
-import { cloakpipeAsync } from '../helpers/cli.js';
+import { CLI, cloakpipeAsync } from '../helpers/cli.js';
 import { testSession, gateFiles, SESSION_CHILD, APPROVAL_MANIFEST, confineUpstream, type TestSessionConfig } from './fixtures/session.js';
 import { readRecord } from '../helpers/gate.js';
 
@@ -579,6 +579,34 @@ test('live restriction through the binaries: a stale revision (0) is refused and
   const updates = entries.filter((e) => e.kind === 'operator' && e.action === 'restrict').map((e) => [e.accepted, e.admission, e.revision]);
   assert.deepEqual(updates, [[false, 'closed', 0], [true, 'open', 1]]);
   evidence.cases.push({ name: 'live-restriction-stale', exit: r.status, allowed: summary.allowed, denied: summary.denied, record: observeRecord(record, canary) });
+});
+
+test('--control at a path that is taken: the session is refused, and the path keeps what was there (a running session’s socket still answers its operator, a file keeps its bytes)', opts, async () => {
+  const { home, f, aliases } = await binarySetup('control-taken', 'notify: send_update\n');
+  const args = (name: string, controlPath: string) => {
+    const input = join(work, `cli-input-${name}.json`);
+    writeFileSync(input, JSON.stringify({ canary: newCanary(), mode: 'hold', targets: targets() }));
+    return ['confine', '--json', '--home', home, '--image', IMAGE, '--aliases', aliases, '--manifest', f.manifest, '--policy', f.policy, '--context', f.context('confidential'),
+      '--input', input, '--timeout', '90s', '--control', controlPath, '--', RECORDER.command, ...RECORDER.args];
+  };
+  const env = confineUpstream(join(work, 'cli-control-taken.jsonl')).env;
+  const file = join(work, 'operator-file.txt');
+  writeFileSync(file, 'the operator keeps this\n');
+  const onFile = await cli(args('control-file', file), env);
+  assert.notEqual(onFile.status, 0, 'a session whose control socket cannot be made does not run');
+  assert.equal(existsSync(file) && readFileSync(file, 'utf8'), 'the operator keeps this\n', 'the file at the path is left as it was');
+
+  const controlPath = join(work, `control-taken-${Date.now()}.sock`);
+  const first = spawn(process.execPath, [CLI, ...args('control-first', controlPath)], { env, stdio: 'ignore' });
+  const firstExit = new Promise<number | null>((r) => first.on('exit', (code) => r(code)));
+  const t0 = Date.now();
+  while (!existsSync(controlPath) && Date.now() - t0 < 30_000) await sleep(50);
+  const second = await cli(args('control-second', controlPath), env);
+  assert.notEqual(second.status, 0, 'a second session at the same control path does not run');
+  const update = await cli(['confine-control', '--control', controlPath, '--revision', '1', '--tools', '']);
+  first.kill('SIGTERM');
+  assert.equal(await firstExit, 1, 'the first session stops when interrupted');
+  assert.equal(update.status, 0, `the first session still answers its operator: ${update.stdout}${update.stderr}`);
 });
 
 test('approval through the binary: with --approver-key a receipt in the inbox lets the approved call through; without it the call is refused', opts, async () => {
