@@ -53,7 +53,14 @@ export function fullMatchPattern(p: string): string {
   return `(?s:.*)(?:${p})(?s:.*)`;
 }
 
-function ruleOf(schema: unknown, where: string): Rule {
+/**
+ * How many `items` deep a drafted rule goes. A server's schema nested a thousand deep was turned
+ * into a rule as deep, which the YAML reader could not load (the call stack ran out): manifest
+ * draft failed, and wrap stopped with no config done after that server.
+ */
+const MAX_ITEMS_DEPTH = 16;
+
+function ruleOf(schema: unknown, where: string, depth = 0): Rule {
   const parts: Rule['parts'] = [];
   const notes: string[] = [];
   if (!isObj(schema)) return { parts, notes: schema === true || schema === undefined ? notes : [`${where}: schema ${oneLine(JSON.stringify(schema))} is not an object; left unchecked`] };
@@ -138,8 +145,9 @@ function ruleOf(schema: unknown, where: string): Rule {
   handled.add('items');
   if (schema.items !== undefined && applies('items', ['array'])) {
     if (Array.isArray(schema.items)) note('items', 'is a tuple; v1 has one rule for every element; left unchecked');
+    else if (depth >= MAX_ITEMS_DEPTH) notes.push(`${where}: items nests arrays deeper than ${MAX_ITEMS_DEPTH}; the elements are left unchecked`);
     else {
-      const inner = ruleOf(schema.items, `${where}[]`);
+      const inner = ruleOf(schema.items, `${where}[]`, depth + 1);
       parts.push(['items', flow(inner.parts)]);
       notes.push(...inner.notes);
     }
