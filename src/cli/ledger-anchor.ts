@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { parseFlags, timerDuration, UsageError } from './args.js';
 import { openHomeWith } from '../home/open.js';
 import { opening, STORE_OPTION } from './store-flags.js';
-import { Anchoring, type AnchorTargets } from '../ledger/anchoring.js';
+import { Anchoring, loadAnchorClients, type AnchorTargets } from '../ledger/anchoring.js';
+import { AnchorError } from '../ledger/anchors/errors.js';
 
 const HELP = `usage: cloakpipe ledger anchor [--home DIR] [--store URL] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
                               [--key pkcs11:URI] [--pin-file FILE] [--timeout 15s] [--json]
@@ -52,6 +53,12 @@ export async function run(argv: string[]): Promise<number> {
   if (values.help) return void process.stdout.write(HELP), 0;
   const timeoutMs = values.timeout ? timerDuration(values.timeout, '--timeout') : undefined;
   const targets = anchorTargets(values, timeoutMs);
+  try {
+    await loadAnchorClients(targets);
+  } catch (e) {
+    if (e instanceof AnchorError) throw new UsageError(e.message);
+    throw e;
+  }
   const h = await opening(() => openHomeWith({ home: values.home, store: values.store, key: { uri: values.key, pinFile: values['pin-file'] } }));
   try {
     const anchoring = new Anchoring({

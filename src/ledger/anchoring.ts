@@ -42,9 +42,13 @@ const tsaClient = () => import('./anchors/tsa/client.js');
 const rekorClient = () => import('./anchors/rekor/client.js');
 
 /** Loads the clients `targets` names now: a gate that is to anchor and cannot load them fails at
- *  start, as it did when they were imported statically, not quietly at its first epoch. */
+ *  start, as it did when they were imported statically, not quietly at its first epoch. So does
+ *  one given a TSA root that holds no usable certificate or a Rekor key that is no public key:
+ *  every anchor would fail (key_invalid), for as long as it runs. Throws AnchorError. */
 export async function loadAnchorClients(targets: AnchorTargets): Promise<void> {
   await Promise.all([targets.tsa ? tsaClient() : null, targets.rekor ? rekorClient() : null]);
+  if (targets.tsa) (await import('./anchors/tsa/chain.js')).parseTrustBundle(targets.tsa.chainPem);
+  if (targets.rekor) (await import('./anchors/encoding.js')).parsePublicKey(targets.rekor.keyPem, 'rekor key');
 }
 
 function reasonOf(e: unknown): string {
