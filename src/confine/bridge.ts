@@ -148,25 +148,34 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
   let timer: NodeJS.Timeout | null = null;
   let waitP: Promise<number | null> = Promise.resolve(null);
 
-  // The watchdog watches the name before the container exists: a bridge that dies while its
-  // create is under way, or before its watchdog is ready, leaves no container behind.
-  if (x.watchdog !== false) {
-    try {
-      watchdog = await WatchdogLink.start({ container: name, socketPath: o.engine.socketPath, ackCheck: x.ackCheck, script: x.watchdogScript }, () => core.stop('watchdog_lost'));
-    } catch {
-      return refuse('watchdog_unavailable');
+  try {
+    // The control socket first: a session its operator could not restrict does not start.
+    if (o.controlPath) {
+      const server = new ControlServer(o.controlPath, (line) => core.control(line));
+      try {
+        await server.listen();
+      } catch {
+        return refuse('control_unavailable');
+      }
+      control = server;
     }
-  }
-  try {
-    id = await o.engine.create(body, name);
-  } catch {
-    watchdog?.stop(); // it removes a container the failed create may still have made
-    return refuse('create_failed');
-  }
-  s.container = id;
-  s.removed = false;
+    // The watchdog watches the name before the container exists: a bridge that dies while its
+    // create is under way, or before its watchdog is ready, leaves no container behind.
+    if (x.watchdog !== false) {
+      try {
+        watchdog = await WatchdogLink.start({ container: name, socketPath: o.engine.socketPath, ackCheck: x.ackCheck, script: x.watchdogScript }, () => core.stop('watchdog_lost'));
+      } catch {
+        return refuse('watchdog_unavailable');
+      }
+    }
+    try {
+      id = await o.engine.create(body, name);
+    } catch {
+      return refuse('create_failed'); // the watchdog, stopped below, removes what a failed create may have made
+    }
+    s.container = id;
+    s.removed = false;
 
-  try {
     await x.onCreated?.(id);
     const first = await o.engine.inspect(id);
     s.entrypoint = entrypointOf(first);
@@ -191,12 +200,6 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
       }, 1000).unref();
     });
     o.onUpstreamGone?.(() => core.stop('gateway_error'));
-
-
-    if (o.controlPath) {
-      control = new ControlServer(o.controlPath, (line) => core.control(line));
-      await control.listen();
-    }
 
     await o.engine.start(id);
     waitP = o.engine.wait(id).then(
@@ -250,11 +253,13 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
     core.stop(core.stopped ?? 'internal_error'); // no further replies or calls
     kill();
     await control?.close().catch(() => undefined);
-    if (x.beforeRemove) {
-      await Promise.race([waitP, sleep(5000)]);
-      await x.beforeRemove(id!).catch(() => undefined);
+    if (id !== null) {
+      if (x.beforeRemove) {
+        await Promise.race([waitP, sleep(5000)]);
+        await x.beforeRemove(id).catch(() => undefined);
+      }
+      s.removed = await killAndRemove(o.engine, id);
     }
-    s.removed = await killAndRemove(o.engine, id!);
     watchdog?.stop();
     attach?.destroy();
     // Let the gate record what is queued (a stopping frame's refusal) before the caller closes it.

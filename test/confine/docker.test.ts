@@ -581,7 +581,7 @@ test('live restriction through the binaries: a stale revision (0) is refused and
   evidence.cases.push({ name: 'live-restriction-stale', exit: r.status, allowed: summary.allowed, denied: summary.denied, record: observeRecord(record, canary) });
 });
 
-test('--control at a path that is taken: the session is refused, and the path keeps what was there (a running session’s socket still answers its operator, a file keeps its bytes)', opts, async () => {
+test('--control at a path that is taken or cannot be made: the session is refused before any container exists, and the path keeps what was there (a running session’s socket still answers its operator, a file keeps its bytes)', opts, async () => {
   const { home, f, aliases } = await binarySetup('control-taken', 'notify: send_update\n');
   const args = (name: string, controlPath: string) => {
     const input = join(work, `cli-input-${name}.json`);
@@ -592,8 +592,12 @@ test('--control at a path that is taken: the session is refused, and the path ke
   const env = confineUpstream(join(work, 'cli-control-taken.jsonl')).env;
   const file = join(work, 'operator-file.txt');
   writeFileSync(file, 'the operator keeps this\n');
-  const onFile = await cli(args('control-file', file), env);
-  assert.notEqual(onFile.status, 0, 'a session whose control socket cannot be made does not run');
+  const refused = (r: { status: number | null; stdout: string }) => {
+    assert.equal(r.status, 2, 'a session whose control socket cannot be made is refused');
+    const summary = JSON.parse(r.stdout);
+    assert.deepEqual([summary.ended, summary.reason, summary.container], ['refused', 'control_unavailable', null], 'before any container exists');
+  };
+  refused(await cli(args('control-file', file), env));
   assert.equal(existsSync(file) && readFileSync(file, 'utf8'), 'the operator keeps this\n', 'the file at the path is left as it was');
 
   const controlPath = join(work, `control-taken-${Date.now()}.sock`);
@@ -601,8 +605,8 @@ test('--control at a path that is taken: the session is refused, and the path ke
   const firstExit = new Promise<number | null>((r) => first.on('exit', (code) => r(code)));
   const t0 = Date.now();
   while (!existsSync(controlPath) && Date.now() - t0 < 30_000) await sleep(50);
-  const second = await cli(args('control-second', controlPath), env);
-  assert.notEqual(second.status, 0, 'a second session at the same control path does not run');
+  refused(await cli(args('control-second', controlPath), env));
+  refused(await cli(args('control-nowhere', join(work, 'no-such-dir', 'control.sock')), env));
   const update = await cli(['confine-control', '--control', controlPath, '--revision', '1', '--tools', '']);
   first.kill('SIGTERM');
   assert.equal(await firstExit, 1, 'the first session stops when interrupted');
