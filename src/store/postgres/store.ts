@@ -408,35 +408,45 @@ export async function registeredGates(url: string, schema = 'cloakpipe', timeout
   return withClient(url, timeoutMs, async (c) => (await c.query<{ gate_id: string; public_key: string }>(`SELECT gate_id, public_key FROM ${ident(schema)}.gates ORDER BY gate_id`)).rows);
 }
 
-/** One gate's chain and anchors, read in one REPEATABLE READ snapshot (export, verify). */
+/** Rows of a chain fetched a page at a time: a page's bodies are what the heap holds. */
+const CHAIN_PAGE = 2000;
+
+/**
+ * One gate's chain and anchors, read in one REPEATABLE READ snapshot (export, verify) a page at a
+ * time into a copy on disk (../sqlite/chain-copy.ts), read from there: never the whole chain in
+ * memory.
+ */
 export async function postgresLedgerSnapshot(url: string, gateId: string, schema = 'cloakpipe', timeoutMs = 30_000): Promise<LedgerSnapshot> {
   const s = ident(schema);
+  const { copiedChain } = await import('../sqlite/chain-copy.js');
   return withClient(url, timeoutMs, async (c) => {
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const bodies = (await c.query<{ seq: string; body: string }>(`SELECT seq, body FROM ${s}.entries WHERE gate_id = $1 ORDER BY seq`, [gateId])).rows.map((r) => ({
-      seq: Number(r.seq),
-      body: r.body,
-    }));
-    const anchors = (await c.query<{ epoch: string; kind: string; data: string }>(`SELECT epoch_seq AS epoch, kind, data FROM ${s}.anchors WHERE gate_id = $1 ORDER BY epoch_seq, kind`, [gateId])).rows.map((r) => ({
-      epoch: Number(r.epoch),
-      kind: r.kind,
-      data: r.data,
-    }));
-    await c.query('COMMIT');
-    return {
-      total: bodies.length,
-      *bodies(fromSeq = Number.MIN_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER) {
-        let n = 0;
-        for (const b of bodies) {
-          if (b.seq < fromSeq) continue;
-          if (n++ >= limit) return;
-          yield b.body;
-        }
-      },
-      *anchors() {
-        yield* anchors;
-      },
-      close() {},
-    };
+    async function* pages() {
+      // Keyset pages in seq order, from the lowest row (even one stored below 0).
+      let after: string | null = null;
+      for (;;) {
+        const rows: { seq: string; ts: string; kind: string; hash: string; body: string }[] = (
+          await c.query(
+            `SELECT seq, ts, kind, hash, body FROM ${s}.entries WHERE gate_id = $1 AND ($2::bigint IS NULL OR seq > $2::bigint) ORDER BY seq LIMIT ${CHAIN_PAGE}`,
+            [gateId, after],
+          )
+        ).rows;
+        if (rows.length === 0) return;
+        yield rows.map((r) => ({ seq: BigInt(r.seq), ts: r.ts, kind: r.kind, hash: r.hash, body: r.body }));
+        after = rows[rows.length - 1].seq;
+      }
+    }
+    const anchors = async () =>
+      (await c.query<{ epoch: string; kind: string; data: string }>(`SELECT epoch_seq AS epoch, kind, data FROM ${s}.anchors WHERE gate_id = $1 ORDER BY epoch_seq, kind`, [gateId])).rows.map(
+        (r) => ({ epoch: Number(r.epoch), kind: r.kind, data: r.data }),
+      );
+    const snap = await copiedChain(pages(), anchors);
+    try {
+      await c.query('COMMIT');
+    } catch (e) {
+      snap.close();
+      throw e;
+    }
+    return snap;
   });
 }
