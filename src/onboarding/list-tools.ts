@@ -1,10 +1,10 @@
 // Reads a server's whole tools/list (every page) with the official SDK client, as a host would.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { upstreamEnv } from '../doors/upstream/process.js';
 import type { ListedTool } from './draft.js';
+import { ServerProcessTransport } from './server-process.js';
 
 export class ServerError extends Error {}
 
@@ -39,7 +39,7 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(upstreamEnv())) if (v !== undefined) env[k] = v;
     Object.assign(env, target.env); // a host entry's env, as the host would add it
-    transport = new StdioClientTransport({ command: target.command, args: target.args, env, cwd: target.cwd, stderr: 'inherit' });
+    transport = new ServerProcessTransport({ command: target.command, args: target.args, env, cwd: target.cwd });
     named = target.command;
   }
   const client = new Client({ name: 'cloakpipe-manifest-draft', version: '1' });

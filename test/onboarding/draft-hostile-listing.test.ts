@@ -1,9 +1,10 @@
 // `cloakpipe manifest draft` against a server whose tools/list is built to hurt the drafter
 // (test/helpers/listing-server.ts): the draft still loads and passes policy check, and what it
-// could not turn into rules is named in it.
+// could not turn into rules is named in it; a server that never answers is given up on, with
+// everything it started.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { cloakpipe, helperScript, tempDir } from '../helpers/cli.js';
@@ -25,4 +26,21 @@ test('an argument whose arrays nest a thousand deep: drafted to a bounded depth,
   for (let r = rows as { type?: string; items?: unknown }; r.items !== undefined; r = r.items as typeof r) depth++;
   assert.equal(depth, 16);
   assert.match(manifest, /# v1 cannot hold: rows(\[\]){16}: items nests arrays deeper than 16; the elements are left unchecked/);
+});
+
+/** The process is running (a zombie waiting for its reaper has ended). */
+const running = (pid: number) => existsSync(`/proc/${pid}`) && !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+
+test('a server started through a shell that never answers: reported at --timeout, and the child it started, which held its pipes, is ended too', () => {
+  const pidFile = join(tempDir('cloakpipe-draft-'), 'child.pid');
+  // The shell's child keeps the shell's stdout; killing the shell alone left it holding the pipe.
+  const r = cloakpipe(['manifest', 'draft', '--timeout', '2s', '--', 'sh', '-c', `sleep 600 & echo $! > ${pidFile}; wait`], { timeout: 60_000 });
+  const child = Number(readFileSync(pidFile, 'utf8'));
+  try {
+    assert.equal(r.status, 2, `${r.error ?? ''}\n${r.stderr}`);
+    assert.match(r.stderr, /the server did not answer tools\/list within 2000 ms/);
+    assert.ok(!running(child), 'the server\'s child was ended');
+  } finally {
+    if (running(child)) process.kill(child, 'SIGKILL');
+  }
 });
