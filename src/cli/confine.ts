@@ -2,9 +2,9 @@
 // gate (confinement.md). Exit 0 the agent finished normally; 1 stopped for a violation, a bound,
 // a timeout, or the agent crashed / exited non-zero; 2 usage, preflight or admission refusal.
 // Nothing the agent wrote ever reaches this command's output: the summary is counts and codes.
-import { readFileSync } from 'node:fs';
 import { parseFlags, required, timerDuration, UsageError } from './args.js';
 import { parseStrict } from '../wire/strict-parse.js';
+import { readBoundedFile } from '../util/regular-file.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { loadManifest } from '../contract/manifest.js';
 import { readContextFile } from '../contract/context.js';
@@ -96,9 +96,11 @@ export async function run(argv: string[]): Promise<number> {
     labels = manifest.manifest.labels;
     aliases = loadAliases(aliasesPath, new Set(Object.keys(manifest.manifest.tools)));
     inputLabel = readContextFile(contextPath).sensitivity;
-    const raw = readFileSync(inputPath);
-    if (raw.length > MAX_FRAME_BYTES) return fail('--input is larger than 64 KiB');
-    const v = parseStrict(raw.toString('utf8').trim());
+    // Read like the manifest beside it (a regular file), and no more than it may hold: a FIFO
+    // whose writer never closed, or a link to a device, was read until an EOF that never came.
+    const raw = readBoundedFile(inputPath, MAX_FRAME_BYTES, { followLinks: true });
+    if (!raw) return fail('--input is larger than 64 KiB');
+    const v = parseStrict(raw.bytes.toString('utf8').trim());
     if (!isJsonObject(v)) return fail('--input must be one JSON object');
     input = v;
   } catch (e) {

@@ -1,7 +1,7 @@
 // The operator's alias file: the agent names operations, never tools. Guards against: an alias
 // pointing at a tool the release's manifest does not declare, and anything in the file that is
 // not a plain operation → tool entry (it refuses start: a typo must not silently widen access).
-import { readFileSync } from 'node:fs';
+import { readRegularFile } from '../util/regular-file.js';
 import { parse as parseYaml } from 'yaml';
 
 export class AliasError extends Error {}
@@ -34,9 +34,9 @@ export function toolOf(aliases: ReadonlyMap<string, string>, operation: string):
 export function loadAliases(path: string, manifestTools: ReadonlySet<string>): Map<string, string> {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new AliasError(`cannot read aliases file ${path}`);
+    text = readRegularFile(path).toString('utf8'); // as the manifest is read: a FIFO or a device is refused
+  } catch (e) {
+    throw new AliasError((e as { code?: string }).code === 'not a regular file' ? `aliases file ${path} is not a regular file` : `cannot read aliases file ${path}`);
   }
   let doc: unknown;
   try {

@@ -3,12 +3,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from '../../src/cli/confine.js';
 import { UsageError } from '../../src/cli/args.js';
 import { buildAliases, loadAliases, AliasError } from '../../src/confine/aliases.js';
 import { MANIFEST } from './fixtures/session.js';
+import { cloakpipe } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cp-confine-cli-'));
 const IMG = 'sha256:' + 'ab'.repeat(32);
@@ -70,3 +72,19 @@ test('configuration refusals exit 2 before any container exists', async () => {
   assert.equal(await run(base({ input: arr })), 2);
 });
 
+
+test('--input and --aliases are regular files: a FIFO whose writer never closes is refused, not read until an EOF that never comes', async () => {
+  for (const flag of ['input', 'aliases'] as const) {
+    const fifo = join(dir, `${flag}.fifo`);
+    execFileSync('mkfifo', [fifo]);
+    // A writer that sends more than one frame and keeps the FIFO open.
+    const writer = spawn('sh', ['-c', 'exec 3>"$1"; head -c 70000 /dev/zero | tr "\\0" x >&3; sleep 60', 'sh', fifo], { stdio: 'ignore' });
+    try {
+      const r = cloakpipe(['confine', ...base({ [flag]: fifo })], { timeout: 20_000 });
+      assert.equal(r.status, 2, `refused at once (signal ${r.signal}): ${r.stderr}`);
+      assert.match(r.stderr, /not a regular file/);
+    } finally {
+      writer.kill('SIGKILL');
+    }
+  }
+});
