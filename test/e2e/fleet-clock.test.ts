@@ -3,15 +3,17 @@
 // minutes behind (their Date.now shifted by a preload), a Cedar limit per minute, concurrent
 // calls on every gate. Rate windows count by the database's clock, so exactly the limit reaches
 // the upstream; counted by each gate's own clock, the gate ahead would see the others' calls as
-// half an hour old and allow its own on top.
+// half an hour old and allow its own on top. Approval requests waiting for a person are not
+// deleted as expired by a gate whose clock runs ahead of the database's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pathToFileURL } from 'node:url';
 import { helperScript } from '../helpers/cli.js';
 import { arrived, call, desk, summary, type Outcome } from '../helpers/support-desk.js';
-import { recordingUpstream, startGate } from '../helpers/gate.js';
+import { call as gateCall, recordingUpstream, startGate } from '../helpers/gate.js';
+import { setup } from '../helpers/recording-gate.js';
 import { pgSkip } from '../store/postgres/pg.js';
-import { freshDatabase, initGate } from '../helpers/fleet.js';
+import { freshDatabase, initGate, sql } from '../helpers/fleet.js';
 
 const SKEW = [0, 30 * 60_000, -30 * 60_000];
 
@@ -57,4 +59,34 @@ when { context.calls.minute >= ${LIMIT} };
   assert.equal(results.filter((r) => r.ok).length, LIMIT, results.map(summary).join('\n'));
   for (const r of results) if (!r.ok) assert.equal(summary(r), 'policy_denied: denied by lookup-limit');
   assert.equal(arrived(d, 'lookup_customer').length, LIMIT);
+});
+
+test("a gate whose clock runs two hours ahead leaves the fleet's waiting approval requests alone (their hour is not over)", { ...pgSkip, timeout: 120_000 }, async () => {
+  const url = await freshDatabase();
+  const s = setup();
+  const gates = await Promise.all(
+    [0, 2 * 60 * 60_000].map((skew, i) => {
+      const upstream = recordingUpstream('approvals', s.record);
+      return startGate({
+        ...s,
+        home: initGate(url, `gate-${i}`),
+        flags: ['--approver-key', s.approverPub, '--store', url],
+        upstream: upstream.upstream,
+        node: ['--import', pathToFileURL(helperScript('clock-skew-preload.js')).href],
+        env: { ...upstream.env, CLOAKPIPE_TEST_CLOCK_SKEW_MS: String(skew) },
+      });
+    }),
+  );
+  try {
+    // A call waits for a person (an hour, the default), recorded by the gate on time ...
+    const waiting = await gateCall(gates[0], 'send_email', { to: 'ada@example.com', body: 'refund 1' }, undefined, 60_000);
+    assert.equal(!waiting.ok && waiting.reason, 'approval_required', JSON.stringify(waiting));
+    // ... then the gate ahead records one too, and trims what it takes for expired.
+    const other = await gateCall(gates[1], 'send_email', { to: 'bob@example.com', body: 'refund 2' }, undefined, 60_000);
+    assert.equal(!other.ok && other.reason, 'approval_required', JSON.stringify(other));
+  } finally {
+    await Promise.all(gates.map((g) => g.close()));
+  }
+  const requests = await sql(url, 'SELECT gate FROM cloakpipe.approval_requests ORDER BY gate');
+  assert.deepEqual(requests.map((r) => r.gate), ['gate-0', 'gate-1'], 'both requests still wait for a person');
 });

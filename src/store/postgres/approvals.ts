@@ -8,6 +8,13 @@ import { expectRows, type UnitSlot } from './unit.js';
 
 const key = (...parts: unknown[]) => JSON.stringify(parts);
 
+/**
+ * A deletion's "now" ($1, the caller's clock) bounded by the database's (clock_ms, as rate windows), as the
+ * stored stamps' ISO text: a gate whose clock runs ahead deleted every other gate's requests
+ * (and the inbox's signed receipts) as expired while they were still waiting for a person.
+ */
+const bounded = (s: string) => `least($1::text, to_char(to_timestamp(${s}.clock_ms() / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
 interface Row {
   id: string;
   fingerprint: string;
@@ -169,8 +176,8 @@ export class PgApprovalRequests implements ApprovalRequestsPort {
 
   prune(now: string): number {
     const expired = this.slot.get().fact<{ requests: string[]; offered: string[] }>(key('expired', now), async (c) => ({
-      requests: (await c.query<{ id: string }>(`SELECT id FROM ${this.s}.approval_requests WHERE expires_at <= $1 FOR UPDATE`, [now])).rows.map((r) => r.id),
-      offered: (await c.query<{ receipt_id: string }>(`SELECT receipt_id FROM ${this.s}.offered_receipts WHERE expires_at <= $1 FOR UPDATE`, [now])).rows.map(
+      requests: (await c.query<{ id: string }>(`SELECT id FROM ${this.s}.approval_requests WHERE expires_at <= ${bounded(this.s)} FOR UPDATE`, [now])).rows.map((r) => r.id),
+      offered: (await c.query<{ receipt_id: string }>(`SELECT receipt_id FROM ${this.s}.offered_receipts WHERE expires_at <= ${bounded(this.s)} FOR UPDATE`, [now])).rows.map(
         (r) => r.receipt_id,
       ),
     }));
@@ -199,12 +206,12 @@ export class PgApprovalRequests implements ApprovalRequestsPort {
   trim(now: string, keep: number, own: string): void {
     const t = `${this.s}.approval_requests`;
     this.slot.get().write(async (c) => {
-      await c.query(`DELETE FROM ${t} WHERE id IN (SELECT id FROM ${t} WHERE expires_at <= $1 LIMIT ${PRUNE_STEP} FOR UPDATE SKIP LOCKED)`, [now]);
+      await c.query(`DELETE FROM ${t} WHERE id IN (SELECT id FROM ${t} WHERE expires_at <= ${bounded(this.s)} LIMIT ${PRUNE_STEP} FOR UPDATE SKIP LOCKED)`, [now]);
       // The rows past the bound are chosen first, then locked: locking in the same query would
       // lock the kept ones too (OFFSET skips rows after they are locked).
       await c.query(
         `DELETE FROM ${t} WHERE id IN (SELECT id FROM ${t} WHERE id IN (
-           SELECT id FROM ${t} WHERE expires_at > $1 AND id <> $2 ORDER BY created_at DESC, id DESC OFFSET $3 LIMIT ${PRUNE_STEP}) FOR UPDATE SKIP LOCKED)`,
+           SELECT id FROM ${t} WHERE expires_at > ${bounded(this.s)} AND id <> $2 ORDER BY created_at DESC, id DESC OFFSET $3 LIMIT ${PRUNE_STEP}) FOR UPDATE SKIP LOCKED)`,
         [now, own, Math.max(0, keep - 1)],
       );
     });
