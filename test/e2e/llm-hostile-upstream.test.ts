@@ -1,8 +1,9 @@
 // The LLM door against a model API that sends on purpose what the gate might pass on unread: a
 // stream event the gate treats as "nothing to decide" (an error chunk, an event with no item
-// place) that the agent's SDK reads as a call all the same. Straight from the fake API each
-// stream gives the official SDK a call to an undeclared tool (the positive control); through the
-// gate the SDK holds no call the gate did not decide, and the ledger has the refusal.
+// place, a __proto__ member) that the agent's SDK reads as a call all the same. Straight from
+// the fake API each stream gives the official SDK a call to an undeclared tool (the positive
+// control); through the gate the SDK holds no call the gate did not decide, and the ledger has
+// the refusal.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FakeModel } from '../helpers/fake-model.js';
@@ -67,6 +68,18 @@ test('responses stream: an item added without an output_index (the SDK appends i
   assert.deepEqual(await responsesCalls(fake.url, events), ['shell_exec'], 'positive control');
   const before = decisions(s.home).length;
   assert.deepEqual(await responsesCalls(gate.url, events), []);
+  const made = decisions(s.home).slice(before);
+  assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'fail_closed'), JSON.stringify(made));
+});
+
+test('openai stream: a delta whose __proto__ member holds calls (the SDK merges it into the message as its prototype) is refused', async () => {
+  const calls = { tool_calls: [{ id: 'call_proto', type: 'function', function: { name: 'shell_exec', arguments: '{"cmd":"id"}' } }] };
+  // JSON.stringify cannot write a __proto__ key: it is named PROTO and renamed in the text.
+  const delta = JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: { role: 'assistant', content: null, PROTO: calls }, logprobs: null, finish_reason: null }] }).replace('"PROTO":', '"__proto__":');
+  const events = `data: ${delta}\n\ndata: ${JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }] })}\n\ndata: [DONE]\n\n`;
+  assert.deepEqual(await chatCalls(fake.url, events), ['shell_exec'], 'positive control');
+  const before = decisions(s.home).length;
+  assert.deepEqual(await chatCalls(gate.url, events), []);
   const made = decisions(s.home).slice(before);
   assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'fail_closed'), JSON.stringify(made));
 });

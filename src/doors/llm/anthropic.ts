@@ -5,11 +5,11 @@
 // was held back or dropped (its events then go out byte for byte), a new one otherwise.
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
-import { parseStrict } from '../../wire/strict-parse.js';
 import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
 import { HeldCalls, type Slot } from './held.js';
+import { readModelJson } from './model-json.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, undecidableTool, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, isIndex, undecidableTool, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const messages = isJsonObject(request) ? request.messages : undefined;
@@ -117,12 +117,7 @@ class AnthropicStream implements StreamRewriter {
 
   async event(e: SseEvent): Promise<void> {
     if (e.data === undefined) return this.ctx.write(e.raw);
-    let v: JsonValue;
-    try {
-      v = parseStrict(e.data);
-    } catch {
-      throw new Unreadable('a stream event is not JSON');
-    }
+    const v = readModelJson(e.data, 'a stream event');
     need(isJsonObject(v) && isString(v.type) && (e.type === undefined || e.type === v.type), null, 'a stream event needs a type');
     const data = v as JsonObject;
     switch (data.type) {

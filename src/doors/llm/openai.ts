@@ -5,11 +5,11 @@
 // chunk holding the whole call. The legacy `function_call` is not gated, so it fails closed.
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
-import { parseStrict } from '../../wire/strict-parse.js';
 import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
 import { HeldCalls, type Slot } from './held.js';
+import { readModelJson } from './model-json.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, undecidableTool, isString, need, refusalLines, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, isIndex, undecidableTool, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const messages = isJsonObject(request) ? request.messages : undefined;
@@ -135,12 +135,7 @@ class OpenAiStream implements StreamRewriter {
       await this.end();
       return this.ctx.write(e.raw);
     }
-    let chunk: JsonValue;
-    try {
-      chunk = parseStrict(e.data);
-    } catch {
-      throw new Unreadable('a stream chunk is not JSON');
-    }
+    const chunk = readModelJson(e.data, 'a stream chunk');
     need(isJsonObject(chunk), null, 'a stream chunk must be an object');
     const c = chunk as JsonObject;
     // A chunk with no choice goes out as it is (an error, usage). One with choices is read

@@ -9,12 +9,12 @@
 // which the SDK takes whole: each must be the call the gate decided, or the stream fails closed.
 import { isJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
-import { parseStrict } from '../../wire/strict-parse.js';
 import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js';
 import { HeldCalls, refusalText, type Slot } from './held.js';
+import { readModelJson } from './model-json.js';
 import { openai } from './openai.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, isString, need, undecidableTool, Unreadable, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, isIndex, isString, need, undecidableTool, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const input = isJsonObject(request) ? request.input : undefined;
@@ -149,12 +149,7 @@ class ResponsesStream implements StreamRewriter {
   async event(e: SseEvent): Promise<void> {
     if (e.data === undefined) return this.pass(e, null); // a comment or keep-alive
     need(!this.finished, null, 'an event after the response ended');
-    let v: JsonValue;
-    try {
-      v = parseStrict(e.data);
-    } catch {
-      throw new Unreadable('a stream event is not JSON');
-    }
+    const v = readModelJson(e.data, 'a stream event');
     need(isJsonObject(v) && isString(v.type), null, 'a stream event needs a type');
     const data = v as JsonObject;
     const type = data.type as string;

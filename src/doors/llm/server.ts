@@ -25,6 +25,7 @@ import { readBodyUpTo } from '../../util/request-body.js';
 import type { StaticTokens } from '../http-auth.js';
 import { decideSlot, HeldCalls, refusalText } from './held.js';
 import { LlmSession } from './session.js';
+import { readModelJson } from './model-json.js';
 import { Unreadable, type LlmFormat, type StreamRewriter } from './format.js';
 import { openai } from './openai.js';
 import { anthropic } from './anthropic.js';
@@ -207,7 +208,7 @@ export class LlmDoor {
     let groups: HeldCalls<null>[];
     let parsed: JsonObject;
     try {
-      const v = parseStrict(decodeUtf8(bytes));
+      const v = readModelJson(decodeUtf8(bytes), 'the response');
       if (!isJsonObject(v)) throw new Unreadable('the response is not an object');
       parsed = v;
       groups = format.bodyCalls(parsed).map((slots) => {
