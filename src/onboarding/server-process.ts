@@ -40,7 +40,14 @@ export class ServerProcessTransport implements Transport {
       child.stdin!.on('error', (e) => this.onerror?.(e));
       child.stdout!.on('error', (e) => this.onerror?.(e));
       child.stdout!.on('data', (chunk: Buffer) => {
-        this.buffer.append(chunk);
+        try {
+          this.buffer.append(chunk);
+        } catch (e) {
+          // A line past the SDK's bound (10 MiB): the server is given up on, as the SDK's transport does.
+          this.onerror?.(e as Error);
+          void this.close();
+          return;
+        }
         for (;;) {
           let message: JSONRPCMessage | null;
           try {

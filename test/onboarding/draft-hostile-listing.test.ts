@@ -44,3 +44,9 @@ test('a server started through a shell that never answers: reported at --timeout
     if (running(child)) process.kill(child, 'SIGKILL');
   }
 });
+
+test('a tools/list answer longer than the 10 MiB a line may take: named as a failed tools/list, exit 2', () => {
+  const r = cloakpipe(['manifest', 'draft', '--', process.execPath, helperScript('listing-server.js'), 'many', '150000'], { timeout: 120_000 });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /^cloakpipe manifest draft: tools\/list failed: MCP error -32000: Connection closed\n$/);
+});
