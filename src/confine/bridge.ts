@@ -201,6 +201,13 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
     });
     o.onUpstreamGone?.(() => core.stop('gateway_error'));
 
+    // A session stopped before its container runs (interrupted, its watchdog lost, its upstream
+    // gone) starts nothing: the agent never runs without what was to watch it.
+    if (core.stopped) {
+      s.ended = 'stopped';
+      s.reason = core.stopped;
+      return s;
+    }
     await o.engine.start(id);
     waitP = o.engine.wait(id).then(
       (code) => {

@@ -391,6 +391,15 @@ test('failure: paused watchdog → no acks → the bridge stops the container', 
   evidence.cases.push({ name: 'paused-watchdog', reason: d.summary?.reason, exit: d.code, gone: true, record: observeRecord(r.recordFile, 'x') });
 });
 
+test('failure: the watchdog lost after create, before start → the container is never started', opts, async () => {
+  const shortLived = join(work, 'short-lived-watchdog.mjs');
+  writeFileSync(shortLived, "import net from 'node:net'; const p = new net.Socket({ fd: 3, readable: true, writable: true }); p.write('r\\n'); p.on('data', (d) => { for (const l of String(d).split('\\n')) if (l.startsWith('h')) p.write('a' + l.slice(1) + '\\n'); }); setTimeout(() => process.exit(0), 300);\n");
+  const o = await observed('watchdog-lost-before-start', 'baseline', {}, { watchdogScript: shortLived, onCreated: async () => void (await sleep(1500)) });
+  assert.deepEqual([o.summary.ended, o.summary.reason], ['stopped', 'watchdog_lost']);
+  assert.equal((o.state as { status: string | null } | null)?.status, 'created', 'the agent never ran');
+  noDelivery(o);
+});
+
 /** A mutation's admission check holds: with `watchdogScript` as the watchdog the session is refused, the container gone. */
 async function refusedAdmission(name: string, watchdogScript: string): Promise<void> {
   const refused = await observed(name, 'hold', {}, { watchdogScript });
