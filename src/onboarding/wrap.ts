@@ -284,7 +284,11 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     const files = serverFiles(o.homeDir, folder);
     const prior = recordAt(files.wrapped);
     const upstream: Upstream = c.kind === 'stdio' ? { command: c.command, args: c.args } : { url: c.url.href, headers: headersDigest(c.headers) };
-    if (prior && !isDeepStrictEqual(prior.upstream, upstream)) {
+    // Another entry of this name with another command (or URL) has the folder: two servers, one
+    // name. A folder no other entry uses (unwrapped since, then edited) is this server's: its
+    // kept manifest is named for review.
+    const moved = prior !== undefined && !isDeepStrictEqual(prior.upstream, upstream);
+    if (moved && Object.keys(prior.entries).some((k) => k !== configKey)) {
       o.say(`${label}: left as is: servers/${folder} belongs to another server of that name with another ${c.kind === 'stdio' ? 'command' : 'URL or headers'}; rename one of them`);
       failed++;
       continue;
@@ -315,11 +319,11 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
       o.say(`${label}: drafted ${draft.declared.length} tools → ${files.manifest} (review it, then --mode enforce)`);
       for (const s of draft.skipped) o.say(`${label}: not declared: ${JSON.stringify(s.name)}: ${s.why}`);
     } else if (!o.dryRun) {
-      o.say(`${label}: keeping ${files.manifest}`);
+      o.say(`${label}: keeping ${files.manifest}${moved ? `, drafted when the server had another ${c.kind === 'stdio' ? 'command' : 'URL or headers'}: review it against this one` : ''}`);
     }
     next = c.kind === 'stdio' ? setCommand(next, parsed.at, e.name, o.gate.command, wrappedArgs) : setRemoteCommand(next, parsed.at, e.name, c.keys, o.gate.command, wrappedArgs);
     const after = parseConfig(cfg, next)!.entries.find((x) => x.name === e.name)!;
-    const record: Record_ = prior ?? { version: 1, name: e.name, upstream, entries: {} };
+    const record: Record_ = prior ? { ...prior, upstream } : { version: 1, name: e.name, upstream, entries: {} };
     record.entries[configKey] = { original: e.text, wrapped: JSON.parse(JSON.stringify(after.value)) };
     records.set(files.wrapped, record);
     wrappedCount++;
