@@ -5,7 +5,10 @@
 // refusing it as "in flight on a running gate". The start (the kernel's boot id and the process's
 // start time since boot, both from /proc) tells the two apart. Where /proc is absent the start is
 // `-` and only the pid is checked, as owners of the older `host/pid/nonce` form are.
-import { readFileSync } from 'node:fs';
+// The host is its name and the pid namespace the gate runs in: containers that share a host name
+// (host networking) each number their own processes, and a pid from another namespace names
+// another process here; such an owner is on another host, whose liveness this one cannot tell.
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 
@@ -28,13 +31,29 @@ export function processStart(pid: number): string | null {
   }
 }
 
+/** This host as its pids tell: the host name, with the pid namespace where /proc names it. */
+function pidHost(): string {
+  try {
+    const ns = /^pid:\[([0-9]+)\]$/.exec(readlinkSync('/proc/self/ns/pid'));
+    if (ns) return `${hostname()}#pidns${ns[1]}`;
+  } catch {
+    // no /proc: the host name alone
+  }
+  return hostname();
+}
+
+const HOST = pidHost();
+
 /** This process, as the owner of the operations it starts. */
-export const THIS_GATE = `${hostname()}/${process.pid}/${processStart(process.pid) ?? '-'}/${randomBytes(6).toString('hex')}`;
+export const THIS_GATE = `${HOST}/${process.pid}/${processStart(process.pid) ?? '-'}/${randomBytes(6).toString('hex')}`;
+
+/** An owner's host is this one: the same name and pid namespace (or a bare name, as older gates wrote it). */
+const here = (host: string) => host === HOST || host === hostname();
 
 /** Does `owner` name a process on this host (whose liveness this host can tell)? */
 export function ownerOnThisHost(owner: string | null): boolean {
   const m = owner ? OWNER.exec(owner) : null;
-  return !!m && m[1] === hostname();
+  return !!m && here(m[1]);
 }
 
 /** Is the gate that owns a pending operation still running? Unknown hosts count as gone. */
@@ -42,7 +61,7 @@ export function ownerAlive(owner: string | null): boolean {
   if (!owner) return false;
   if (owner === THIS_GATE) return true;
   const m = OWNER.exec(owner);
-  if (!m || m[1] !== hostname()) return false;
+  if (!m || !here(m[1])) return false;
   const pid = Number(m[2]);
   if (pid === process.pid) return false; // an earlier process that had our pid
   try {

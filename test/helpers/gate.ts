@@ -24,6 +24,8 @@ export interface GateOptions {
   node?: string[];
   /** How long the host waits for initialize (default 120 s: a cold start on a busy machine). */
   startTimeoutMs?: number;
+  /** A command the gate runs under (e.g. unshare into its own namespaces): it runs node and its arguments. */
+  under?: string[];
 }
 
 export function gateArgs(o: GateOptions): string[] {
@@ -63,9 +65,10 @@ after(async () => {
 
 /** Start a gate and connect the host. A gate that does not come up fails with its stderr. */
 export async function startGate(o: GateOptions): Promise<RunningGate> {
+  const command = o.under ? [...o.under, process.execPath, ...gateArgs(o)] : [process.execPath, ...gateArgs(o)];
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: gateArgs(o),
+    command: command[0],
+    args: command.slice(1),
     stderr: 'pipe',
     env: { ...(process.env as Record<string, string>), ...(o.env ?? {}) },
   });

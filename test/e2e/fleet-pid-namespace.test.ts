@@ -1,0 +1,56 @@
+// Gates of a fleet in containers that share the host's name (host networking) each number their
+// own processes: a pid another gate wrote names another process here. A gate starting beside a
+// running gate of another pid namespace leaves that gate's in-flight operation pending (fleet.md:
+// a pending operation becomes unknown when its own gate restarts), rather than judging it by a
+// pid of its own namespace and declaring it unknown under the running call. The real binary, the
+// other gate in its own pid namespace (unshare), a real PostgreSQL.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { call, records, setup, waitFor } from '../helpers/recording-gate.js';
+import { recordingUpstream, startGate } from '../helpers/gate.js';
+import { pgSkip } from '../store/postgres/pg.js';
+import { freshDatabase, initGate, sql } from '../helpers/fleet.js';
+
+const UNSHARE = ['unshare', '--pid', '--fork', '--mount-proc'];
+
+/** Own pid namespaces need root and unshare(1); in CI their absence is a failure, never a skip. */
+function namespaces(): { skip?: string } {
+  const r = spawnSync(UNSHARE[0], [...UNSHARE.slice(1), 'true']);
+  if (r.status === 0) return {};
+  if (process.env.CI === 'true') throw new Error('unshare --pid does not work here: in CI this suite must run (as root, with util-linux)');
+  return { skip: 'unshare --pid does not work here (needs root and util-linux)' };
+}
+
+const opState = async (url: string, id: string) => (await sql(url, 'SELECT state FROM cloakpipe.operations WHERE id = $1', [id]))[0]?.state as string | undefined;
+
+test("a gate starting beside a running gate of another pid namespace leaves that gate's in-flight operation pending", { ...pgSkip, ...namespaces(), timeout: 120_000 }, async () => {
+  const url = await freshDatabase();
+  const s = setup();
+  const release = join(s.dir, 'release');
+  const held = recordingUpstream('approvals', s.record, { RECORDER_MODE: 'held', RECORDER_RELEASE_FILE: release });
+  const a = await startGate({ ...s, home: initGate(url, 'gate-ns'), flags: ['--store', url], ...held, under: UNSHARE });
+  const args = { text: 'ship order 9', key: 'op-ns' };
+  let b: Awaited<ReturnType<typeof startGate>> | undefined;
+  try {
+    const first = call(a, 'write_note', args, undefined, 60_000);
+    await waitFor(() => records(s).length === 1, 30_000, 'the call to reach the tool');
+    assert.equal(await opState(url, 'op-ns'), 'pending');
+    // Another gate starts on this host name, in the host's pid namespace: its start-up recovery.
+    b = await startGate({ ...s, home: initGate(url, 'gate-host'), flags: ['--store', url], ...recordingUpstream('approvals', s.record) });
+    assert.equal(await opState(url, 'op-ns'), 'pending', "the running gate's call is still in flight");
+    writeFileSync(release, '');
+    const answered = await first;
+    assert.equal(answered.ok, true, JSON.stringify(answered));
+    for (const end = Date.now() + 30_000; (await opState(url, 'op-ns')) !== 'succeeded'; await new Promise((r) => setTimeout(r, 50)))
+      assert.ok(Date.now() < end, `the operation never settled: ${await opState(url, 'op-ns')}`);
+    const again = await call(b, 'write_note', args, undefined, 60_000);
+    assert.equal(again.ok && again.text, answered.ok && answered.text, 'the other gate replays the stored result');
+  } finally {
+    if (!existsSync(release)) writeFileSync(release, '');
+    await Promise.all([a.close(), b?.close()]);
+  }
+  assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
+});
