@@ -227,7 +227,7 @@ export function draftFromTools(tools: readonly ListedTool[], opts: DraftOptions)
       argLines.push(`      ${key(name)}: ${flow(rule.parts)}`);
       toolNotes.push(...rule.notes);
     }
-    for (const r of req) if (!(r in props)) toolNotes.push(`required ${r} has no property schema; declared without rules`), argLines.push(`      ${key(r)}: { required: true }`);
+    for (const r of req) if (!Object.hasOwn(props, r)) toolNotes.push(`required ${r} has no property schema; declared without rules`), argLines.push(`      ${key(r)}: { required: true }`);
     if (schema.additionalProperties !== undefined && schema.additionalProperties !== false)
       toolNotes.push(`additionalProperties ${oneLine(JSON.stringify(schema.additionalProperties))}: the server takes arguments it does not name; the gate refuses every argument the manifest does not declare`);
     if (schema.type !== undefined && schema.type !== 'object') toolNotes.push(`inputSchema type ${oneLine(JSON.stringify(schema.type))} is not "object"; the gate takes named arguments only`);

@@ -8,6 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { cloakpipe, helperScript, tempDir } from '../helpers/cli.js';
+import { draftFromTools } from '../../src/onboarding/draft.js';
+import { buildManifest } from '../../src/contract/manifest.js';
 
 function draft(how: string[]) {
   const dir = tempDir('cloakpipe-draft-');
@@ -49,4 +51,11 @@ test('a tools/list answer longer than the 10 MiB a line may take: named as a fai
   const r = cloakpipe(['manifest', 'draft', '--', process.execPath, helperScript('listing-server.js'), 'many', '150000'], { timeout: 120_000 });
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /^cloakpipe manifest draft: tools\/list failed: MCP error -32000: Connection closed\n$/);
+});
+
+test('a required argument the schema gives no property, named like a member of every object (toString, constructor): declared, never dropped', () => {
+  const d = draftFromTools([{ name: 'lookup', annotations: { readOnlyHint: true }, inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q', 'toString', 'constructor'] } }], { release: 'k@1', source: 'test' });
+  const loaded = buildManifest(parseYaml(d.manifest, { schema: 'core', uniqueKeys: true }));
+  assert.deepEqual(Object.keys(loaded.manifest.tools.lookup.arguments).sort(), ['constructor', 'q', 'toString']);
+  for (const r of ['toString', 'constructor']) assert.match(d.manifest, new RegExp(`# v1 cannot hold: required ${r} has no property schema; declared without rules`));
 });
