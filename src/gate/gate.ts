@@ -391,8 +391,8 @@ export class Gate {
     } catch {
       // The tool ran; its settlement could not be recorded now. The reply still reaches the host
       // (withholding it would not undo the effect); the settlement is recorded once the store
-      // takes it again.
-      this.unrecorded.keep(job);
+      // takes it again. What it holds is about the reply's size (measured only on this path).
+      this.unrecorded.keep(job, Buffer.byteLength(JSON.stringify(reply)));
     }
   }
 

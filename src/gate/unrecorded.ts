@@ -8,11 +8,17 @@ import type { Transact } from '../store/ports.js';
 
 const FIRST_MS = 500;
 const LAST_MS = 30_000;
-/** At most this many kept (each may hold a result): past it the oldest is given up. */
+/** At most this many kept, holding at most this many bytes of results: past either the oldest is given up (left pending, as before). */
 const MAX_KEPT = 1000;
+const MAX_KEPT_BYTES = 64 * 1024 * 1024;
+
+interface Kept {
+  job: () => void;
+  bytes: number;
+}
 
 export class Unrecorded {
-  private kept: (() => void)[] = [];
+  private kept: Kept[] = [];
   private timer: NodeJS.Timeout | null = null;
   private delayMs = FIRST_MS;
 
@@ -23,11 +29,17 @@ export class Unrecorded {
     void this.commit(job).catch(() => this.keep(job));
   }
 
-  /** `job` (a transaction's function, safe to run again) failed to commit: it is tried again later. */
-  keep(job: () => void): void {
-    this.kept.push(job);
-    if (this.kept.length > MAX_KEPT) this.kept.shift();
+  /** `job` (a transaction's function, safe to run again, holding about `bytes`) failed to commit: it is tried again later. */
+  keep(job: () => void, bytes = 0): void {
+    this.kept.push({ job, bytes });
+    this.bound();
     this.schedule();
+  }
+
+  /** The newest is always kept. */
+  private bound(): void {
+    let bytes = this.kept.reduce((n, k) => n + k.bytes, 0);
+    while (this.kept.length > 1 && (this.kept.length > MAX_KEPT || bytes > MAX_KEPT_BYTES)) bytes -= this.kept.shift()!.bytes;
   }
 
   private schedule(): void {
@@ -42,10 +54,10 @@ export class Unrecorded {
   /** Tries every kept job once (they share the store's group commit); what fails again stays. */
   async retry(): Promise<void> {
     const jobs = this.kept.splice(0);
-    const failed: (() => void)[] = [];
-    await Promise.all(jobs.map((job) => this.commit(job).catch(() => void failed.push(job))));
+    const failed: Kept[] = [];
+    await Promise.all(jobs.map((k) => this.commit(k.job).catch(() => void failed.push(k))));
     this.kept.unshift(...failed);
-    if (this.kept.length > MAX_KEPT) this.kept.splice(0, this.kept.length - MAX_KEPT);
+    this.bound();
     this.delayMs = failed.length > 0 ? Math.min(LAST_MS, this.delayMs * 2) : FIRST_MS;
     this.schedule();
   }
