@@ -3,13 +3,15 @@
 // place, a __proto__ member) that the agent's SDK reads as a call all the same. Straight from
 // the fake API each stream gives the official SDK a call to an undeclared tool (the positive
 // control); through the gate the SDK holds no call the gate did not decide, and the ledger has
-// the refusal.
+// the refusal. And one that gives two calls one id, so that the result the agent sends back
+// under it could be taken for the wrong call's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FakeModel } from '../helpers/fake-model.js';
-import { closeLlmWorld, openLlmWorld, openaiAgent, type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
-import { openaiParams, responsesParams } from '../helpers/llm-agent.js';
-import { decisions } from '../helpers/support-desk.js';
+import { closeLlmWorld, openLlmWorld, openaiAgent, anthropicAgent, llmSetup, startLlmGate } from '../helpers/llm-gate.js';
+import { type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
+import { anthropicTurn, openaiParams, openaiTurn, responsesParams } from '../helpers/llm-agent.js';
+import { decisions, ledgerOf } from '../helpers/support-desk.js';
 
 let fake: FakeModel;
 let s: LlmSetup;
@@ -82,4 +84,51 @@ test('openai stream: a delta whose __proto__ member holds calls (the SDK merges 
   assert.deepEqual(await chatCalls(gate.url, events), []);
   const made = decisions(s.home).slice(before);
   assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'fail_closed'), JSON.stringify(made));
+});
+
+test('two calls under one id (a confidential read and the weather): the result sent back under it raises the label by the read, whichever it is', async () => {
+  const post = { calls: [{ name: 'post_public', arguments: { text: 'alice,100' } }] };
+  const read = { name: 'read_file', arguments: { path: '/srv/payroll.csv' }, id: 'call_twice' };
+  const weather = { name: 'get_weather', arguments: { city: 'Paris' }, id: 'call_twice' };
+  // Each case on a gate of its own: the label is the session's.
+  const cases = [
+    { format: 'openai', calls: [read, weather], stream: false },
+    { format: 'openai', calls: [weather, read], stream: true },
+    { format: 'anthropic', calls: [read, weather], stream: true },
+  ] as const;
+  for (const c of cases) {
+    const own = llmSetup();
+    const g = await startLlmGate(own, fake.url);
+    try {
+      if (c.format === 'openai') {
+        const agent = openaiAgent(g.url);
+        const t = await openaiTurn(agent, { calls: [...c.calls] }, c.stream);
+        assert.deepEqual(t.calls.map((x) => x.name), c.calls.map((x) => x.name), 'both allowed');
+        const history = [
+          { role: 'user', content: JSON.stringify({ calls: [] }) },
+          { role: 'assistant', content: null, tool_calls: c.calls.map((x) => ({ id: x.id, type: 'function', function: { name: x.name, arguments: JSON.stringify(x.arguments) } })) },
+          ...c.calls.map((x) => ({ role: 'tool', tool_call_id: x.id, content: x.name === 'read_file' ? 'name,salary\nalice,100' : 'sunny' })),
+        ];
+        const refused = await openaiTurn(agent, post, c.stream, { messages: history });
+        assert.deepEqual(refused.calls, [], `${c.format} ${c.calls[0].name} first`);
+        assert.match(refused.text, /^cloakpipe refused post_public: sink_ceiling_exceeded: /);
+      } else {
+        const agent = anthropicAgent(g.url);
+        const t = await anthropicTurn(agent, { calls: [...c.calls] }, c.stream);
+        assert.deepEqual(t.calls.map((x) => x.name), c.calls.map((x) => x.name), 'both allowed');
+        const history = [
+          { role: 'user', content: JSON.stringify({ calls: [] }) },
+          { role: 'assistant', content: c.calls.map((x) => ({ type: 'tool_use', id: x.id, name: x.name, input: x.arguments })) },
+          { role: 'user', content: c.calls.map((x) => ({ type: 'tool_result', tool_use_id: x.id, content: x.name === 'read_file' ? 'name,salary\nalice,100' : 'sunny' })) },
+        ];
+        const refused = await anthropicTurn(agent, post, c.stream, { messages: history });
+        assert.deepEqual(refused.calls, [], c.format);
+        assert.match(refused.text, /^cloakpipe refused post_public: sink_ceiling_exceeded: /);
+      }
+    } finally {
+      await g.stop();
+    }
+    const labels = ledgerOf(own.home).filter((e) => e.kind === 'label');
+    assert.deepEqual(labels.map((e) => [e.from, e.to, e.tool]), [['public', 'confidential', 'read_file']]);
+  }
 });

@@ -40,7 +40,9 @@ const MAX_WAITING = 4096;
 const MAX_SEEN = 8192;
 
 export class LlmSession {
-  private readonly waiting = new Map<string, Waiting>();
+  /** By call id: more than one when the model reused an id before its call's result came back. */
+  private readonly waiting = new Map<string, Waiting[]>();
+  private waiters = 0;
   private readonly seen = new Set<string>();
   /** The gate's handling of every call not settled yet (shutdown waits for their entries). */
   private readonly handling = new Set<Promise<unknown>>();
@@ -69,8 +71,7 @@ export class LlmSession {
           const w = { resolve: ok, reject: fail };
           this.wait(call.id, w);
           const withdraw = () => {
-            if (this.waiting.get(call.id) !== w) return;
-            this.waiting.delete(call.id);
+            if (!this.unwait(call.id, w)) return;
             fail(new NotForwarded('the call never reached the agent'));
           };
           resolve({ release: true, withdraw });
@@ -104,12 +105,16 @@ export class LlmSession {
    * classification, as server output outside a gated call does.
    */
   results(results: ToolResult[]): void {
+    const settled = new Set<string>();
     for (const r of results) {
-      const w = this.waiting.get(r.id);
-      if (w) {
+      const ws = this.waiting.get(r.id);
+      if (ws) {
         this.waiting.delete(r.id);
-        w.resolve(r.isError ? { error: r.content } : { result: r.content });
-      } else if (!this.seen.has(r.id)) {
+        this.waiters -= ws.length;
+        settled.add(r.id);
+        for (const w of ws) w.resolve(r.isError ? { error: r.content } : { result: r.content });
+      } else if (!this.seen.has(r.id) || settled.has(r.id)) {
+        // Never released, or a second result under an id this request already settled.
         this.gate.observeServerOutput(r.content);
       }
       this.see(r.id);
@@ -121,22 +126,40 @@ export class LlmSession {
    * agent may have run it); resolves once every call's entries are recorded.
    */
   async end(): Promise<void> {
-    for (const w of this.waiting.values()) w.reject(new Error('the gate stopped before the result came back'));
+    for (const ws of this.waiting.values()) for (const w of ws) w.reject(new Error('the gate stopped before the result came back'));
     this.waiting.clear();
+    this.waiters = 0;
     await Promise.allSettled([...this.handling]);
   }
 
+  /**
+   * A model that reuses an id before the call's result came back: the agent's result under it
+   * cannot be told apart, so it settles every call open under that id, each raising the label
+   * by its own tool's `returns` (a confidential read must not be settled as the weather).
+   */
   private wait(id: string, w: Waiting): void {
-    // A model that reuses an id: the earlier call can no longer be told apart.
-    this.waiting.get(id)?.reject(new Error('call id reused'));
-    this.waiting.delete(id);
-    this.waiting.set(id, w);
+    const ws = this.waiting.get(id);
+    if (ws) ws.push(w);
+    else this.waiting.set(id, [w]);
+    this.waiters++;
     this.seen.delete(id);
-    if (this.waiting.size > MAX_WAITING) {
-      const [oldest, ow] = this.waiting.entries().next().value as [string, Waiting];
-      this.waiting.delete(oldest);
+    if (this.waiters > MAX_WAITING) {
+      const [oldest, ows] = this.waiting.entries().next().value as [string, Waiting[]];
+      const ow = ows[0];
+      this.unwait(oldest, ow);
       ow.reject(new Error('too many calls waiting for their results'));
     }
+  }
+
+  /** Whether `w` was still waiting under `id` (now it is not). */
+  private unwait(id: string, w: Waiting): boolean {
+    const ws = this.waiting.get(id);
+    const at = ws ? ws.indexOf(w) : -1;
+    if (!ws || at < 0) return false;
+    ws.splice(at, 1);
+    if (ws.length === 0) this.waiting.delete(id);
+    this.waiters--;
+    return true;
   }
 
   private see(id: string): void {
