@@ -398,8 +398,9 @@ export class Gate {
 
   /**
    * A decision whose transaction failed, refused fail_closed, whose COMMIT may have landed
-   * unanswered all the same: what it may have left (a pending operation) is undone, with a result
-   * entry for decision `seq` when something was, once the store takes it.
+   * unanswered all the same: what it may have left (a pending operation) is settled as not run,
+   * with a not_forwarded result entry for decision `seq` when something was, once the store takes
+   * it. The call was refused, so it never reached the tool: a retry may run it.
    */
   private notRecorded(d: Decision, seq: number): void {
     const hooks = d.notes.notRecorded;
@@ -407,7 +408,7 @@ export class Gate {
     this.unrecorded.record(() => {
       const now = this.clock();
       const changed = hooks.map((f) => f(now)).some(Boolean);
-      if (changed) this.parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why: 'error', fingerprint: d.fingerprint, decision: seq });
+      if (changed) this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision: seq });
     });
   }
 

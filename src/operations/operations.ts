@@ -71,16 +71,17 @@ export class Operations {
   }
 
   /**
-   * The decision that began attempt `attempt` at `begunAt` was refused because recording it failed
-   * (never forwarded), yet its COMMIT may have landed unanswered. If this process's pending
-   * attempt from that decision is in the store, it becomes unknown (an operator can reconcile it)
-   * instead of pending for as long as this gate runs. An attempt another decision began (another
-   * time, or another gate) is left alone. True when it changed.
+   * The decision that began attempt `attempt` at `begunAt` was refused because recording it failed,
+   * so the call never reached the tool, yet its COMMIT may have landed unanswered. If this
+   * process's pending attempt from that decision is in the store, it is settled with `notRun` (a
+   * failed attempt, which a retry may run again) instead of pending for as long as this gate runs.
+   * An attempt another decision began (another time, or another gate) is left alone. True when it
+   * changed.
    */
-  abandon(id: string, attempt: number, begunAt: number, now: number): boolean {
+  withdraw(id: string, attempt: number, begunAt: number, notRun: UpstreamReply, now: number): boolean {
     const op = this.port.get(id);
     if (!op || op.state !== 'pending' || op.attempts !== attempt || op.owner !== this.owner || op.updated_at !== iso(begunAt)) return false;
-    return this.port.markUnknown(id, attempt, 'not_recorded', iso(now));
+    return this.settle(id, attempt, notRun, now) !== null;
   }
 
   /** The outcome of attempt `attempt` is unknown (timeout, upstream died, gate error). */

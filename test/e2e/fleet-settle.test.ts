@@ -58,7 +58,7 @@ test("fleet: a settlement the database refused is recorded once it answers again
   assert.equal(results[0].n, 1, 'one result entry for the one execution');
 });
 
-test('fleet: a decision whose COMMIT landed but whose answer was lost is refused fail_closed, and its operation becomes unknown (an operator can reconcile it), not pending for the life of the gate', { ...pgSkip, timeout: 120_000 }, async () => {
+test('fleet: a decision whose COMMIT landed but whose answer was lost is refused fail_closed, and its operation is settled as not run (a retry runs it), not pending for the life of the gate', { ...pgSkip, timeout: 120_000 }, async () => {
   const url = await freshDatabase();
   const proxy = await freezingProxy(url);
   const s = setup();
@@ -76,11 +76,8 @@ test('fleet: a decision whose COMMIT landed but whose answer was lost is refused
     // The server did commit the decision the gate refused: its operation is pending.
     await until('the decision to be committed', 30_000, async () => (await opState(url, 'op-lost')) === 'pending');
     proxy.thaw();
-    await until('the operation to become unknown', 60_000, async () => (await opState(url, 'op-lost')) === 'unknown');
-    const retry = await call(g, 'write_note', args, undefined, 60_000);
-    assert.match(!retry.ok ? `${retry.reason}: ${retry.detail}` : 'ok', /^reconcile_before_retry: .*unknown/);
-    const r = cloakpipe(['ops', 'reconcile', 'op-lost', '--outcome', 'not-executed', '--home', home, '--store', url]);
-    assert.equal(r.status, 0, r.stdout + r.stderr);
+    // The gate refused it, so nothing ran: the attempt failed, and the agent's retry runs it.
+    await until('the operation to be settled as not run', 60_000, async () => (await opState(url, 'op-lost')) === 'failed');
     const ran = await call(g, 'write_note', args, undefined, 60_000);
     assert.equal(ran.ok, true, JSON.stringify(ran));
   } finally {
@@ -88,7 +85,9 @@ test('fleet: a decision whose COMMIT landed but whose answer was lost is refused
     await g.close();
     await proxy.close();
   }
-  assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once: after the reconcile');
+  assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once: the retry');
+  const notForwarded = await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result' AND body LIKE '%"outcome":"not_forwarded"%'`);
+  assert.equal(notForwarded[0].n, 1, 'the withdrawn decision has its not_forwarded result');
   const v = cloakpipe(['verify', '--store', url]);
   assert.equal(v.status, 0, v.stdout + v.stderr);
 });

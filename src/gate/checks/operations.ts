@@ -92,7 +92,7 @@ export function checkOperations(f: Facts): Verdict {
   f.notes.afterFailure.push((why, now) => void (begun && store.fail(id, attempt, why, now)));
   // Nothing ran: the attempt failed, so the same operation may be retried.
   f.notes.notForwarded.push((now) => ({ effect: () => void (begun && store.settle(id, attempt, NOT_RUN, now)) }));
-  // The decision may have committed unanswered: its pending attempt, if there, is no one's to settle.
-  f.notes.notRecorded.push((now) => begun && store.abandon(id, attempt, f.now, now));
+  // The decision may have committed unanswered: its pending attempt, if there, never ran either.
+  f.notes.notRecorded.push((now) => begun && store.withdraw(id, attempt, f.now, NOT_RUN, now));
   return PASS;
 }
