@@ -14,6 +14,7 @@ import { isLoopback } from '../doors/http-auth.js';
 import { loginToken, Sessions, TokenError } from '../inbox/auth.js';
 import { InboxServer } from '../inbox/server.js';
 import { loadApproverKey, MAX_TTL_MS } from './approve.js';
+import { refuseGateKey } from '../approvals/keys.js';
 import { checkTlsFlags, readTls, TLS_OPTIONS, type TlsFiles } from './tls-files.js';
 
 const OPTIONS = {
@@ -135,6 +136,14 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const keyId = privateKey instanceof KeyObject ? keyIdOf(createPublicKey(privateKey)) : (privateKey as Signer).keyId;
+  try {
+    refuseGateKey(keyId, home.key.keyId, `--approver-key ${keyPath}`);
+  } catch (e) {
+    closeApprover();
+    home.close();
+    say(`cannot start: ${(e as Error).message}`);
+    return 2;
+  }
   const approver = { privateKey, keyId, name: approverName(keyPath) };
   const server = new InboxServer({
     store: home.store,

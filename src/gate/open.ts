@@ -76,6 +76,7 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
   try {
     ops = await openOperationsServices(store, {
       approverKeys: cfg.approverKeys,
+      gateKeyId: key.keyId,
       approvalsDir: home.approvals,
       shared: 'gateId' in store,
       gateId: 'gateId' in store ? (store as { gateId: string }).gateId : null,

@@ -20,9 +20,9 @@ export async function openOperationsServices(
    * host is left pending (reconcile_before_retry everywhere) — this host cannot tell that gate is
    * gone; it or an operator marks it.
    */
-  opts: { approverKeys: readonly string[]; approvalsDir: string | null; now?: number; shared?: boolean; gateId?: string | null; requestTtlMs?: number },
+  opts: { approverKeys: readonly string[]; gateKeyId: string; approvalsDir: string | null; now?: number; shared?: boolean; gateId?: string | null; requestTtlMs?: number },
 ): Promise<OperationsServices> {
-  const approvers = loadApproverKeys(opts.approverKeys);
+  const approvers = loadApproverKeys(opts.approverKeys, opts.gateKeyId);
   const operations = new Operations(store.operations);
   // Every pending left by a gate that is no longer running becomes unknown, before any call.
   const alive = opts.shared ? (o: string | null) => ownerAlive(o) || (o !== null && !ownerOnThisHost(o)) : ownerAlive;
