@@ -7,6 +7,7 @@
 // under it could be taken for the wrong call's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import type { FakeModel } from '../helpers/fake-model.js';
 import { closeLlmWorld, openLlmWorld, openaiAgent, anthropicAgent, llmSetup, startLlmGate } from '../helpers/llm-gate.js';
 import { type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
@@ -131,4 +132,25 @@ test('two calls under one id (a confidential read and the weather): the result s
     const labels = ledgerOf(own.home).filter((e) => e.kind === 'label');
     assert.deepEqual(labels.map((e) => [e.from, e.to, e.tool]), [['public', 'confidential', 'read_file']]);
   }
+});
+
+test('a task context that does not load, with a receipt sent along: each proposed call is refused fail_closed and recorded, body or stream', async () => {
+  const own = llmSetup();
+  const g = await startLlmGate(own, fake.url);
+  try {
+    // Any receipt: the door makes the call's fingerprint (under the task id) to find the one bound to it.
+    const agent = openaiAgent(g.url, { 'Cloakpipe-Approval': Buffer.from('{"fingerprint":"sha256:00"}').toString('base64url') });
+    const weather = { calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
+    await openaiTurn(agent, { text: 'hello' }, false); // the agent's session opens under the context
+    writeFileSync(own.context, '{ not json');
+    for (const stream of [false, true]) {
+      const t = await openaiTurn(agent, weather, stream);
+      assert.deepEqual(t.calls, []);
+      assert.match(t.text, /^cloakpipe refused get_weather: fail_closed: /);
+    }
+  } finally {
+    await g.stop();
+  }
+  const made = decisions(own.home);
+  assert.deepEqual(made.map((e) => [e.tool, e.outcome, e.reason]), [['get_weather', 'refuse', 'fail_closed'], ['get_weather', 'refuse', 'fail_closed']]);
 });

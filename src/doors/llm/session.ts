@@ -60,8 +60,7 @@ export class LlmSession {
    * fingerprint is judged, as params._meta["cloakpipe/approval"] would be.
    */
   decide(call: ProposedCall, receipts: JsonObject[]): Promise<Verdict> {
-    const fingerprint = receipts.length > 0 ? fingerprintOf(call.tool, call.arguments, this.taskId()) : null;
-    const receipt = receipts.find((r) => r.fingerprint === fingerprint);
+    const receipt = this.receiptFor(call, receipts);
     const meta: JsonObject = receipt ? { [META_APPROVAL]: receipt } : {};
     return new Promise<Verdict>((resolve) => {
       let released = false;
@@ -89,6 +88,22 @@ export class LlmSession {
         () => void (released || failClosed()),
       );
     });
+  }
+
+  /**
+   * The receipt bound to the call's fingerprint. None when the fingerprint cannot be made (a
+   * task context that does not load): the gate then refuses the call fail_closed and records
+   * it, where a throw here would have ended the response with no entry.
+   */
+  private receiptFor(call: ProposedCall, receipts: JsonObject[]): JsonObject | undefined {
+    if (receipts.length === 0) return undefined;
+    let fingerprint: string;
+    try {
+      fingerprint = fingerprintOf(call.tool, call.arguments, this.taskId());
+    } catch {
+      return undefined;
+    }
+    return receipts.find((r) => r.fingerprint === fingerprint);
   }
 
   /**
