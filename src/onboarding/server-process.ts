@@ -12,6 +12,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 /** How long the server has to exit after its stdin ends, and after SIGTERM. */
 const GRACE_MS = 2000;
 
+/** Process groups where the OS has them; on Windows a detached child gets a console of its own, and only the process is signalled, as the SDK does. */
+const GROUP = process.platform !== 'win32';
+
 export interface ServerCommand {
   command: string;
   args: string[];
@@ -32,7 +35,7 @@ export class ServerProcessTransport implements Transport {
 
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.server.command, this.server.args, { env: this.server.env, cwd: this.server.cwd, stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+      const child = spawn(this.server.command, this.server.args, { env: this.server.env, cwd: this.server.cwd, stdio: ['pipe', 'pipe', 'inherit'], detached: GROUP, windowsHide: true });
       this.child = child;
       child.once('error', (e) => (reject(e), this.onerror?.(e)));
       child.once('spawn', () => resolve());
@@ -81,7 +84,8 @@ export class ServerProcessTransport implements Transport {
     for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       if (this.ended || child.pid === undefined) break;
       try {
-        process.kill(-child.pid, signal);
+        if (GROUP) process.kill(-child.pid, signal);
+        else child.kill(signal);
       } catch {
         // the group is gone already
       }
