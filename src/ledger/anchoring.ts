@@ -56,11 +56,14 @@ function reasonOf(e: unknown): string {
   return 'error';
 }
 
-/** Obtains the anchors `epoch` is missing; never throws for network or anchor errors. */
-export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry): Promise<AnchorOutcome[]> {
+/**
+ * Obtains the anchors `epoch` is missing; never throws for network or anchor errors. `lastTs`:
+ * the ts of the last entry it seals.
+ */
+export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry, lastTs: string): Promise<AnchorOutcome[]> {
   const { anchors, targets } = parts;
   // Read and written through the store's transactions: a shared store answers only there.
-  const { have, lastTs } = await parts.transact(() => ({ have: anchorKindsOf(anchors, epoch.seq), lastTs: lastTsOf(parts.ledger.port, epoch) }));
+  const have = await parts.transact(() => anchorKindsOf(anchors, epoch.seq));
   const root = rootBytes(epoch.root);
   // An anchor older than the entries it seals is one verify refuses (a clock ahead of the TSA's):
   // not stored, recorded as a failure.
@@ -135,12 +138,14 @@ export class Anchoring {
     const { ledger } = this.parts;
     const result = await this.parts.transact(() => {
       const prev = lastEpoch(ledger.port);
-      if (!forceSeal && prev && onlyFailuresSince(ledger, prev.seq)) return { epoch: prev, sealed: false };
-      return { epoch: sealEpochInTx(ledger), sealed: true };
+      if (!forceSeal && prev && onlyFailuresSince(ledger, prev.seq)) return { epoch: prev, sealed: false, lastTs: lastTsOf(ledger.port, prev) };
+      // Read before the epoch entry is appended: the ledger is not read again once it is held.
+      const lastTs = ledger.head()?.ts ?? '';
+      return { epoch: sealEpochInTx(ledger), sealed: true, lastTs };
     });
     const epoch = result.epoch;
     if (!epoch || !this.enabled) return { epoch, sealed: result.sealed && !!epoch, outcomes: [] };
-    const outcomes = await anchorEpoch(this.parts, epoch);
+    const outcomes = await anchorEpoch(this.parts, epoch, result.lastTs);
     for (const o of outcomes) {
       if (o.ok) continue;
       const k = `${epoch.seq}:${o.kind}`;
