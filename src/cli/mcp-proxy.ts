@@ -52,7 +52,8 @@ Speaks MCP over stdio to the host, spawns the upstream server, and gates every t
 strict parsing, the manifest, the task context, the Cedar policy, approvals, operations and
 sensitivity labels; every decision is a signed ledger entry, durable before anything is
 forwarded. stdout carries only protocol frames; diagnostics go to stderr. The upstream gets the
-gate's environment minus CLOAKPIPE_*. An upstream that cannot be started is exit 2.
+gate's environment minus CLOAKPIPE_* (and PGPASSWORD with --store postgres://…). An upstream
+that cannot be started is exit 2.
 
 options:
 ${optionsHelp(OPTIONS)}
