@@ -313,7 +313,7 @@ export class Gate {
       timer.committed();
     } catch {
       // Deciding or recording failed: refuse, and try to leave a trace of the refusal.
-      if (decision && appended) this.notRecorded(decision, appended.seq);
+      if (decision && appended) this.notRecorded(decision, appended);
       return this.failClosed(call, 'the gate could not decide or record this call', session, decision?.fingerprint);
     }
     const { entry, refused } = recorded;
@@ -398,14 +398,17 @@ export class Gate {
 
   /**
    * A decision whose transaction failed, refused fail_closed, whose COMMIT may have landed
-   * unanswered all the same: what it may have left (a pending operation) is settled as not run,
-   * with a not_forwarded result entry for decision `seq` when something was, once the store takes
-   * it. The call was refused, so it never reached the tool: a retry may run it.
+   * unanswered all the same: if the chain holds its very entry, what its transaction left (a
+   * pending operation) is settled as not run, with a not_forwarded result entry for it, once the
+   * store takes it. The call was refused, so it never reached the tool: a retry may run it. An
+   * entry not in the chain committed nothing: whatever is pending then is another decision's.
    */
-  private notRecorded(d: Decision, seq: number): void {
+  private notRecorded(d: Decision, entry: LedgerEntry): void {
     const hooks = d.notes.notRecorded;
     if (hooks.length === 0) return;
+    const seq = entry.seq;
     this.unrecorded.record(() => {
+      if (!this.parts.ledger.holds(entry)) return;
       const now = this.clock();
       const changed = hooks.map((f) => f(now)).some(Boolean);
       if (changed) this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision: seq });

@@ -63,6 +63,12 @@ export class Ledger {
     return this.rows;
   }
 
+  /** Whether the chain holds this very entry: its seq with its signature (one body, one signature). */
+  holds(entry: LedgerEntry): boolean {
+    for (const row of this.port.between(entry.seq, entry.seq)) return (JSON.parse(row.body) as { sig?: unknown }).sig === entry.sig;
+    return false;
+  }
+
   /** The chain head, from the newest entry's signed body; throws when it is not this key's. */
   head(): ChainHead | null {
     this.writeHeld();
