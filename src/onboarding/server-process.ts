@@ -15,6 +15,13 @@ const GRACE_MS = 2000;
 /** Process groups where the OS has them; on Windows a detached child gets a console of its own, and only the process is signalled, as the SDK does. */
 const GROUP = process.platform !== 'win32';
 
+/**
+ * What a terminal sends its foreground group (Ctrl-C, Ctrl-\, hang-up), and a script's kill:
+ * the server's own group no longer hears them, so they are passed on to it, then taken here as
+ * they would have been.
+ */
+const PASSED_ON = ['SIGINT', 'SIGQUIT', 'SIGHUP', 'SIGTERM'] as const;
+
 export interface ServerCommand {
   command: string;
   args: string[];
@@ -30,6 +37,20 @@ export class ServerProcessTransport implements Transport {
   /** Every pipe to the server's group is closed (its 'close' event). */
   private ended = false;
   private readonly buffer = new ReadBuffer();
+  /** The server's group, for as long as its pipes are open. */
+  private group?: number;
+  private readonly passOn = (signal: NodeJS.Signals) => {
+    this.unhook();
+    try {
+      if (this.group !== undefined) process.kill(-this.group, signal);
+    } catch {
+      // the group is gone already
+    }
+    process.kill(process.pid, signal);
+  };
+  private readonly unhook = () => {
+    for (const s of PASSED_ON) process.off(s, this.passOn);
+  };
 
   constructor(private readonly server: ServerCommand) {}
 
@@ -39,7 +60,11 @@ export class ServerProcessTransport implements Transport {
       this.child = child;
       child.once('error', (e) => (reject(e), this.onerror?.(e)));
       child.once('spawn', () => resolve());
-      child.once('close', () => ((this.ended = true), this.onclose?.()));
+      child.once('close', () => ((this.ended = true), this.unhook(), this.onclose?.()));
+      if (GROUP && child.pid !== undefined) {
+        this.group = child.pid;
+        for (const s of PASSED_ON) process.once(s, this.passOn);
+      }
       child.stdin!.on('error', (e) => this.onerror?.(e));
       child.stdout!.on('error', (e) => this.onerror?.(e));
       child.stdout!.on('data', (chunk: Buffer) => {
@@ -92,6 +117,7 @@ export class ServerProcessTransport implements Transport {
       await within(GRACE_MS);
     }
     // Whatever still holds a pipe (a process that left the group) no longer holds this process.
+    this.unhook();
     child.stdout?.destroy();
     this.buffer.clear();
   }

@@ -6,8 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
-import { cloakpipe, helperScript, tempDir } from '../helpers/cli.js';
+import { CLI, cloakpipe, helperScript, tempDir } from '../helpers/cli.js';
 import { draftFromTools } from '../../src/onboarding/draft.js';
 import { buildManifest } from '../../src/contract/manifest.js';
 
@@ -58,4 +59,29 @@ test('a required argument the schema gives no property, named like a member of e
   const loaded = buildManifest(parseYaml(d.manifest, { schema: 'core', uniqueKeys: true }));
   assert.deepEqual(Object.keys(loaded.manifest.tools.lookup.arguments).sort(), ['constructor', 'q', 'toString']);
   for (const r of ['toString', 'constructor']) assert.match(d.manifest, new RegExp(`# v1 cannot hold: required ${r} has no property schema; declared without rules`));
+});
+
+/** The processes `pid` started. */
+const childrenOf = (pid: number) => (existsSync(`/proc/${pid}/task/${pid}/children`) ? readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number) : []);
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('Ctrl-C while a server is listing its tools reaches the server and what it started, as it reaches every process of the terminal', async () => {
+  // The command in a group of its own, as a terminal runs it; Ctrl-C is SIGINT to that group.
+  const cp = spawn(process.execPath, [CLI, 'manifest', 'draft', '--timeout', '10m', '--', 'sh', '-c', 'sleep 600; true'], { detached: true, stdio: 'ignore' });
+  const exited = new Promise((r) => cp.once('exit', r));
+  let sleeper: number | undefined;
+  try {
+    for (let i = 0; i < 600 && sleeper === undefined; i++) {
+      sleeper = childrenOf(cp.pid!).flatMap(childrenOf)[0];
+      if (sleeper === undefined) await pause(50);
+    }
+    assert.ok(sleeper !== undefined, 'the server started its child');
+    process.kill(-cp.pid!, 'SIGINT');
+    await exited;
+    for (let i = 0; i < 200 && running(sleeper); i++) await pause(50);
+    assert.ok(!running(sleeper), 'the server\'s child heard Ctrl-C');
+  } finally {
+    if (sleeper !== undefined && running(sleeper)) process.kill(sleeper, 'SIGKILL');
+    if (cp.exitCode === null && cp.signalCode === null) cp.kill('SIGKILL');
+  }
 });
