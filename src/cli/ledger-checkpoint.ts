@@ -6,23 +6,41 @@ import { resolveHome } from '../store/home.js';
 import { signCheckpoint } from '../ledger/checkpoint.js';
 import { verifyLedger } from '../ledger/verify/index.js';
 import { openChain, openGateKey } from '../home/open.js';
+import type { GateKey } from '../ledger/keys.js';
 import { opening, STORE_OPTION } from './store-flags.js';
 
-const HELP = `usage: cloakpipe ledger checkpoint [--home DIR] [--store URL] [--out FILE] [--json]
+const HELP = `usage: cloakpipe ledger checkpoint [--home DIR] [--store URL] [--key pkcs11:URI] [--pin-file FILE] [--out FILE] [--json]
 
 Verifies the home's ledger, then prints a checkpoint: a C2SP signed note of its size and the
 RFC 6962 root over every entry, signed by the gate key. Keep it apart from the home; later,
 \`cloakpipe verify --checkpoint FILE\` fails unless the ledger still holds every entry it covers.
   --out FILE   write the note to FILE instead of standard output
   --store URL  the chain of this home's gate in a fleet's shared store (or CLOAKPIPE_STORE)
+  --key, --pin-file  the gate key in a PKCS#11 token, as for ledger anchor (default: the URI
+               init recorded; the PIN from --pin-file, else $CLOAKPIPE_PKCS11_PIN)
 Exit 0 printed, 1 the ledger does not verify (nothing is signed), 2 usage error.
 `;
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseFlags(argv, { home: { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' }, ...STORE_OPTION });
+  const { values } = parseFlags(argv, {
+    home: { type: 'string' },
+    out: { type: 'string' },
+    json: { type: 'boolean' },
+    ...STORE_OPTION,
+    key: { type: 'string' },
+    'pin-file': { type: 'string' },
+  });
   if (values.help) return void process.stdout.write(HELP), 0;
   const home = resolveHome(values.home);
-  const key = openGateKey(home); // a token key: the URI init recorded, PIN from $CLOAKPIPE_PKCS11_PIN
+  const key = openGateKey(home, { key: { uri: values.key, pinFile: values['pin-file'] } });
+  try {
+    return await checkpoint(values, key);
+  } finally {
+    key.close(); // a token's sessions
+  }
+}
+
+async function checkpoint(values: { home?: string; store?: string; out?: string; json?: boolean }, key: GateKey): Promise<number> {
   // Only this home's gate: the note is signed with this home's key, over this key's chain.
   const chain = await opening(() => openChain({ home: values.home, store: values.store }));
   const report = await verifyLedger({ snapshot: chain.snapshot }, { publicKey: key.publicKey });
