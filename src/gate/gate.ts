@@ -335,11 +335,11 @@ export class Gate {
     } catch (e) {
       if (e instanceof NotForwarded) return this.notForwarded(d, entry.seq);
       const why: UnknownWhy = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : e instanceof TaskCancelled ? 'cancelled' : 'error';
-      const job = () => {
+      const job = this.once(() => {
         const now = this.clock();
         for (const f of d.notes.afterFailure) f(why, now);
-        parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
-      };
+        return parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
+      });
       await parts.commit.run(job).catch(() => this.unrecorded.keep(job));
       return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };
     }
@@ -380,12 +380,17 @@ export class Gate {
         }
       });
     const commit = this.parts.commit.later ?? this.parts.commit.run;
-    const job = () => {
+    const job = this.once(() => {
       for (const a of after) a.effect?.();
       appended = true;
-      if (decision !== null) ledger.appendInTx(resultEntry(decision), ts);
-      for (const a of after) for (const fields of a.entries ?? []) ledger.appendInTx(fields);
-    };
+      let first = decision !== null ? ledger.appendInTx(resultEntry(decision), ts) : undefined;
+      for (const a of after)
+        for (const fields of a.entries ?? []) {
+          const e = ledger.appendInTx(fields);
+          first ??= e;
+        }
+      return first;
+    });
     try {
       await commit(job);
     } catch {
@@ -394,6 +399,20 @@ export class Gate {
       // takes it again. What it holds is about the reply's size (measured only on this path).
       this.unrecorded.keep(job, Buffer.byteLength(JSON.stringify(reply)));
     }
+  }
+
+  /**
+   * An outcome's transaction (`job` returns the first entry it appends), tried again while its
+   * store fails: a try after one whose COMMIT landed unanswered finds that entry in the chain and
+   * does nothing, so a call never gets a second result entry. Its effects need no such guard:
+   * settling an attempt no longer pending changes nothing.
+   */
+  private once(job: () => LedgerEntry | undefined): () => void {
+    let last: LedgerEntry | undefined;
+    return () => {
+      if (last !== undefined && this.parts.ledger.holds(last)) return;
+      last = job();
+    };
   }
 
   /**
@@ -419,11 +438,12 @@ export class Gate {
    *  Only the checks' not-forwarded hooks run: nothing came back, so the label does not move. */
   private async notForwarded(d: Decision, decision: number): Promise<CallOutcome> {
     const after = d.notes.notForwarded.map((f) => f(this.clock()));
-    const job = () => {
+    const job = this.once(() => {
       for (const a of after) a.effect?.();
-      this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision });
+      const first = this.parts.ledger.appendInTx({ kind: 'result', outcome: 'not_forwarded', fingerprint: d.fingerprint, decision });
       for (const a of after) for (const fields of a.entries ?? []) this.parts.ledger.appendInTx(fields);
-    };
+      return first;
+    });
     await this.parts.commit.run(job).catch(() => this.unrecorded.keep(job));
     return { kind: 'not_forwarded', entry: decision };
   }

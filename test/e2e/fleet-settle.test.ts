@@ -91,3 +91,39 @@ test('fleet: a decision whose COMMIT landed but whose answer was lost is refused
   const v = cloakpipe(['verify', '--store', url]);
   assert.equal(v.status, 0, v.stdout + v.stderr);
 });
+
+test('fleet: a settlement whose COMMIT landed but whose answer was lost is not recorded twice: one result entry for the call, and the retry replays', { ...pgSkip, timeout: 120_000 }, async () => {
+  const url = await freshDatabase();
+  const proxy = await freezingProxy(url);
+  const s = setup();
+  const home = initGate(url, 'gate-twice');
+  const release = join(s.dir, 'release');
+  const g = await startGate({ ...s, home }, { mode: 'held', releaseFile: release, flags: ['--store', `${proxy.url}?timeout=1s`] });
+  const args = { text: 'ship order 9', key: 'op-twice' };
+  try {
+    const first = call(g, 'write_note', args, undefined, 60_000);
+    await waitFor(() => records(s).length === 1, 30_000, 'the call to reach the tool');
+    // The decision is in; the settlement that follows the reply is the next COMMIT: the server
+    // does it, and its answer is held past the gate's bound.
+    proxy.freezeOn('COMMIT\0', { passing: true });
+    writeFileSync(release, '');
+    const answered = await first;
+    assert.equal(answered.ok, true, JSON.stringify(answered));
+    await until('the settlement to be refused', 30_000, async () => /store unavailable/.test(g.stderr()));
+    proxy.thaw();
+    const again = await call(g, 'write_note', args, undefined, 60_000);
+    assert.equal(again.ok && again.text, answered.ok && answered.text, 'the retry replays the stored result');
+    // The kept settlement's next try (0.5 s on) finds its entry in the chain and adds nothing.
+    await new Promise((r) => setTimeout(r, 2000));
+  } finally {
+    proxy.thaw();
+    if (!existsSync(release)) writeFileSync(release, '');
+    await g.close();
+    await proxy.close();
+  }
+  assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
+  const results = await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result' AND body LIKE '%"outcome":"ok"%'`);
+  assert.equal(results[0].n, 1, 'one result entry for the one execution');
+  const v = cloakpipe(['verify', '--store', url]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+});
