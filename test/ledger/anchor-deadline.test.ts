@@ -16,18 +16,16 @@ import { startFakeRekor } from '../helpers/fake-rekor.js';
 
 /** Answers every request 200 and then one byte every 100 ms, for as long as the client listens. */
 async function drippingServer() {
-  let requests = 0;
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      requests++;
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       const t = setInterval(() => res.write('x'), 100);
       res.on('close', () => clearInterval(t));
     });
   });
   const local = await listenLocal(server);
-  return { url: local.url, requests: () => requests, close: local.close };
+  return { url: local.url, close: local.close };
 }
 
 /** Trust files of a real TSA and log (the dripping peer never gets far enough to be checked). */
@@ -59,7 +57,6 @@ test('ledger anchor --timeout 1s against a TSA and a log that drip: exit 1, both
     assert.match(r.stderr, /rfc3161 anchor for epoch \d+ failed \(unavailable\)/);
     const failures = ledgerOf(home).filter((e) => e.kind === 'anchor_failure');
     assert.deepEqual(failures.map((e) => `${e.anchor} ${e.reason}`).sort(), ['rekor unavailable', 'rfc3161 unavailable']);
-    assert.ok(drip.requests() >= 2, 'both were asked');
   } finally {
     await drip.close();
   }
