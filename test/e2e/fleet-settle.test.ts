@@ -18,6 +18,16 @@ import { freshDatabase, initGate, sql } from '../helpers/fleet.js';
 
 const opState = async (url: string, id: string) => (await sql(url, 'SELECT state FROM cloakpipe.operations WHERE id = $1', [id]))[0]?.state as string | undefined;
 
+/** How many result entries of the chain have `outcome`. */
+const results = async (url: string, outcome: string) =>
+  (await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result' AND body LIKE $1`, [`%"outcome":"${outcome}"%`]))[0].n as number;
+
+/** The fleet's chains verify. */
+function assertVerifies(url: string): void {
+  const v = cloakpipe(['verify', '--store', url]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+}
+
 async function until(what: string, ms: number, cond: () => Promise<boolean>): Promise<void> {
   for (const end = Date.now() + ms; !(await cond()); await new Promise((r) => setTimeout(r, 50))) if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
 }
@@ -54,8 +64,7 @@ test("fleet: a settlement the database refused is recorded once it answers again
     await g.close();
   }
   assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
-  const results = await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result' AND body LIKE '%"outcome":"ok"%'`);
-  assert.equal(results[0].n, 1, 'one result entry for the one execution');
+  assert.equal(await results(url, 'ok'), 1, 'one result entry for the one execution');
 });
 
 test('fleet: a decision whose COMMIT landed but whose answer was lost is refused fail_closed, and its operation is settled as not run (a retry runs it), not pending for the life of the gate', { ...pgSkip, timeout: 120_000 }, async () => {
@@ -86,10 +95,8 @@ test('fleet: a decision whose COMMIT landed but whose answer was lost is refused
     await proxy.close();
   }
   assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once: the retry');
-  const notForwarded = await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result' AND body LIKE '%"outcome":"not_forwarded"%'`);
-  assert.equal(notForwarded[0].n, 1, 'the withdrawn decision has its not_forwarded result');
-  const v = cloakpipe(['verify', '--store', url]);
-  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assert.equal(await results(url, 'not_forwarded'), 1, 'the withdrawn decision has its not_forwarded result');
+  assertVerifies(url);
 });
 
 test('fleet: a settlement whose COMMIT landed but whose answer was lost is not recorded twice: one result entry for the call, and the retry replays', { ...pgSkip, timeout: 120_000 }, async () => {
@@ -122,8 +129,6 @@ test('fleet: a settlement whose COMMIT landed but whose answer was lost is not r
     await proxy.close();
   }
   assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
-  const results = await sql(url, `SELECT count(*)::int AS n FROM cloakpipe.entries WHERE kind = 'result' AND body LIKE '%"outcome":"ok"%'`);
-  assert.equal(results[0].n, 1, 'one result entry for the one execution');
-  const v = cloakpipe(['verify', '--store', url]);
-  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assert.equal(await results(url, 'ok'), 1, 'one result entry for the one execution');
+  assertVerifies(url);
 });
