@@ -9,9 +9,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import type { FakeModel } from '../helpers/fake-model.js';
-import { closeLlmWorld, openLlmWorld, openaiAgent, anthropicAgent, llmSetup, startLlmGate } from '../helpers/llm-gate.js';
+import { API_KEY, closeLlmWorld, openLlmWorld, openaiAgent, anthropicAgent, llmSetup, startLlmGate } from '../helpers/llm-gate.js';
 import { type LlmGate, type LlmSetup } from '../helpers/llm-gate.js';
-import { anthropicTurn, openaiParams, openaiTurn, responsesParams } from '../helpers/llm-agent.js';
+import { anthropicParams, anthropicTurn, openaiParams, openaiTurn, responsesParams } from '../helpers/llm-agent.js';
 import { decisions, ledgerOf } from '../helpers/support-desk.js';
 
 let fake: FakeModel;
@@ -153,4 +153,37 @@ test('a task context that does not load, with a receipt sent along: each propose
   }
   const made = decisions(own.home);
   assert.deepEqual(made.map((e) => [e.tool, e.outcome, e.reason]), [['get_weather', 'refuse', 'fail_closed'], ['get_weather', 'refuse', 'fail_closed']]);
+});
+
+test('anthropic stream: a message started again while calls of the first are being decided: a call that never reached the agent ends not_forwarded in the ledger', async () => {
+  const own = llmSetup();
+  const g = await startLlmGate(own, fake.url);
+  const ev = (o: Record<string, unknown>) => `event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`;
+  const start = ev({ type: 'message_start', message: { id: 'msg_again', type: 'message', role: 'assistant', model: 'claude-sonnet-5-5', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } });
+  // Many calls: the later ones are still being decided when the stream ends.
+  const CALLS = 30;
+  const block = (i: number) => [
+    ev({ type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `toolu_again_${i}_`, name: 'get_weather', input: {} } }),
+    ev({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: '{"city":"Paris"}' } }),
+    ev({ type: 'content_block_stop', index: i }),
+  ];
+  const events = [start, ...Array.from({ length: CALLS }, (_, i) => block(i)).flat(), start].join('');
+  let received: string;
+  try {
+    const r = await fetch(`${g.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify(anthropicParams({ rawBody: events }, true)),
+    });
+    received = await r.text();
+  } finally {
+    await g.stop();
+  }
+  const out = Array.from({ length: CALLS }, (_, i) => i).filter((i) => received.includes(`toolu_again_${i}_`)).length;
+  const entries = ledgerOf(own.home);
+  const allowed = entries.filter((e) => e.kind === 'decision' && e.tool === 'get_weather' && e.outcome === 'allow').map((e) => e.seq);
+  assert.equal(allowed.length, CALLS);
+  const results = entries.filter((e) => e.kind === 'result' && allowed.includes(e.decision)).map((e) => e.outcome);
+  // A call the agent got may have run (unknown: no result came back); one it never got did not.
+  assert.deepEqual([results.filter((o) => o === 'unknown').length, results.filter((o) => o === 'not_forwarded').length], [out, CALLS - out], received);
 });

@@ -99,6 +99,11 @@ class AnthropicStream implements StreamRewriter {
   /** The refusals' text block went out (once per message). */
   private reported = false;
   private calls: HeldCalls<Held>;
+  /**
+   * The calls of messages before this one (a stream that starts a message again): one still
+   * being decided then is closed with the stream too, never left allowed and unwritten.
+   */
+  private readonly earlier: HeldCalls<Held>[] = [];
 
   constructor(private readonly ctx: StreamContext) {
     this.calls = this.newCalls();
@@ -112,7 +117,7 @@ class AnthropicStream implements StreamRewriter {
   }
 
   groups() {
-    return [this.calls];
+    return [...this.earlier, this.calls];
   }
 
   async event(e: SseEvent): Promise<void> {
@@ -128,6 +133,7 @@ class AnthropicStream implements StreamRewriter {
         this.blocks = new Map();
         this.nextOut = 0;
         this.textOut = false;
+        if (this.calls.slots.length > 0) this.earlier.push(this.calls);
         this.calls = this.newCalls();
         this.reported = false;
         return this.ctx.write(e.raw);
