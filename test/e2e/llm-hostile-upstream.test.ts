@@ -155,7 +155,7 @@ test('a task context that does not load, with a receipt sent along: each propose
   assert.deepEqual(made.map((e) => [e.tool, e.outcome, e.reason]), [['get_weather', 'refuse', 'fail_closed'], ['get_weather', 'refuse', 'fail_closed']]);
 });
 
-test('anthropic stream: a message started again while calls of the first are being decided: a call that never reached the agent ends not_forwarded in the ledger', async () => {
+test('anthropic stream: a message started again while calls of the first are being decided: a call that never reached the agent ends not_forwarded in the ledger', { timeout: 120_000 }, async () => {
   const own = llmSetup();
   const g = await startLlmGate(own, fake.url);
   const ev = (o: Record<string, unknown>) => `event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`;
