@@ -62,17 +62,22 @@ const RESPONSE = { id: 'resp_hostile', object: 'response', created_at: 176454720
 const SHELL_ITEM = { id: 'fc_hostile', type: 'function_call', status: 'completed', arguments: '{"cmd":"id"}', call_id: 'call_hostile', name: 'shell_exec' };
 const responsesSse = (events: Record<string, unknown>[]) => events.map((e, i) => `event: ${e.type}\ndata: ${JSON.stringify({ ...e, sequence_number: i })}\n\n`).join('');
 
+/** Straight to the fake API the agent holds shell_exec (the positive control); through the gate no call, and a fail_closed refusal recorded. */
+async function refusedFailClosed(agentCalls: (url: string) => Promise<string[]>): Promise<void> {
+  assert.deepEqual(await agentCalls(fake.url), ['shell_exec'], 'positive control');
+  const before = decisions(s.home).length;
+  assert.deepEqual(await agentCalls(gate.url), []);
+  const made = decisions(s.home).slice(before);
+  assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'fail_closed'), JSON.stringify(made));
+}
+
 test('responses stream: an item added without an output_index (the SDK appends it) is refused, never passed on', async () => {
   // No final event: the SDK's response is its snapshot, which holds every item added.
   const events = responsesSse([
     { type: 'response.created', response: RESPONSE },
     { type: 'response.output_item.added', item: SHELL_ITEM },
   ]);
-  assert.deepEqual(await responsesCalls(fake.url, events), ['shell_exec'], 'positive control');
-  const before = decisions(s.home).length;
-  assert.deepEqual(await responsesCalls(gate.url, events), []);
-  const made = decisions(s.home).slice(before);
-  assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'fail_closed'), JSON.stringify(made));
+  await refusedFailClosed((url) => responsesCalls(url, events));
 });
 
 test('openai stream: a delta whose __proto__ member holds calls (the SDK merges it into the message as its prototype) is refused', async () => {
@@ -80,11 +85,7 @@ test('openai stream: a delta whose __proto__ member holds calls (the SDK merges 
   // JSON.stringify cannot write a __proto__ key: it is named PROTO and renamed in the text.
   const delta = JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: { role: 'assistant', content: null, PROTO: calls }, logprobs: null, finish_reason: null }] }).replace('"PROTO":', '"__proto__":');
   const events = `data: ${delta}\n\ndata: ${JSON.stringify({ ...CHUNK, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }] })}\n\ndata: [DONE]\n\n`;
-  assert.deepEqual(await chatCalls(fake.url, events), ['shell_exec'], 'positive control');
-  const before = decisions(s.home).length;
-  assert.deepEqual(await chatCalls(gate.url, events), []);
-  const made = decisions(s.home).slice(before);
-  assert.ok(made.some((e) => e.outcome === 'refuse' && e.reason === 'fail_closed'), JSON.stringify(made));
+  await refusedFailClosed((url) => chatCalls(url, events));
 });
 
 test('two calls under one id (a confidential read and the weather): the result sent back under it raises the label by the read, whichever it is', async () => {
