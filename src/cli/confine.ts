@@ -1,6 +1,7 @@
 // cloakpipe confine: run one agent session in a no-network container whose only way out is the
 // gate (confinement.md). Exit 0 the agent finished normally; 1 stopped for a violation, a bound,
-// a timeout, or the agent crashed / exited non-zero; 2 usage, preflight or admission refusal.
+// a timeout, the agent crashed / exited non-zero, or its container was left behind; 2 usage,
+// preflight or admission refusal.
 // Nothing the agent wrote ever reaches this command's output: the summary is counts and codes.
 import { parseFlags, required, timerDuration, UsageError } from './args.js';
 import { parseStrict } from '../wire/strict-parse.js';
@@ -30,7 +31,8 @@ comes back on stdin. --input is the first line the agent reads (a JSON object, a
 --approver-key PEM (repeatable): a call to an \`approval: required\` tool passes only with a
 receipt from one of these keys in the home's inbox (cloakpipe approve --home); without any,
 such calls are always refused.
-Exit 0 finished, 1 stopped or the agent failed, 2 refused (usage, preflight, admission).
+Exit 0 finished, 1 stopped, the agent failed or its container could not be removed, 2 refused
+(usage, preflight, admission).
 Experimental adapter. Out of scope: the bridge and its watchdog lost at once, a dead Docker
 daemon, a host crash.
 `;

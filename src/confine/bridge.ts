@@ -35,7 +35,10 @@ export interface Summary {
 }
 
 export function exitCodeOf(s: Summary): number {
-  return s.ended === 'finished' ? 0 : s.ended === 'refused' ? 2 : 1;
+  if (s.ended === 'refused') return 2;
+  // A container left behind is not a normal end, however the agent finished: an orchestrator
+  // reading exit 0 would never look for it.
+  return s.ended === 'finished' && !(s.container && !s.removed) ? 0 : 1;
 }
 
 /** Test-only switches (never reachable from the CLI): each removes one protection. */
