@@ -272,9 +272,14 @@ function childSession(name: string, mode: string, internal: Record<string, unkno
   let buf = '';
   let summary: Summary | null = null;
   let onCreated: (v: any) => void;
-  const created = new Promise<any>((r) => (onCreated = r));
+  let createdLost: (e: Error) => void;
+  const created = new Promise<any>((r, j) => ((onCreated = r), (createdLost = j)));
   let onRunning: (v: any) => void;
-  const running = new Promise<any>((r) => (onRunning = r));
+  let runningLost: (e: Error) => void;
+  const running = new Promise<any>((r, j) => ((onRunning = r), (runningLost = j)));
+  // Unawaited by some cases: a rejection nobody waits for must not end the file.
+  created.catch(() => {});
+  running.catch(() => {});
   child.stdout!.on('data', (d) => {
     buf += d;
     let nl;
@@ -286,7 +291,15 @@ function childSession(name: string, mode: string, internal: Record<string, unkno
       if (ev.event === 'summary') summary = ev.summary;
     }
   });
-  const done = new Promise<{ code: number | null; summary: Summary | null }>((r) => child.on('exit', (code) => r({ code, summary })));
+  const done = new Promise<{ code: number | null; summary: Summary | null }>((r) =>
+    child.on('exit', (code, sig) => {
+      // A session child that crashed never says 'created' or 'running': fail the case, don't wait for ever.
+      const lost = new Error(`session child '${name}' exited (${code ?? sig}) before the event awaited`);
+      createdLost(lost);
+      runningLost(lost);
+      r({ code, summary });
+    }),
+  );
   return { child, created, running, done, recordFile };
 }
 
