@@ -7,7 +7,7 @@
 // keys, bad digests, unknown types are errors: exit 2), and the adapter takes from the suite's
 // file only the counts it can name, saying which it could not. Nothing here ever holds a canary
 // or a payload: records carry digests and counts only.
-import { readFileSync } from 'node:fs';
+import { readBoundedFile } from '../util/regular-file.js';
 import { basename } from 'node:path';
 import { PROTECTIONS, type Protection } from '../contract/effects.js';
 import { digestBytes, isDigest } from '../core/digest.js';
@@ -68,11 +68,19 @@ function isPlain(v: unknown): v is Record<string, unknown> {
 const text = (v: unknown) => typeof v === 'string' && v.trim().length > 0 && v.length <= 1000;
 const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
 
+/** Evidence files are records of digests and counts: this is far more than any holds. */
+const MAX_EVIDENCE_BYTES = 64 * 1024 * 1024;
+
 export function loadEvidence(path: string): EvidenceFile {
   let bytes: Buffer;
+  // A regular file, opened without waiting, read to a bound: read by name, a FIFO with no writer
+  // held the report forever and a link to /dev/zero was read without end.
   try {
-    bytes = readFileSync(path);
+    const read = readBoundedFile(path, MAX_EVIDENCE_BYTES, { followLinks: true });
+    if (!read) throw new EvidenceError(`evidence file ${path} is larger than ${MAX_EVIDENCE_BYTES / 1024 / 1024} MiB`);
+    bytes = read.bytes;
   } catch (e) {
+    if (e instanceof EvidenceError) throw e;
     throw new EvidenceError(`cannot read evidence file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
   let doc: unknown;
