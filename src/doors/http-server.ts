@@ -17,7 +17,7 @@ import type { Gate, Who } from '../gate/gate.js';
 import type { GateSession } from '../gate/session.js';
 import { Relay } from './relay.js';
 import type { Transport } from './transport.js';
-import { HttpSessionTransport } from './http.js';
+import { HttpSessionTransport, WAITING_UNREAD } from './http.js';
 import { refusalResponse } from './responses.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { originAllowed, type Principal } from './http-auth.js';
@@ -182,9 +182,20 @@ export class HttpDoor {
     if (!wantsJson && !wantsSse) return send(res, 406, rpcError(-32000, 'Not Acceptable: application/json or text/event-stream'));
     // A body refused before it is read is still tied to whoever sent it: the session it names
     // (when the sender may use it), else the token's agent.
-    const named = this.sessions.get(header(req, 'mcp-session-id') ?? '');
-    const who: Who = named && (!named.principal || named.principal.agent === principal?.agent) ? this.o.gate.whoOf(named.gate) : principal ? { agent: principal.agent } : {};
-    const body = await readBody(req, this.o.maxBodyBytes);
+    const found = this.sessions.get(header(req, 'mcp-session-id') ?? '');
+    const named = found && (!found.principal || found.principal.agent === principal?.agent) ? found : undefined;
+    const who: Who = named ? this.o.gate.whoOf(named.gate) : principal ? { agent: principal.agent } : {};
+    // Past --max-in-flight a body waits unread (bounded), not read whole into the gate.
+    if (named && !(await named.transport.admit(req))) {
+      if (!this.sessions.has(named.id)) return send(res, 404, rpcError(-32001, 'Session not found'));
+      return send(res, 503, rpcError(-32000, `Service Unavailable: ${WAITING_UNREAD} requests of this session wait for calls to end`), { 'Retry-After': '1', Connection: 'close' });
+    }
+    let body: Uint8Array | null;
+    try {
+      body = await readBody(req, this.o.maxBodyBytes);
+    } finally {
+      named?.transport.done();
+    }
     if (body === null) return this.refuse(res, 413, 'frame_too_large', `body longer than ${this.o.maxBodyBytes} bytes`, new Uint8Array(), null, who, true);
     let msg: RpcMessage;
     try {

@@ -25,6 +25,15 @@ const BACKLOG = 256;
  */
 const HELD_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Bodies of one session read at once while its relay takes frames. Past --max-in-flight the relay
+ * pauses, and the bodies being read then wait whole inside the gate: this bounds them. The other
+ * POSTs wait unread (their bytes stay in the socket, TCP slows the host).
+ */
+const READING = 4;
+/** POSTs of one session waiting, unread, for the relay: past this a POST is answered 503. */
+export const WAITING_UNREAD = 1024;
+
 const idKey = (id: unknown) => JSON.stringify(id);
 
 export class HttpSessionTransport implements Transport {
@@ -40,6 +49,9 @@ export class HttpSessionTransport implements Transport {
   private early: InboundFrame[] = [];
   private closed = false;
   private paused = false;
+  /** Bodies being read now (admitted), and the POSTs waiting to be admitted, oldest first. */
+  private reading = 0;
+  private readonly unread: (() => void)[] = [];
 
   async start(): Promise<void> {
     this.started = true;
@@ -58,6 +70,51 @@ export class HttpSessionTransport implements Transport {
 
   private flush(): void {
     while (this.started && !this.paused && this.early.length > 0) this.onframe?.(this.early.shift()!);
+    this.admitNext();
+  }
+
+  /**
+   * Wait until this session may read one more POST body: its relay takes frames, nothing waits
+   * read, fewer than READING are being read. Resolves false (answer 503) past WAITING_UNREAD
+   * waiting or once the session ended; `done()` must follow a true, once the body is read or not.
+   */
+  admit(req: { once(event: 'close', f: () => void): unknown }): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (this.ready() && this.unread.length === 0) {
+      this.reading++;
+      return Promise.resolve(true);
+    }
+    if (this.unread.length >= WAITING_UNREAD) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const go = (): void => {
+        if (this.closed) return resolve(false);
+        this.reading++;
+        resolve(true);
+      };
+      this.unread.push(go);
+      // A host that hung up while waiting leaves the queue (its turn would go to nobody).
+      req.once('close', () => {
+        const i = this.unread.indexOf(go);
+        if (i >= 0) {
+          this.unread.splice(i, 1);
+          resolve(false);
+        }
+      });
+    });
+  }
+
+  /** A body admitted by admit() is read (or refused): the next waiting one may be. */
+  done(): void {
+    this.reading--;
+    this.admitNext();
+  }
+
+  private ready(): boolean {
+    return this.started && !this.paused && this.early.length === 0 && this.reading < READING;
+  }
+
+  private admitNext(): void {
+    while ((this.ready() || this.closed) && this.unread.length > 0) this.unread.shift()!();
   }
 
   /** One POST body for the relay; a request's answer goes to `res` (JSON or SSE). */
@@ -146,6 +203,7 @@ export class HttpSessionTransport implements Transport {
   end(): void {
     if (this.closed) return;
     this.closed = true;
+    this.admitNext(); // POSTs waiting unread are answered: the session is gone
     const cb = this.onclose;
     this.onclose = undefined;
     cb?.({ code: null });
