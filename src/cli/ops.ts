@@ -15,7 +15,8 @@ import { isJsonObject, type JsonValue } from '../core/json.js';
 
 const HELP = `usage: cloakpipe ops list [--state STATE] [--json] [--home DIR] [--store URL]
        cloakpipe ops show ID [--json] [--home DIR] [--store URL]
-       cloakpipe ops reconcile ID --outcome succeeded|failed|not-executed [--result FILE] [--json] [--home DIR] [--store URL]
+       cloakpipe ops reconcile ID --outcome succeeded|failed|not-executed [--result FILE] [--owner-gone]
+                               [--json] [--home DIR] [--store URL]
 
 Operations are the calls of write tools, keyed by operation id (the manifest's operation_id
 argument, else params._meta["cloakpipe/operation_id"], else the call's fingerprint).
@@ -32,7 +33,8 @@ reconcile  settle an unknown operation (or a pending one whose gate is no longer
              not-executed  it never ran; the same call may be tried again
            Recorded in the ledger as an operator entry (needs the gate key). A pending
            operation of a gate that is still running cannot be reconciled: it will settle,
-           or stop that gate first.
+           or stop that gate first. One pending on a gate of another host (a fleet's store)
+           needs --owner-gone: this host cannot see that gate; check it is stopped first.
 
 --store URL (or CLOAKPIPE_STORE): a fleet's shared PostgreSQL store, whose operations every gate
 shares; reconcile is recorded in the chain of this home's gate.
@@ -141,7 +143,7 @@ function readResultFile(path: string): JsonValue {
 async function reconcile(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { outcome: { type: 'string' }, result: { type: 'string' }, json: { type: 'boolean' }, home: { type: 'string' }, ...STORE_OPTION },
+    { outcome: { type: 'string' }, result: { type: 'string' }, 'owner-gone': { type: 'boolean' }, json: { type: 'boolean' }, home: { type: 'string' }, ...STORE_OPTION },
     true,
   );
   if (values.help) return void process.stdout.write(HELP), 0;
@@ -153,7 +155,7 @@ async function reconcile(argv: string[]): Promise<number> {
   const h = await open(values);
   try {
     const parts = { operations: new Operations(h.store.operations), ledger: h.ledger, transact: h.store.transact };
-    const { before, after, entry } = await reconcileOperation(parts, id, outcome, result, process.env.USER ?? null);
+    const { before, after, entry } = await reconcileOperation(parts, id, outcome, result, process.env.USER ?? null, Date.now(), values['owner-gone'] === true);
     if (values.json) process.stdout.write(JSON.stringify({ id, from: before.state, state: after.state, outcome, entry }) + '\n');
     else process.stdout.write(`${shown(id)}: ${before.state} → ${after.state} (${outcome}); ledger entry ${entry}\n`);
     return 0;

@@ -15,7 +15,7 @@
 import type { JsonValue } from '../core/json.js';
 import { outcomeOf, type UpstreamReply } from '../core/outcome.js';
 import { StoreError, type Operation, type OperationState, type OperationsPort } from '../store/ports.js';
-import { THIS_GATE, ownerAlive } from './owner.js';
+import { THIS_GATE, ownerAlive, ownerOnThisHost } from './owner.js';
 
 export { OPERATION_STATES, type Operation, type OperationState } from '../store/ports.js';
 export type ReconcileOutcome = 'succeeded' | 'failed' | 'not-executed';
@@ -106,11 +106,27 @@ export class Operations {
    * An operator settles an operation whose outcome is unknown (or pending on a gate that is
    * gone). `not-executed` makes it `failed` without a result, so the same call may run again.
    */
-  reconcile(id: string, outcome: ReconcileOutcome, result: JsonValue | null, now: number, alive = ownerAlive): { before: Operation; after: Operation } {
+  /**
+   * `ownerGone`: the operator checked that the gate owning a `pending` operation on another host
+   * is stopped. This host cannot tell, and settling a call still running there lets a retry run
+   * it twice.
+   */
+  reconcile(
+    id: string,
+    outcome: ReconcileOutcome,
+    result: JsonValue | null,
+    now: number,
+    alive = ownerAlive,
+    ownerGone = false,
+  ): { before: Operation; after: Operation } {
     const before = this.get(id);
     if (!before) throw new ReconcileError('no such operation');
     if (before.state === 'pending' && alive(before.owner))
       throw new ReconcileError('the operation is in flight on a running gate; wait for it to settle');
+    if (before.state === 'pending' && before.owner !== null && !ownerOnThisHost(before.owner) && !ownerGone)
+      throw new ReconcileError(
+        `the operation is pending on a gate of another host (owner ${before.owner}), which this host cannot see: make sure that gate is stopped, then repeat with --owner-gone`,
+      );
     if (before.state !== 'unknown' && before.state !== 'pending')
       throw new ReconcileError(`the operation is ${before.state}; only unknown (or orphaned pending) operations are reconciled`);
     let stored: JsonValue | null = null;

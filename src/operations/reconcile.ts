@@ -22,9 +22,10 @@ export function reconcileOperation(
   result: JsonValue | null,
   user: string | null,
   now = Date.now(),
+  ownerGone = false,
 ): Promise<Reconciled> {
   return parts.transact(() => {
-    const r = parts.operations.reconcile(id, outcome, result, now);
+    const r = parts.operations.reconcile(id, outcome, result, now, undefined, ownerGone);
     const entry = parts.ledger.appendInTx({
       kind: 'operator',
       action: 'reconcile',

@@ -180,6 +180,19 @@ export function operationsContract(name: string, open: StoreFactory): void {
     });
   });
 
+  test(`${name} operations: a pending operation of a gate on another host is reconciled only with ownerGone (this host cannot see that gate)`, async () => {
+    const { s, in: t } = await ops('gate-host-b/4242/-/0a1b2c3d4e5f');
+    await t(() => s.begin('far', FP, 't', T));
+    await t(() => {
+      // ownerAlive counts another host's gate as gone; settling a call still running there
+      // would let a retry run it twice.
+      assert.throws(() => s.reconcile('far', 'not-executed', null, T), /another host .*--owner-gone/);
+      assert.equal(s.get('far')!.state, 'pending');
+    });
+    const r = await t(() => s.reconcile('far', 'not-executed', null, T, undefined, true));
+    assert.deepEqual([r.before.state, r.after.state], ['pending', 'failed']);
+  });
+
   test(`${name} operations: list by state, oldest change first`, async () => {
     const { s, in: t } = await ops();
     await t(() => {
