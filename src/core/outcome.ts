@@ -30,7 +30,7 @@ export interface RefusalData {
 }
 
 /** Why the outcome of a forwarded call cannot be known. */
-export type UnknownWhy = 'timeout' | 'upstream_exit' | 'error' | 'cancelled';
+export type UnknownWhy = 'timeout' | 'upstream_exit' | 'error' | 'cancelled' | 'unattributed';
 
 export type CallOutcome =
   | { kind: 'refused'; data: RefusalData }

@@ -29,6 +29,16 @@ export class UpstreamGone extends Error {}
 export class NotForwarded extends Error {}
 /** A door's forward() rejects with this when the task a call was answered with was cancelled before it finished: it may have partly run. */
 export class TaskCancelled extends Error {}
+/**
+ * A door's forward() rejects with this when a reply came back that may be this call's or
+ * another's (the LLM door: an agent's result under an id several open calls share). The label
+ * rises as though it were this call's; the outcome is unknown: no result is recorded as its.
+ */
+export class Unattributed extends Error {
+  constructor(readonly reply: UpstreamReply) {
+    super('a reply that may be another call\'s');
+  }
+}
 
 export interface GateParts {
   /** The manifest and policy in force, re-read when their files change. */
@@ -334,11 +344,17 @@ export class Gate {
       reply = await withTimeout(forward(), parts.callTimeoutMs);
     } catch (e) {
       if (e instanceof NotForwarded) return this.notForwarded(d, entry.seq);
-      const why: UnknownWhy = e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : e instanceof TaskCancelled ? 'cancelled' : 'error';
+      const why: UnknownWhy =
+        e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : e instanceof TaskCancelled ? 'cancelled' : e instanceof Unattributed ? 'unattributed' : 'error';
+      // What reached the host raises the label now, as a reply would, though it is not recorded as this call's.
+      const label = e instanceof Unattributed ? session.replyEffect(call.tool, d.tool)(e.reply) : undefined;
       const job = this.once(() => {
         const now = this.clock();
         for (const f of d.notes.afterFailure) f(why, now);
-        return parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
+        label?.effect?.();
+        const first = parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
+        for (const fields of label?.entries ?? []) parts.ledger.appendInTx(fields);
+        return first;
       });
       await parts.commit.run(job).catch(() => this.unrecorded.keep(job));
       return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };

@@ -88,15 +88,17 @@ test('openai stream: a delta whose __proto__ member holds calls (the SDK merges 
   await refusedFailClosed((url) => chatCalls(url, events));
 });
 
-test('two calls under one id (a confidential read and the weather): the result sent back under it raises the label by the read, whichever it is', async () => {
+test('two calls under one id (a confidential read and the weather, or a write): the result sent back under it raises the label by the read, whichever it is, and is recorded as neither call\'s', async () => {
   const post = { calls: [{ name: 'post_public', arguments: { text: 'alice,100' } }] };
   const read = { name: 'read_file', arguments: { path: '/srv/payroll.csv' }, id: 'call_twice' };
   const weather = { name: 'get_weather', arguments: { city: 'Paris' }, id: 'call_twice' };
+  const transfer = { name: 'transfer', arguments: { amount: 5 }, id: 'call_twice' };
   // Each case on a gate of its own: the label is the session's.
   const cases = [
     { format: 'openai', calls: [read, weather], stream: false },
     { format: 'openai', calls: [weather, read], stream: true },
     { format: 'anthropic', calls: [read, weather], stream: true },
+    { format: 'anthropic', calls: [transfer, read], stream: false },
   ] as const;
   for (const c of cases) {
     const own = llmSetup();
@@ -130,8 +132,13 @@ test('two calls under one id (a confidential read and the weather): the result s
     } finally {
       await g.stop();
     }
-    const labels = ledgerOf(own.home).filter((e) => e.kind === 'label');
+    const entries = ledgerOf(own.home);
+    const labels = entries.filter((e) => e.kind === 'label');
     assert.deepEqual(labels.map((e) => [e.from, e.to, e.tool]), [['public', 'confidential', 'read_file']]);
+    // Which call the one result was is not known: neither is settled ok with it (a write's result would be another call's).
+    const shared = entries.filter((e) => e.kind === 'decision' && e.outcome === 'allow' && e.tool !== 'post_public').map((e) => e.seq);
+    const settled = entries.filter((e) => e.kind === 'result' && shared.includes(e.decision));
+    assert.deepEqual(settled.map((e) => [e.outcome, e.why, e.result_digest]), [['unknown', 'unattributed', undefined], ['unknown', 'unattributed', undefined]], `${c.format} ${c.calls[0].name} first`);
   }
 });
 

@@ -9,7 +9,7 @@ import type { JsonObject, JsonValue } from '../../core/json.js';
 import { fingerprintOf } from '../../core/call.js';
 import type { RefusalCode } from '../../core/refusal.js';
 import type { RefusalData, UpstreamReply } from '../../core/outcome.js';
-import { NotForwarded, type Forward } from '../../gate/gate.js';
+import { NotForwarded, Unattributed, type Forward } from '../../gate/gate.js';
 import type { RelayGate } from '../relay.js';
 import { META_APPROVAL } from '../../gate/checks/approval.js';
 
@@ -117,7 +117,8 @@ export class LlmSession {
   /**
    * The results a request carries: a released call's result settles it (label, result entry);
    * one the gate never released (sent before it started, or made up) raises the label by
-   * classification, as server output outside a gated call does.
+   * classification, as server output outside a gated call does. A result under an id several
+   * open calls share is none's for sure: each ends unknown, its label raised by its own tool.
    */
   results(results: ToolResult[]): void {
     const settled = new Set<string>();
@@ -127,7 +128,9 @@ export class LlmSession {
         this.waiting.delete(r.id);
         this.waiters -= ws.length;
         settled.add(r.id);
-        for (const w of ws) w.resolve(r.isError ? { error: r.content } : { result: r.content });
+        const reply = r.isError ? { error: r.content } : { result: r.content };
+        if (ws.length === 1) ws[0].resolve(reply);
+        else for (const w of ws) w.reject(new Unattributed(reply));
       } else if (!this.seen.has(r.id) || settled.has(r.id)) {
         // Never released, or a second result under an id this request already settled.
         this.gate.observeServerOutput(r.content);
@@ -149,8 +152,9 @@ export class LlmSession {
 
   /**
    * A model that reuses an id before the call's result came back: the agent's result under it
-   * cannot be told apart, so it settles every call open under that id, each raising the label
-   * by its own tool's `returns` (a confidential read must not be settled as the weather).
+   * cannot be told apart, so it ends every call open under that id unknown (a write's result
+   * is never recorded as another call's), each raising the label by its own tool's `returns`
+   * (a confidential read must not be settled as the weather).
    */
   private wait(id: string, w: Waiting): void {
     const ws = this.waiting.get(id);
