@@ -476,6 +476,10 @@ export class Relay {
     const reply: UpstreamReply = msg.msg.error !== undefined ? { error: msg.msg.error } : { result: result ?? null };
     if (entry.waiter) {
       if (entry.task && msg.msg.error === undefined && createdTask(result) !== undefined) return this.taskCreated(entry, msg.msg);
+      // A call sent with a task is answered with its task at once; an error instead does not say
+      // the tool did not run (the SDK's server runs a tool without task support, then refuses
+      // its own result): unknown, never failed, which would let a retry run the write again.
+      if (entry.task && msg.msg.error !== undefined) return entry.waiter.reject(new Error('a call sent with a task was answered with an error'));
       entry.waiter.resolve(reply); // written by the call's handler once its outcome is recorded
       return;
     }
