@@ -14,6 +14,7 @@ import type { AnchorKind } from '../epoch-anchors.js';
 import type { EpochInfo } from './chain.js';
 import type { AnchorRecord } from './source.js';
 import { fail } from './reasons.js';
+import { unknownAnchorMember } from './members.js';
 
 export interface AnchorTrust {
   tsaRoot?: string;
@@ -40,6 +41,9 @@ export async function checkAnchor(a: AnchorRecord, epochs: Map<number, EpochInfo
     seen.add(k);
   }
   if ('malformed' in a || (kind !== 'rfc3161' && kind !== 'rekor')) fail('anchor_invalid', a.epoch, 'stored anchor is unreadable', { anchorCode: 'malformed' });
+  // Checked with or without a trust root: an unchecked anchor must not carry data either.
+  const extra = unknownAnchorMember(a);
+  if (extra !== null) fail('anchor_invalid', a.epoch, `${kind} anchor of epoch ${a.epoch} carries ${extra}, which no check reads`, { anchor: kind, anchorCode: 'malformed' });
   const root = { algorithm: 'sha256' as const, value: rootBytes(epoch.root) };
   const notBefore = anchorNotBefore(epoch.lastTs);
   try {

@@ -128,10 +128,11 @@ export class ChainChecker {
   }
 
   /** An epoch entry at `seq`; `lastTs`: the ts of the entry before it (default: the last taken, else its own). */
-  private epoch(seq: number, e: { first: unknown; last: unknown; size: unknown; root: unknown }, ownTs: string, lastTs?: string): void {
+  private epoch(seq: number, e: { first: unknown; last: unknown; size: unknown; root: unknown; extra: string | null }, ownTs: string, lastTs?: string): void {
     const int = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
     if (!int(e.first) || !int(e.last) || !int(e.size) || typeof e.root !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(e.root))
       fail('epoch_invalid', seq, 'epoch entry lacks first, last, size or root');
+    if (e.extra !== null) fail('epoch_invalid', seq, `epoch entry carries ${e.extra}, which no check reads (an epoch holds first, last, size and root)`);
     if (e.first !== this.acc.first) fail('epoch_invalid', seq, `epoch starts at ${e.first}, the previous epoch ends at ${this.acc.first}`);
     if (e.last !== seq - 1) fail('epoch_invalid', seq, `epoch ends at ${e.last}, not just before itself`);
     if (e.size !== this.acc.size || e.size !== (e.last as number) - (e.first as number) + 1) fail('epoch_invalid', seq, `epoch size ${e.size} does not match its range`);

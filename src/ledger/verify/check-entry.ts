@@ -7,6 +7,7 @@
 import { hash, verify, type KeyObject } from 'node:crypto';
 import { canonicalize } from '../../core/canonical.js';
 import { EntryFormatError, parseStoredEntry, SIG_FORM, type Entry } from '../entry.js';
+import { unknownEpochMember } from './members.js';
 
 export type CheckedEntry =
   | {
@@ -18,7 +19,7 @@ export type CheckedEntry =
       hash: string; // sha256:HEX of the canonical entry, signature included
       leaf: Uint8Array; // its RFC 6962 leaf hash (the epoch tree's leaf)
       sigOk: boolean;
-      epoch?: { first: unknown; last: unknown; size: unknown; root: unknown };
+      epoch?: { first: unknown; last: unknown; size: unknown; root: unknown; extra: string | null };
       /** The parsed entry, when the caller asked for it (readers that consume verified entries). */
       entry?: Entry;
     }
@@ -95,7 +96,7 @@ export function checkEntryLine(line: string, key: KeyObject, withEntry = false):
   }
   LEAF_INPUT.write(hex, 1, 'hex');
   const out: CheckedEntry = { ok: true, seq, ts: e.ts, prev: e.prev, kind: e.kind, hash: 'sha256:' + hex, leaf: hash('sha256', LEAF_INPUT, 'buffer'), sigOk };
-  if (e.kind === 'epoch') out.epoch = { first: e.first, last: e.last, size: e.size, root: e.root };
+  if (e.kind === 'epoch') out.epoch = { first: e.first, last: e.last, size: e.size, root: e.root, extra: unknownEpochMember(e) };
   if (withEntry) out.entry = e;
   return out;
 }

@@ -10,6 +10,7 @@ import type { AnchorKind } from '../epoch-anchors.js';
 import { PROOF_FORMAT, PROOF_VERSION, type ProofFile } from '../proof.js';
 import { checkEntryLine, type CheckedEntry } from './check-entry.js';
 import { checkAnchor } from './anchors.js';
+import { unknownProofMember } from './members.js';
 import type { EpochInfo } from './chain.js';
 import { fail, VerifyError, type VerifyFailure } from './reasons.js';
 
@@ -49,6 +50,8 @@ function readProof(text: string): ProofFile {
   if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || !Array.isArray(hashes) || hashes.length > 64 || !hashes.every((h) => typeof h === 'string' && /^[0-9a-f]{64}$/.test(h)))
     bad('inclusion needs index, size and at most 64 hex hashes');
   for (const a of p.anchors) if (!isJsonObject(a) || !Number.isSafeInteger(a.epoch) || typeof a.kind !== 'string') bad('an anchor names no epoch or kind');
+  const extra = unknownProofMember(p);
+  if (extra !== null) bad(`carries ${extra}, which no check reads`);
   return p;
 }
 
@@ -71,6 +74,7 @@ export async function verifyProof(text: string, trust: ProofTrust): Promise<Proo
     const int = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
     if (epoch.kind !== 'epoch' || !e || !int(e.first) || !int(e.last) || !int(e.size) || typeof e.root !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(e.root))
       fail('epoch_invalid', epoch.seq, 'the epoch entry is not an epoch');
+    if (e.extra !== null) fail('epoch_invalid', epoch.seq, `the epoch entry carries ${e.extra}, which no check reads`);
     const { first, last, size, root } = e as { first: number; last: number; size: number; root: string };
     if (last !== epoch.seq - 1 || size !== last - first + 1) fail('epoch_invalid', epoch.seq, 'the epoch range does not end just before it');
     if (entry.seq < first || entry.seq > last) fail('proof_invalid', entry.seq, `entry ${entry.seq} is not in epoch ${epoch.seq} (entries ${first}..${last})`);

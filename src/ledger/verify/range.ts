@@ -22,6 +22,8 @@ export interface RangeEpoch {
   last: unknown;
   size: unknown;
   root: unknown;
+  /** A member the gate does not write in an epoch entry (members.ts), or null. */
+  extra: string | null;
 }
 
 export interface RangeChecked {

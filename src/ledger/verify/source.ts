@@ -8,6 +8,7 @@ import type { LedgerSnapshot } from '../../store/ports.js';
 import { parseAnchors, type StoredAnchor } from '../epoch-anchors.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportHeader } from '../export.js';
 import { fail } from './reasons.js';
+import { unknownHeaderMember } from './members.js';
 import type { LedgerRows } from './pool.js';
 // Anchor lines and the header are evidence: read strictly (duplicate keys refused), see evidence-json.ts.
 import { readEvidenceJson } from '../anchors/evidence-json.js';
@@ -86,6 +87,8 @@ export async function openExportSource(path: string): Promise<OpenedSource> {
     if (!Number.isSafeInteger(header.entries) || header.entries < 0 || !Number.isSafeInteger(header.anchors) || header.anchors < 0)
       fail('source_invalid', null, 'export header lacks entry and anchor counts');
     if (typeof header.public_key !== 'string') fail('source_invalid', null, 'export header lacks the gate public key');
+    const extra = unknownHeaderMember(header);
+    if (extra !== null) fail('source_invalid', null, `export header carries ${extra}, which no check reads`);
   } catch (e) {
     close();
     throw e;
