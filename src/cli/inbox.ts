@@ -4,12 +4,13 @@
 // key signs receipts, the gate key signs the operator entry each decision is (ADR 061); either may
 // be a key inside a PKCS#11 token.
 import { createPublicKey, KeyObject } from 'node:crypto';
-import { basename } from 'node:path';
+import { basename, join } from 'node:path';
 import { duration, optionsHelp, parseFlags, required, UsageError, type Options } from './args.js';
 import { keyIdOf } from '../ledger/keys.js';
 import type { Signer } from '../core/signer.js';
 import { isPkcs11Uri, parsePkcs11Uri } from '../keys/uri.js';
 import { openHomeWith } from '../home/open.js';
+import { DecisionJournal } from '../inbox/decision-journal.js';
 import { isLoopback } from '../doors/http-auth.js';
 import { loginToken, Sessions, TokenError } from '../inbox/auth.js';
 import { InboxServer } from '../inbox/server.js';
@@ -151,6 +152,8 @@ export async function run(argv: string[]): Promise<number> {
     approver,
     ttlMs,
     user: process.env.USER ?? null,
+    // The embedded store commits ledger.db and operations.db one after the other (a fleet's store: as one).
+    ...('gateId' in home.store ? {} : { journal: new DecisionJournal(join(home.paths.dir, 'inbox-decisions')) }),
     sessions: new Sessions(token.token),
     host,
     port,

@@ -12,6 +12,7 @@ import { isJsonObject, type JsonValue } from '../core/json.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { ApprovalRequest, Store } from '../store/ports.js';
 import { receiptId, signReceipt } from '../approvals/receipt.js';
+import type { DecisionJournal, DecisionNote } from './decision-journal.js';
 
 export interface Approver {
   /** A key file's private key, or a Signer for a key inside a token (it never leaves it). */
@@ -30,6 +31,8 @@ export interface DecisionParts {
   ttlMs: number;
   user: string | null;
   clock?: () => number;
+  /** The embedded store, whose two files commit one after the other: decisions noted there first. */
+  journal?: DecisionJournal;
 }
 
 export type Decided =
@@ -48,33 +51,50 @@ export async function decideRequest(parts: DecisionParts, id: string, action: 'a
   const now = (parts.clock ?? Date.now)();
   const at = new Date(now).toISOString();
   const { store, ledger, approver } = parts;
-  return store.transact((): Decided => {
-    const r = store.approvalRequests.take(id, at);
-    if (!r) return { ok: false, why: 'gone' };
-    // A receipt for this call already waits, or was used: the request was recorded by a gate
-    // whose read came before that approval committed (PostgreSQL, a retry racing the approval).
-    // Taken, so the page no longer shows it, and nothing decided: another receipt would let the
-    // call run twice, and a denial would not stop the receipt there is.
-    const signed = store.approvalRequests.offered(r.fingerprint).find((o) => o.expires_at > at);
-    if (signed) return { ok: false, why: 'approved', receipt: signed.receipt_id, expires_at: signed.expires_at };
-    const common = {
-      kind: 'operator' as const,
-      tool: r.tool,
-      fingerprint: r.fingerprint,
-      args_digest: argsDigest(r),
-      request_entry: r.entry,
-      gate: r.gate,
-      approver: approver.keyId,
-      user: parts.user,
-    };
-    if (action === 'deny') {
-      const e = ledger.appendInTx({ ...common, action: 'deny' as const });
-      return { ok: true, action, fingerprint: r.fingerprint, entry: e.seq };
-    }
+  // Read and signed before the transaction, so that a journal can hold what it will commit.
+  const seen = await store.transact(() => ({ r: store.approvalRequests.get(id), head: ledger.head()?.seq ?? -1 }));
+  if (!seen.r) return { ok: false, why: 'gone' };
+  const r = seen.r;
+  const common = {
+    kind: 'operator' as const,
+    tool: r.tool,
+    fingerprint: r.fingerprint,
+    args_digest: argsDigest(r),
+    request_entry: r.entry,
+    gate: r.gate,
+    approver: approver.keyId,
+    user: parts.user,
+  };
+  let note: DecisionNote;
+  if (action === 'deny') note = { id, head: seen.head, entry: { ...common, action: 'deny' } };
+  else {
     const receipt = signReceipt({ privateKey: approver.privateKey, fingerprint: r.fingerprint as never, issuedAt: now, ttlMs: parts.ttlMs });
-    const rid = receiptId(receipt);
-    store.approvalRequests.offer({ receipt_id: rid, fingerprint: r.fingerprint, receipt: canonicalize(receipt as unknown as JsonValue), expires_at: receipt.expires_at });
-    const e = ledger.appendInTx({ ...common, action: 'approve' as const, receipt: rid, expires_at: receipt.expires_at });
-    return { ok: true, action, fingerprint: r.fingerprint, entry: e.seq, receipt: rid, expires_at: receipt.expires_at };
-  });
+    const offer = { receipt_id: receiptId(receipt), fingerprint: r.fingerprint, receipt: canonicalize(receipt as unknown as JsonValue), expires_at: receipt.expires_at };
+    note = { id, head: seen.head, entry: { ...common, action: 'approve', receipt: offer.receipt_id as never, expires_at: offer.expires_at }, offer };
+  }
+  const file = parts.journal?.write(note);
+  let decided: Decided;
+  try {
+    decided = await store.transact((): Decided => {
+      const taken = store.approvalRequests.take(id, at);
+      if (!taken || taken.fingerprint !== r.fingerprint) return { ok: false, why: 'gone' };
+      // A receipt for this call already waits, or was used: the request was recorded by a gate
+      // whose read came before that approval committed (PostgreSQL, a retry racing the approval).
+      // Taken, so the page no longer shows it, and nothing decided: another receipt would let the
+      // call run twice, and a denial would not stop the receipt there is.
+      const signed = store.approvalRequests.offered(r.fingerprint).find((o) => o.expires_at > at);
+      if (signed) return { ok: false, why: 'approved', receipt: signed.receipt_id, expires_at: signed.expires_at };
+      if (note.offer) store.approvalRequests.offer(note.offer);
+      const e = ledger.appendInTx(note.entry);
+      return note.offer
+        ? { ok: true, action, fingerprint: r.fingerprint, entry: e.seq, receipt: note.offer.receipt_id, expires_at: note.offer.expires_at }
+        : { ok: true, action, fingerprint: r.fingerprint, entry: e.seq };
+    });
+  } catch (e) {
+    // One file may have committed: what it holds decides, now rather than at the next start.
+    if (file !== undefined) await parts.journal!.recover(store, ledger, file).catch(() => undefined);
+    throw e;
+  }
+  if (file !== undefined) parts.journal!.drop(file);
+  return decided;
 }

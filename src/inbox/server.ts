@@ -102,6 +102,9 @@ export class InboxServer {
   }
 
   async start(): Promise<string> {
+    // Decisions a crash cut between the store's two files are completed before anyone sees the list.
+    const completed = (await this.o.journal?.recover(this.o.store, this.o.ledger)) ?? 0;
+    if (completed > 0) this.o.say(`completed ${completed} decision(s) a stop had cut short`);
     const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res).catch((e) => this.fail(res, e));
     const tls = this.o.tls;
     const server = boundedServer(handler, tls);

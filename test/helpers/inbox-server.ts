@@ -14,6 +14,9 @@ export interface RunningInbox {
   loginLink: string | null;
   stderr(): string;
   stop(): Promise<void>;
+  pid: number;
+  /** Resolves when the process has exited, however. */
+  exited: Promise<void>;
 }
 
 /**
@@ -43,6 +46,7 @@ export async function startInbox(o: {
   });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = await new Promise<string>((resolve, reject) => {
     const t = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`inbox did not start:\n${err}`))), 15_000);
     const look = () => {
@@ -65,12 +69,12 @@ export async function startInbox(o: {
     token,
     loginLink: link,
     stderr: () => err,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    pid: child.pid!,
+    exited,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
   };
 }
 
