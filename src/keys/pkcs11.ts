@@ -11,9 +11,11 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { realpathSync } from 'node:fs';
 import type * as Pkcs11 from 'pkcs11js';
+import { BoundedModule, tokenCallHeld, TokenLate } from './bounded-module.js';
 import { ed25519ph } from '@noble/curves/ed25519.js';
 import { keyIdOf, SignerUnavailable, type Signer, type ThreadKey } from '../core/signer.js';
 import type { Pkcs11Uri } from './uri.js';
+import { ThreadHeld } from '../ledger/seal.js';
 
 export class TokenError extends Error {}
 
@@ -36,6 +38,7 @@ const PROBE = Buffer.from('cloakpipe: does this token sign with this key?');
 
 /** The CKR_ name of a binding error, or the error's class: never anything the caller passed in. */
 function ckr(e: unknown): string {
+  if (e instanceof TokenLate) return e.message;
   const m = /CKR_[A-Z0-9_]+/.exec(String((e as Error)?.message ?? ''));
   return m ? m[0] : ((e as Error)?.name ?? 'error');
 }
@@ -86,6 +89,7 @@ export interface TokenOpenOptions {
  */
 interface Module {
   p: Pkcs11.PKCS11;
+  thread: BoundedModule;
   path: string;
   users: number;
   epoch: number;
@@ -97,11 +101,12 @@ const modules = new Map<string, Module>();
 function release(m: Module): void {
   if (--m.users > 0) return;
   try {
-    m.p.C_Finalize();
+    if (m.lent === 0) m.p.C_Finalize(); // never under a signing thread's C_Sign, even one held
   } catch {
     /* not initialised */
   }
   if (modules.get(m.path) === m) modules.delete(m.path);
+  m.thread.end();
 }
 
 interface Live {
@@ -177,13 +182,16 @@ export class Pkcs11Signer implements Signer {
     }
     let m = modules.get(real);
     if (!m) {
-      const p = new pkcs.PKCS11();
+      // Every call of the main thread's goes through the module's token thread, with a deadline.
+      const thread = new BoundedModule(path);
+      const p = thread.asBinding();
       try {
         p.load(path);
-      } catch {
-        throw new TokenError(`the PKCS#11 module ${path} cannot be loaded`);
+      } catch (e) {
+        thread.end();
+        throw new TokenError(e instanceof TokenLate ? ckr(e) : `the PKCS#11 module ${path} cannot be loaded`);
       }
-      m = { p, path: real, users: 0, epoch: 0, lent: 0 };
+      m = { p, thread, path: real, users: 0, epoch: 0, lent: 0 };
       modules.set(real, m);
     }
     m.users++;
@@ -459,18 +467,31 @@ export class Pkcs11Signer implements Signer {
     if (!this.current()) this.reconnect();
     const live = this.live!;
     let failed = false;
+    let held: Promise<void> | null = null;
     this.lent = true;
     this.m.lent++;
     try {
       return await use({ kind: 'token', modulePath: this.opts.uri.modulePath, session: live.lendable, handle: live.key });
     } catch (e) {
       failed = true;
-      throw new SignerUnavailable(`the key ${this.where} cannot sign (${ckr(e)})`);
+      if (e instanceof ThreadHeld) held = e.returned;
+      throw new SignerUnavailable(`the key ${this.where} cannot sign (${e instanceof ThreadHeld ? e.message : ckr(e)})`);
     } finally {
-      this.m.lent--;
-      this.lent = false;
       if (failed && this.live === live) this.drop('token signing failed in the signing thread');
-      this.closeDropped();
+      // A thread held inside C_Sign keeps the loan: nothing closes its session or finalises the
+      // module under it (so nothing signs until it answers), and the process may not wait for it.
+      const giveBack = () => {
+        this.m.lent--;
+        this.lent = false;
+        this.closeDropped();
+      };
+      if (held) {
+        tokenCallHeld(1);
+        void held.then(() => {
+          tokenCallHeld(-1);
+          giveBack();
+        });
+      } else giveBack();
     }
   }
 

@@ -5,7 +5,7 @@
 // the gate reads and checks the next calls; a short run is sealed inline, where a thread round
 // trip would cost more than the signatures it moves.
 import { Worker } from 'node:worker_threads';
-import type { Signer, ThreadKey } from '../core/signer.js';
+import { SignerUnavailable, type Signer, type ThreadKey } from '../core/signer.js';
 import { canonicalize } from '../core/canonical.js';
 import { sha256Hex } from '../core/digest.js';
 import type { EntryBody } from './entry.js';
@@ -124,6 +124,24 @@ export interface ChainSealer {
   close(): void;
 }
 
+/** How long a run's seals may take once its last body is in, before the thread is given up on. */
+const ANSWER_WITHIN_MS = 10_000;
+
+/**
+ * The signing thread did not answer in time: it may be held inside a token's C_Sign, on the
+ * session lent for the run, which therefore cannot be closed nor the module finalised until
+ * `returned` (the thread's late answer). The sealer starts a new thread for the next run.
+ */
+export class ThreadHeld extends SignerUnavailable {
+  constructor(
+    readonly returned: Promise<void>,
+    ms: number,
+  ) {
+    super(`the signing thread did not answer within ${ms / 1000} s`);
+    this.name = 'ThreadHeld';
+  }
+}
+
 interface Waiting {
   resolve: (v: Sealed[]) => void;
   reject: (e: Error) => void;
@@ -136,18 +154,27 @@ class WorkerSealer implements ChainSealer {
   private worker: Worker | null = null;
   private next = 0;
   private readonly waiting = new Map<number, Waiting>();
+  /** Runs given up on, by id: told when their thread answers after all. */
+  private readonly held = new Map<number, () => void>();
 
   constructor(
     private readonly signer: Signer,
     private readonly thread: URL,
     readonly inlineBelow: number,
     private readonly pushBatch: number,
+    private readonly answerWithinMs = ANSWER_WITHIN_MS,
   ) {}
 
   private started(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(this.thread);
     w.on('message', (m: { id: number; sealed?: Sealed[]; error?: string }) => {
+      const back = this.held.get(m.id);
+      if (back) {
+        this.held.delete(m.id);
+        back();
+        return;
+      }
       const got = this.waiting.get(m.id);
       if (!got) return;
       this.waiting.delete(m.id);
@@ -185,7 +212,7 @@ class WorkerSealer implements ChainSealer {
       for (const m of queued!) w.postMessage(m);
       queued = null;
       await finished; // the run is lent until every body is in
-      return result;
+      return this.answered(w, id, result);
     });
     const end = () => {
       if (!ended) {
@@ -223,6 +250,29 @@ class WorkerSealer implements ChainSealer {
       },
       abandon: () => void end().catch(() => undefined), // ended all the same: the loan returns
     };
+  }
+
+  // A thread that does not answer in time is left to itself (unreferenced: it no longer keeps the
+  // process alive) and its run fails; what it held is given back when it answers, if ever.
+  private answered(w: Worker, id: number, result: Promise<Sealed[]>): Promise<Sealed[]> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (!this.waiting.delete(id)) return;
+        if (this.worker === w) this.worker = null;
+        w.unref();
+        reject(new ThreadHeld(new Promise<void>((back) => this.held.set(id, back)), this.answerWithinMs));
+      }, this.answerWithinMs);
+      result.then(
+        (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (e: Error) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      );
+    });
   }
 
   close(): void {

@@ -1,0 +1,50 @@
+/* A hostile PKCS#11 token for tests: every call goes to the real module named by
+   HANGING_TOKEN_MODULE (SoftHSM), but C_Sign and C_Login wait, inside the module, for as long as
+   the file HANGING_TOKEN_FILE.sign (or .login) exists: a token that stops answering mid-call,
+   as a network HSM gone silent does. Compiled by hanging-token.ts. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "pkcs11.h"
+
+static CK_FUNCTION_LIST list;
+static CK_FUNCTION_LIST_PTR real;
+
+static void wait_while_held(const char *what) {
+  const char *base = getenv("HANGING_TOKEN_FILE");
+  char path[4096];
+  if (!base) return;
+  snprintf(path, sizeof path, "%s.%s", base, what);
+  while (access(path, F_OK) == 0) usleep(5000);
+}
+
+static CK_RV held_sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG n, CK_BYTE_PTR sig, CK_ULONG_PTR len) {
+  wait_while_held("sign");
+  return real->C_Sign(s, data, n, sig, len);
+}
+
+static CK_RV held_login(CK_SESSION_HANDLE s, CK_USER_TYPE who, CK_UTF8CHAR_PTR pin, CK_ULONG n) {
+  wait_while_held("login");
+  return real->C_Login(s, who, pin, n);
+}
+
+CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR out) {
+  if (!real) {
+    const char *path = getenv("HANGING_TOKEN_MODULE");
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    CK_RV (*get)(CK_FUNCTION_LIST_PTR_PTR);
+    CK_RV rv;
+    if (!h) return CKR_GENERAL_ERROR;
+    get = (CK_RV (*)(CK_FUNCTION_LIST_PTR_PTR))dlsym(h, "C_GetFunctionList");
+    if (!get) return CKR_GENERAL_ERROR;
+    rv = get(&real);
+    if (rv != CKR_OK) return rv;
+    memcpy(&list, real, sizeof list);
+    list.C_Sign = held_sign;
+    list.C_Login = held_login;
+  }
+  *out = &list;
+  return CKR_OK;
+}

@@ -1,0 +1,44 @@
+// A SoftHSM token behind a module that can stop answering (hanging-token.c, compiled here with the
+// machine's C compiler against pkcs11js's PKCS#11 headers): C_Sign or C_Login wait inside the
+// module while `hold(...)` is on, in whichever thread called them. A hostile token, not a stand-in
+// for cloakpipe's code: every call it does answer is SoftHSM's own.
+import { spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { ROOT, tempDir } from './cli.js';
+import { freshToken, SOFTHSM_MODULE, type Token } from './softhsm.js';
+
+const SOURCE = join(ROOT, 'test/helpers/hanging-token.c');
+const HEADERS = join(dirname(createRequire(import.meta.url).resolve('pkcs11js/package.json')), 'includes/pkcs11');
+
+let built: string | undefined;
+function module(): string {
+  if (built) return built;
+  const out = join(tempDir('cloakpipe-hanging-'), 'hanging-token.so');
+  const r = spawnSync('cc', ['-shared', '-fPIC', '-Wall', '-I', HEADERS, '-o', out, SOURCE, '-ldl'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cannot build the hanging token module: ${r.stderr}`);
+  return (built = out);
+}
+
+export interface HangingToken extends Token {
+  /** The module path of the hostile module (in `uri()` already). */
+  modulePath: string;
+  /** C_Sign (or C_Login) waits inside the module until `answer()`. */
+  hold(what: 'sign' | 'login'): void;
+  answer(what: 'sign' | 'login'): void;
+}
+
+export function hangingToken(): HangingToken {
+  const t = freshToken();
+  const modulePath = module();
+  const base = join(tempDir('cloakpipe-hold-'), 'hold');
+  return {
+    ...t,
+    modulePath,
+    env: { ...t.env, HANGING_TOKEN_MODULE: SOFTHSM_MODULE, HANGING_TOKEN_FILE: base },
+    uri: (object = 'gate') => `pkcs11:token=${t.label};object=${object}?module-path=${modulePath}`,
+    hold: (what) => writeFileSync(`${base}.${what}`, ''),
+    answer: (what) => rmSync(`${base}.${what}`, { force: true }),
+  };
+}
