@@ -13,7 +13,7 @@ import { resolveHome } from '../store/home.js';
 
 const HELP = `usage: cloakpipe verify (--home DIR | --ledger FILE) [--public-key PEM] [--tsa-root PEM]
                        [--rekor-key PEM] [--require-anchors] [--checkpoint FILE]... [--json]
-                       [--workers N]
+                       [--workers N] [--allow-empty]
        cloakpipe verify --store URL [--gate NAME [--public-key PEM] [--checkpoint FILE]...]
                        [--tsa-root PEM] [--rekor-key PEM] [--require-anchors] [--json]
        cloakpipe verify --proof FILE --public-key PEM [--tsa-root PEM] [--rekor-key PEM]
@@ -47,6 +47,9 @@ were anchored, perhaps written, long after the time they claim.
                      the ledger still holds every entry it covers, unchanged (detects a deleted tail)
   --proof FILE       one entry alone (cloakpipe ledger prove): its signature, its inclusion proof
                      to its epoch's root, the signed epoch entry and the epoch's anchors
+  --allow-empty      accept a ledger that holds no entry (a home no gate has run in yet); without
+                     it an empty ledger fails: it is evidence of nothing, and a ledger whose every
+                     entry was deleted reads the same
   --json             the report as one JSON object
   --workers N        signature-checking threads (default: every core; 0 = none)
 Exit 0 valid, 1 a check failed, 2 usage error.
@@ -112,6 +115,7 @@ export async function run(argv: string[]): Promise<number> {
     proof: { type: 'string' },
     json: { type: 'boolean' },
     workers: { type: 'string' },
+    'allow-empty': { type: 'boolean' },
     ...STORE_OPTION,
     ...GATE_OPTION,
   });
@@ -132,6 +136,7 @@ export async function run(argv: string[]): Promise<number> {
     requireAnchors: values['require-anchors'] === true,
     checkpoints: (values.checkpoint ?? []).map((p) => readText(p, 'checkpoint')),
     workers,
+    allowEmpty: values['allow-empty'] === true,
   };
   const json = values.json === true;
   if (values.ledger !== undefined) return report1({ exportFile: values.ledger }, givenKey, trust, json);
@@ -181,6 +186,7 @@ interface Trust {
   requireAnchors: boolean;
   checkpoints: string[];
   workers?: number;
+  allowEmpty: boolean;
 }
 
 async function verifyOne(source: VerifySource, publicKey: string | undefined, trust: Trust, json: boolean): Promise<VerifyReport> {

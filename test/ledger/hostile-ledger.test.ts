@@ -9,7 +9,8 @@ import { Anchoring } from '../../src/ledger/anchoring.js';
 import { sealEpochInTx } from '../../src/ledger/epoch.js';
 import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
 import { startFakeRekor, type FakeRekor } from '../helpers/fake-rekor.js';
-import { cloakpipe, tempDir } from '../helpers/cli.js';
+import { cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
+import { session, tamper } from './session.js';
 import { fixture, entryAt, putEntry, resign, rechainFrom, type Fixture } from './epoch-fixture.js';
 
 let tsa: TestTsa;
@@ -126,4 +127,32 @@ test('an export whose header carries a member no check reads is refused', async 
   const r = cloakpipe(['verify', '--ledger', out, '--public-key', t.pub, '--json']);
   assert.equal(r.status, 1, r.stdout + r.stderr);
   assert.equal(JSON.parse(r.stdout).failure.code, 'source_invalid');
+});
+
+test('an empty ledger is refused unless --allow-empty: a fresh home, and a home whose every entry was deleted', async () => {
+  const fresh = makeHome();
+  const r = cloakpipe(['verify', '--home', fresh, '--json']);
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  assert.deepEqual([JSON.parse(r.stdout).failure.code, JSON.parse(r.stdout).ok], ['ledger_empty', false]);
+  const text = cloakpipe(['verify', '--home', fresh]);
+  assert.equal(text.status, 1);
+  assert.match(text.stdout, /^ledger INVALID \(ledger_empty\): the ledger holds no entry/);
+  const allowed = cloakpipe(['verify', '--home', fresh, '--allow-empty']);
+  assert.equal(allowed.status, 0, allowed.stdout + allowed.stderr);
+  assert.match(allowed.stdout, /ledger verified: 0 entries/);
+  assert.match(allowed.stderr, /warning: the ledger holds no entry: it is evidence of nothing/);
+  // A gate ran here; a forger deletes every entry and anchor.
+  const used = makeHome();
+  await session(used);
+  assert.equal(cloakpipe(['verify', '--home', used]).status, 0);
+  tamper(used, (db) => db.exec('DELETE FROM entries; DELETE FROM anchors'));
+  const wiped = cloakpipe(['verify', '--home', used, '--json']);
+  assert.equal(wiped.status, 1, wiped.stdout + wiped.stderr);
+  assert.equal(JSON.parse(wiped.stdout).failure.code, 'ledger_empty');
+  // Its export, too.
+  const out = join(tempDir(), 'empty.jsonl');
+  assert.equal(cloakpipe(['ledger', 'export', '--home', used, '--out', out]).status, 0);
+  const ex = cloakpipe(['verify', '--ledger', out, '--public-key', join(used, 'gate.pub'), '--json']);
+  assert.equal(ex.status, 1, ex.stdout + ex.stderr);
+  assert.equal(JSON.parse(ex.stdout).failure.code, 'ledger_empty');
 });

@@ -36,6 +36,12 @@ export interface VerifyOptions extends PoolOptions {
   requireAnchors?: boolean;
   /** Signed checkpoints (ledger checkpoint) the ledger must still hold, unchanged. */
   checkpoints?: string[];
+  /**
+   * Accept a ledger with no entry (a home no gate has run in yet) with a warning. Without it an
+   * empty ledger fails `ledger_empty`: it is evidence of nothing, and deleting every entry of a
+   * ledger (and its anchors) leaves exactly that (ADR 087).
+   */
+  allowEmpty?: boolean;
   onProgress?: (done: number, total: number) => void;
   /**
    * Each entry, in order, once its own and its chain checks passed: readers (scope) consume the
@@ -177,6 +183,11 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     if (checkpoints.length > 0) {
       const cp = checkpoints[0];
       fail('checkpoint_not_held', chain.count, `a checkpoint covers ${cp.size} entries; the ledger holds ${chain.count} (entries from seq ${chain.count} were removed)`);
+    }
+    if (chain.count === 0) {
+      if (!opts.allowEmpty)
+        fail('ledger_empty', null, 'the ledger holds no entry: it is evidence of nothing, and a ledger whose every entry was deleted reads the same (--allow-empty accepts a home no gate has run in yet)');
+      report.warnings.push('the ledger holds no entry: it is evidence of nothing, and a ledger whose every entry was deleted reads the same');
     }
     report.tree = chain.treeHead();
     report.entries = chain.count;

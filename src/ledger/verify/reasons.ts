@@ -5,6 +5,7 @@ import type { AnchorKind } from '../epoch-anchors.js';
 
 export type VerifyCode =
   | 'source_invalid' // the export's header or framing is unreadable (not an entry problem)
+  | 'ledger_empty' // no entry at all: evidence of nothing (a deleted ledger reads the same); --allow-empty accepts it
   | 'key_mismatch' // the export names another gate key than the one given
   | 'entry_malformed' // an entry that lacks v/seq/ts/prev/kind/sig
   | 'entry_not_canonical' // stored bytes that are not the RFC 8785 form of the entry (duplicate or reordered key, not strict JSON)
