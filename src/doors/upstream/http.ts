@@ -210,7 +210,7 @@ export class HttpUpstreamTransport implements Transport {
     const id = ex.id;
     const status = res.statusCode ?? 0;
     if (status === 404 && this.sessionId !== undefined) {
-      res.resume();
+      discard(res);
       finish({ cause: 'upstream_session_lost', gone: true });
       return this.lose('the server no longer knows the session (404)');
     }
@@ -221,12 +221,12 @@ export class HttpUpstreamTransport implements Transport {
       if (mediaType(res) === 'text/event-stream') {
         dropped('upstream_body_unasked', null);
         res.destroy();
-      } else res.resume();
+      } else discard(res);
       if (initialized) this.openStream();
       return finish(null);
     }
     if (status === 202) {
-      res.resume();
+      discard(res);
       return finish({ cause: 'no_answer', gone: false });
     }
     if (status !== 200) {
@@ -360,13 +360,13 @@ export class HttpUpstreamTransport implements Transport {
         answered = true;
         const status = res.statusCode ?? 0;
         if (status === 404 && this.sessionId !== undefined) {
-          res.resume();
+          discard(res);
           finish({ cause: 'upstream_session_lost', gone: true });
           return this.lose('the server no longer knows the session (404)');
         }
         if (status !== 200 || mediaType(res) !== 'text/event-stream') {
           // The server will not resume (405: no GET streams; 400: the id is unknown to it).
-          res.resume();
+          discard(res);
           return finish({ cause: 'upstream_resume_refused', gone: false });
         }
         at.resumed = true;
@@ -466,12 +466,12 @@ export class HttpUpstreamTransport implements Transport {
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       if (status === 404 && this.sessionId !== undefined) {
-        res.resume();
+        discard(res);
         return this.lose('the server no longer knows the session (404)');
       }
       if (status !== 200 || mediaType(res) !== 'text/event-stream') {
         // 405: the server offers no stream. Anything else: not retried either.
-        res.resume();
+        discard(res);
         this.streamWanted = false;
         if (this.stream === req) this.stream = undefined;
         return;
@@ -535,6 +535,28 @@ function header(res: IncomingMessage, name: string): string | undefined {
 
 function mediaType(res: IncomingMessage): string {
   return (header(res, 'content-type') ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** How long, and how much of, a body nobody reads is drained before its connection is closed instead. */
+const DISCARD_MS = 1000;
+const DISCARD_BYTES = 64 * 1024;
+
+/**
+ * A body nobody reads (the answer to a notification, a 202, a 404): drained, so the connection
+ * goes back to the pool, while it ends at once (an empty chunked body does); one that goes on
+ * is cut, or it held a connection and a descriptor for as long as the server liked.
+ */
+function discard(res: IncomingMessage): void {
+  if (header(res, 'content-length') === '0') return void res.resume();
+  let size = 0;
+  const timer = setTimeout(() => res.destroy(), DISCARD_MS);
+  timer.unref();
+  res.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > DISCARD_BYTES) res.destroy();
+  });
+  res.on('close', () => clearTimeout(timer));
+  res.resume();
 }
 
 function hasBody(res: IncomingMessage): boolean {
