@@ -69,6 +69,8 @@ function rawPoint(point: Buffer): Buffer {
 export interface TokenOpenOptions {
   uri: Pkcs11Uri;
   pin: string;
+  /** The PIN as it is now (its file read again): a reconnect logs in with a rotated PIN. */
+  rereadPin?: () => string;
   /** Generate the key pair inside the token when it holds none (cloakpipe init). */
   create?: boolean;
   /** Told when the token goes away and when signing resumes (once per change). */
@@ -136,6 +138,8 @@ export class Pkcs11Signer implements Signer {
   private closing: { session: Buffer; epoch: number }[] = [];
   /** The module's epoch in which this signer's connection broke (its own failure, or another's finalising). */
   private brokeAt = -1;
+  /** A PIN the token refused: never tried again (a real HSM locks its user PIN after a few). */
+  private refusedPin: string | null = null;
 
   private get p(): Pkcs11.PKCS11 {
     return this.m.p;
@@ -242,16 +246,16 @@ export class Pkcs11Signer implements Signer {
       throw new TokenError(`cannot open a session with token ${this.tokenName()} (${ckr(e)})`);
     }
     try {
+      const pin = first ? opts.pin : this.pinAgain();
       try {
-        p.C_Login(session, pkcs.CKU_USER, opts.pin);
+        p.C_Login(session, pkcs.CKU_USER, pin);
       } catch (e) {
         const code = ckr(e);
-        if (code !== 'CKR_USER_ALREADY_LOGGED_IN')
-          throw new TokenError(
-            code === 'CKR_PIN_INCORRECT' || code === 'CKR_PIN_LEN_RANGE' || code === 'CKR_PIN_INVALID'
-              ? `token ${this.tokenName()} refused the PIN (${code})`
-              : `cannot log in to token ${this.tokenName()} (${code})`,
-          );
+        if (code !== 'CKR_USER_ALREADY_LOGGED_IN') {
+          const refused = code === 'CKR_PIN_INCORRECT' || code === 'CKR_PIN_LEN_RANGE' || code === 'CKR_PIN_INVALID' || code === 'CKR_PIN_LOCKED';
+          if (refused) this.refusedPin = pin;
+          throw new TokenError(refused ? `token ${this.tokenName()} refused the PIN (${code})` : `cannot log in to token ${this.tokenName()} (${code})`);
+        }
       }
       let keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
       let created = false;
@@ -288,6 +292,14 @@ export class Pkcs11Signer implements Signer {
       if (e instanceof TokenError) throw e;
       throw new TokenError(`token ${this.tokenName()} failed (${ckr(e)})`);
     }
+  }
+
+  // The PIN for logging in again: read anew (it may have been rotated since start), and never
+  // one the token already refused, which would count towards locking the user PIN.
+  private pinAgain(): string {
+    const pin = this.opts.rereadPin ? this.opts.rereadPin() : this.opts.pin;
+    if (pin === this.refusedPin) throw new TokenError(`token ${this.tokenName()} refused this PIN before: not trying it again (put the right PIN in its file)`);
+    return pin;
   }
 
   private tokenName(): string {

@@ -51,5 +51,5 @@ export function openTokenSigner(
   }
   const { pinFlag, ...rest } = opts;
   const pin = readPin(pinFile, pinFlag);
-  return Pkcs11Signer.open({ uri: parsed, pin, ...rest });
+  return Pkcs11Signer.open({ uri: parsed, pin, rereadPin: () => readPin(pinFile, pinFlag), ...rest });
 }

@@ -1,7 +1,7 @@
 /* A hostile PKCS#11 token for tests: every call goes to the real module named by
    HANGING_TOKEN_MODULE (SoftHSM), but C_Sign and C_Login wait, inside the module, for as long as
    the file HANGING_TOKEN_FILE.sign (or .login) exists: a token that stops answering mid-call,
-   as a network HSM gone silent does. Compiled by hanging-token.ts. */
+   as a network HSM gone silent does; and it counts logins. Compiled by hanging-token.ts. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +25,23 @@ static CK_RV held_sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG n, CK_BYT
   return real->C_Sign(s, data, n, sig, len);
 }
 
+/* Each login's answer is appended to HANGING_TOKEN_FILE.logins (its CKR value, never the PIN):
+   what an HSM's own log would show of the attempts counting towards locking the user PIN. */
 static CK_RV held_login(CK_SESSION_HANDLE s, CK_USER_TYPE who, CK_UTF8CHAR_PTR pin, CK_ULONG n) {
+  const char *base = getenv("HANGING_TOKEN_FILE");
+  char path[4096];
+  CK_RV rv;
+  FILE *log;
   wait_while_held("login");
-  return real->C_Login(s, who, pin, n);
+  rv = real->C_Login(s, who, pin, n);
+  if (base) {
+    snprintf(path, sizeof path, "%s.logins", base);
+    if ((log = fopen(path, "a"))) {
+      fprintf(log, "0x%lx\n", (unsigned long)rv);
+      fclose(log);
+    }
+  }
+  return rv;
 }
 
 CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR out) {

@@ -1,9 +1,9 @@
 // A SoftHSM token behind a module that can stop answering (hanging-token.c, compiled here with the
 // machine's C compiler against pkcs11js's PKCS#11 headers): C_Sign or C_Login wait inside the
-// module while `hold(...)` is on, in whichever thread called them. A hostile token, not a stand-in
+// module while `hold(...)` is on, in whichever thread called them; and every login is counted. A hostile token, not a stand-in
 // for cloakpipe's code: every call it does answer is SoftHSM's own.
 import { spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ROOT, tempDir } from './cli.js';
@@ -27,6 +27,8 @@ export interface HangingToken extends Token {
   /** C_Sign (or C_Login) waits inside the module until `answer()`. */
   hold(what: 'sign' | 'login'): void;
   answer(what: 'sign' | 'login'): void;
+  /** Every C_Login the module answered, by its CKR value (0 = CKR_OK, 0xa0 = CKR_PIN_INCORRECT). */
+  logins(): number[];
 }
 
 export function hangingToken(): HangingToken {
@@ -40,5 +42,6 @@ export function hangingToken(): HangingToken {
     uri: (object = 'gate') => `pkcs11:token=${t.label};object=${object}?module-path=${modulePath}`,
     hold: (what) => writeFileSync(`${base}.${what}`, ''),
     answer: (what) => rmSync(`${base}.${what}`, { force: true }),
+    logins: () => (existsSync(`${base}.logins`) ? readFileSync(`${base}.logins`, 'utf8').split('\n').filter(Boolean).map(Number) : []),
   };
 }
