@@ -5,7 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
 import { displayJson } from './approve.js';
-import { openHomeWith, type OpenedHome } from '../home/open.js';
+import { checkHomeDir, openHomeWith, type OpenedHome } from '../home/open.js';
+import { resolveHome } from '../store/home.js';
+import { storeTarget } from '../store/target.js';
+import { openOperationsReader } from '../store/sqlite/store.js';
+import type { OperationsPort } from '../store/ports.js';
 import { opening, STORE_OPTION } from './store-flags.js';
 import { OPERATION_STATES, Operations, ReconcileError, type Operation, type OperationState, type ReconcileOutcome } from '../operations/operations.js';
 import { reconcileOperation } from '../operations/reconcile.js';
@@ -66,6 +70,24 @@ function open(values: { home?: unknown; store?: unknown }): Promise<OpenedHome> 
   return opening(() => openHomeWith({ home: values.home as string | undefined, store: values.store as string | undefined }));
 }
 
+/**
+ * `read(fn)` runs fn over the operations for list and show. A home's operations.db is opened
+ * read-only, without the gate key: a reader never creates, migrates or write-locks a running
+ * gate's store, and needs no key (nor a token's PIN). A shared store is read in a transaction.
+ */
+async function reading(values: { home?: unknown; store?: unknown }): Promise<{ read<T>(fn: (ops: OperationsPort) => T): Promise<T>; close(): void }> {
+  if (storeTarget(values.store as string | undefined).kind === 'sqlite') {
+    const r = await opening(() => {
+      const paths = resolveHome(values.home as string | undefined);
+      checkHomeDir(paths);
+      return openOperationsReader(paths.operations);
+    });
+    return { read: async (fn) => fn(r.operations), close: () => r.close() };
+  }
+  const h = await open(values);
+  return { read: (fn) => h.store.transact(() => fn(h.store.operations)), close: () => h.close() };
+}
+
 /** An id as given, or as a JSON string when it holds anything a terminal might interpret. */
 function shown(id: string): string {
   return /^[\x21-\x7e]+$/.test(id) ? id : displayJson(id);
@@ -81,9 +103,9 @@ async function list(argv: string[]): Promise<number> {
   const state = values.state as string | undefined;
   if (state !== undefined && !(OPERATION_STATES as readonly string[]).includes(state))
     throw new UsageError(`--state must be one of ${OPERATION_STATES.join(', ')}`);
-  const h = await open(values);
+  const h = await reading(values);
   try {
-    const ops = await h.store.transact(() => new Operations(h.store.operations).list(state as OperationState | undefined));
+    const ops = await h.read((port) => new Operations(port).list(state as OperationState | undefined));
     if (values.json) {
       for (const o of ops) process.stdout.write(JSON.stringify(summary(o)) + '\n');
     } else {
@@ -106,9 +128,9 @@ async function show(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, { json: { type: 'boolean' }, home: { type: 'string' }, ...STORE_OPTION }, true);
   if (values.help) return void process.stdout.write(HELP), 0;
   const id = oneId(positionals);
-  const h = await open(values);
+  const h = await reading(values);
   try {
-    const o = await h.store.transact(() => h.store.operations.get(id));
+    const o = await h.read((port) => port.get(id));
     if (!o) {
       process.stderr.write(`cloakpipe ops: no operation ${shown(id)}\n`);
       return 1;

@@ -126,8 +126,19 @@ export function openLedgerSnapshot(path: string): LedgerSnapshot {
   return ledgerSnapshot(openDb(path, { readOnly: true }));
 }
 
-/** The operations of a home, read-only (for reports); no checks, no schema changes. */
+/**
+ * The operations of a home, read-only (reports, ops list and show): never created, migrated or
+ * locked for writing, so reading a running gate's store changes nothing. A missing file, or one
+ * without the operations table, is a StoreError naming it.
+ */
 export function openOperationsReader(path: string): { operations: OperationsPort; close(): void } {
   const db = openDb(path, { readOnly: true });
-  return { operations: new SqliteOperations(db, 'main'), close: () => db.close() };
+  try {
+    if (missingTables(db, 'operations').includes('operations'))
+      throw new StoreError(`operations database ${path} does not hold the gate's schema (no table operations)`);
+    return { operations: new SqliteOperations(db, 'main'), close: () => db.close() };
+  } catch (e) {
+    db.close();
+    throw e;
+  }
 }
