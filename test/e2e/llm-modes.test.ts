@@ -57,7 +57,8 @@ test('a tool result sent back settles its call and raises that agent\'s label; t
     const fine = await anthropicTurn(b, post, true);
     assert.deepEqual(fine.calls.map((c) => c.name), ['post_public']);
     // B's own read, its result sent back as a tool_result block (an error result counts too).
-    const readB = await anthropicTurn(b, { calls: [{ name: 'read_file', arguments: { path: '/srv/hr.md' } }] }, false);
+    // An id of its own: the fake API's default is post_public's above, still open (a result under an id two calls share is neither's).
+    const readB = await anthropicTurn(b, { calls: [{ name: 'read_file', arguments: { path: '/srv/hr.md' }, id: 'toolu_read_b' }] }, false);
     const historyB = [
       { role: 'user', content: JSON.stringify({ calls: [] }) },
       { role: 'assistant', content: [{ type: 'tool_use', id: readB.calls[0].id, name: 'read_file', input: { path: '/srv/hr.md' } }] },

@@ -9,14 +9,15 @@ import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js
 import { HeldCalls, type Slot } from './held.js';
 import { readModelJson } from './model-json.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, undecidableTool, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, isIndex, undecidableTool, unattributedOutput, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const messages = isJsonObject(request) ? request.messages : undefined;
   if (!Array.isArray(messages)) return [];
   const out: ToolResult[] = [];
+  // Wherever a tool_result stands: the API reads user messages' only, a reader may read others'.
   for (const m of messages) {
-    if (!isJsonObject(m) || m.role !== 'user' || !Array.isArray(m.content)) continue;
+    if (!isJsonObject(m) || !Array.isArray(m.content)) continue;
     for (const b of m.content) {
       if (isJsonObject(b) && b.type === 'tool_result' && isString(b.tool_use_id)) out.push({ id: b.tool_use_id, content: b.content ?? null, isError: b.is_error === true });
     }
@@ -33,9 +34,27 @@ function results(request: JsonValue): ToolResult[] {
  */
 const AGENT_RUN_TOOL = /^(custom|(bash|text_editor|computer|memory)_\d{8})$/;
 
+/**
+ * A message carrying a tool's output the gate cannot tie to a call it released: a tool_result
+ * without an id, or the result of a tool the API ran or an MCP server's (web search, code
+ * execution, `mcp_tool_result`, …), whose calls the gate never decides.
+ */
+function unattributable(m: JsonValue): string | null {
+  if (!isJsonObject(m)) return 'not a message object';
+  if (!Array.isArray(m.content)) return null;
+  for (const b of m.content) {
+    if (!isJsonObject(b) || !isString(b.type)) continue;
+    if (b.type === 'tool_result' && !isString(b.tool_use_id)) return 'a tool_result without a tool_use_id';
+    if (b.type !== 'tool_result' && b.type.endsWith('_tool_result')) return 'the result of a tool the gate never decided: it cannot attribute it';
+  }
+  return null;
+}
+
 function undecidable(request: JsonObject): string | null {
   // The MCP connector: the API calls these servers' tools itself.
   if (!absent(request.mcp_servers)) return 'mcp_servers: the model API would call those servers itself, where the gate cannot decide the calls';
+  const output = unattributedOutput(request.messages, 'messages', unattributable);
+  if (output !== null) return output;
   const tool = undecidableTool(request.tools, (t) => t.type === undefined || t.type === null || (isString(t.type) && AGENT_RUN_TOOL.test(t.type)));
   return tool && `${tool}: a tool the model API runs itself, or a toolset: the gate cannot decide its calls`;
 }

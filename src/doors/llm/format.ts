@@ -41,7 +41,9 @@ export interface LlmFormat {
   results(request: JsonValue): ToolResult[];
   /**
    * What in a request would have tool calls made that the gate cannot decide (tools the model
-   * API runs itself): one line naming the member, no value; null when there is none.
+   * API runs itself), or carries a tool's output to the model in a shape the gate cannot tie to
+   * a call it released (so the label could not rise by it): one line naming the member, no
+   * value; null when there is none.
    */
   undecidable(request: JsonObject): string | null;
   /** A non-streamed response's calls, one list per choice (OpenAI) or message (Anthropic). */
@@ -68,6 +70,19 @@ export const isIndex = (v: unknown): v is number => typeof v === 'number' && Num
 export function appendBounded(held: string, more: string, max: number): string {
   if (held.length + more.length > max) throw new WireError('frame_too_large', `tool call arguments longer than ${max} characters`);
   return held + more;
+}
+
+/**
+ * The first member of a request's list (`messages`, `input`) that `unattributable` names a
+ * reason for, as `name[i]: reason`: tool output the gate cannot tie to a call it released.
+ */
+export function unattributedOutput(list: JsonValue | undefined, name: string, unattributable: (member: JsonValue) => string | null): string | null {
+  if (!Array.isArray(list)) return null;
+  for (const [i, m] of list.entries()) {
+    const why = unattributable(m);
+    if (why !== null) return `${name}[${i}]: ${why}`;
+  }
+  return null;
 }
 
 /** A request member that asks for nothing: absent, null or an empty list. */

@@ -9,7 +9,7 @@ import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js
 import { HeldCalls, type Slot } from './held.js';
 import { readModelJson } from './model-json.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, undecidableTool, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, isIndex, undecidableTool, unattributedOutput, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const messages = isJsonObject(request) ? request.messages : undefined;
@@ -21,11 +21,29 @@ function results(request: JsonValue): ToolResult[] {
   return out;
 }
 
+/** The roles of Chat Completions messages; `tool` messages carry results, read by `results`. */
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+
+/**
+ * A message carrying a tool's output the gate cannot tie to a call: a legacy `function` result
+ * (by name, for calls the gate never decides), a `tool` message without an id, a role the gate
+ * does not read.
+ */
+function unattributable(m: JsonValue): string | null {
+  if (!isJsonObject(m)) return 'not a message object';
+  if (m.role === 'function') return 'a legacy function result: the gate cannot tell which call it settles';
+  if (!isString(m.role) || !ROLES.has(m.role)) return 'a message of a role the gate does not read';
+  if (m.role === 'tool' && !isString(m.tool_call_id)) return 'a tool result without a tool_call_id';
+  return null;
+}
+
 /** Chat Completions: the agent runs `function` tools; the gate reads no other kind of call. */
 function undecidable(request: JsonObject): string | null {
   // Search models search the web themselves, on the model's own queries.
   if (!absent(request.web_search_options)) return 'web_search_options: the model API would search the web itself, where the gate cannot decide the searches';
   if (!absent(request.functions)) return 'functions: legacy function calls are not gated: use tools';
+  const output = unattributedOutput(request.messages, 'messages', unattributable);
+  if (output !== null) return output;
   const tool = undecidableTool(request.tools, (t) => t.type === 'function');
   return tool && `${tool}: not of type function: the gate cannot decide its calls`;
 }

@@ -14,7 +14,7 @@ import { HeldCalls, refusalText, type Slot } from './held.js';
 import { readModelJson } from './model-json.js';
 import { openai } from './openai.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, isString, need, undecidableTool, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, isIndex, isString, need, undecidableTool, unattributedOutput, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const input = isJsonObject(request) ? request.input : undefined;
@@ -34,9 +34,33 @@ function results(request: JsonValue): ToolResult[] {
  */
 function undecidable(request: JsonObject): string | null {
   if (!absent(request.prompt)) return 'prompt: a stored prompt can bring tools the gate does not see';
+  const output = unattributedOutput(request.input, 'input', unattributable);
+  if (output !== null) return output;
   if (request.background !== undefined && request.background !== null && request.background !== false) return 'background: the response would be fetched later, past the gate';
   const tool = undecidableTool(request.tools, (t) => t.type === 'function');
   return tool && `${tool}: not of type function: the model API runs it itself, or its calls are not arguments the gate can decide`;
+}
+
+/**
+ * Input items that carry no tool output: messages, the agent's record of the model's own items,
+ * and references to what the model API stores (as `previous_response_id` does).
+ */
+const QUIET_INPUT = new Set(['message', 'function_call', 'reasoning', 'item_reference', 'compaction']);
+const MESSAGE_ROLES = new Set(['user', 'assistant', 'system', 'developer']);
+
+/**
+ * An input item carrying a tool's output the gate cannot tie to a call it released: the output
+ * of any other kind of tool (custom, computer, local shell, shell, apply_patch, MCP, tool
+ * search, the API's own tools), whose calls the gate never decides, a result without a call
+ * id, an item of a type the gate does not read. `function_call_output` is read by `results`.
+ */
+function unattributable(item: JsonValue): string | null {
+  if (!isJsonObject(item)) return 'not an item object';
+  if (item.type === undefined || item.type === null) return isString(item.role) && MESSAGE_ROLES.has(item.role) ? null : 'a message of a role the gate does not read';
+  if (item.type === 'function_call_output') return isString(item.call_id) ? null : 'a function call output without a call_id';
+  if (item.type === 'message') return isString(item.role) && MESSAGE_ROLES.has(item.role) ? null : 'a message of a role the gate does not read';
+  if (isString(item.type) && QUIET_INPUT.has(item.type)) return null;
+  return 'an item that may carry the output of a call the gate never decided: the gate cannot attribute it';
 }
 
 /** Items the agent reads as text (passed on) or as a call (decided); any other fails closed. */
