@@ -195,3 +195,19 @@ test('anthropic stream: a message started again while calls of the first are bei
   // A call the agent got may have run (unknown: no result came back); one it never got did not.
   assert.deepEqual([results.filter((o) => o === 'unknown').length, results.filter((o) => o === 'not_forwarded').length], [out, CALLS - out], received);
 });
+
+test('a task context that does not load at an agent\'s first request: the request is refused fail_closed and recorded, never forwarded', async () => {
+  const own = llmSetup();
+  const g = await startLlmGate(own, fake.url);
+  writeFileSync(own.context, '{ not json'); // after start-up, which reads it
+  const seen = fake.seen.length;
+  const weather = { calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] };
+  try {
+    await assert.rejects(openaiTurn(openaiAgent(g.url), weather, false), (e: { status?: number; error?: { code?: string } }) => e.status === 400 && e.error?.code === 'fail_closed');
+    await assert.rejects(anthropicTurn(anthropicAgent(g.url), weather, true), (e: { status?: number }) => e.status === 400);
+  } finally {
+    await g.stop();
+  }
+  assert.equal(fake.seen.length, seen, 'not forwarded');
+  assert.deepEqual(decisions(own.home).map((e) => [e.outcome, e.reason]), [['refuse', 'fail_closed'], ['refuse', 'fail_closed']]);
+});

@@ -124,7 +124,6 @@ export class LlmDoor {
       if (!who) return sendJson(res, 401, { error: { message: 'cloakpipe: missing or unknown Proxy-Authorization bearer token', type: 'authentication_error' } });
       agent = who.agent;
     }
-    const session = this.session(agent);
     let body: Buffer;
     try {
       body = await readBounded(req, this.o.maxBodyBytes);
@@ -132,9 +131,17 @@ export class LlmDoor {
       if (e instanceof TooLarge) return sendJson(res, 413, { error: { message: `cloakpipe: request body larger than ${this.o.maxBodyBytes} bytes`, type: 'request_too_large' } });
       throw e;
     }
+    let session: LlmSession;
+    try {
+      session = this.session(agent);
+    } catch {
+      // A session opens under the task context: one that does not load refuses the request, recorded.
+      const detail = 'request: the gate could not open the agent\'s session (does the task context load?)';
+      const refusal = await this.o.gate.refuseWire('fail_closed', detail, body, agent !== undefined ? { agent } : {}).catch(() => this.o.gate.failClosedRefusal(detail));
+      return sendRefusedRequest(res, format, refusal);
+    }
     const refuseRequest = async (code: RefusalCode, detail: string) => {
-      const refusal = await session.refuseWhole(code, `request: ${detail}`, body);
-      sendJson(res, 400, format.errorBody(`cloakpipe refused the request: ${refusal.reason}: ${refusal.detail}`, refusal));
+      sendRefusedRequest(res, format, await session.refuseWhole(code, `request: ${detail}`, body));
     };
     // The tool results the request carries move the session label before the model's next
     // proposals are decided: the request must be read as strictly as a response.
@@ -346,6 +353,11 @@ async function readResponseBounded(r: Response, max: number): Promise<Uint8Array
     chunks.push(c);
   }
   return Buffer.concat(chunks);
+}
+
+/** A request refused before it was forwarded: an HTTP 400 the agent's SDK raises, with the refusal. */
+function sendRefusedRequest(res: ServerResponse, format: LlmFormat, refusal: RefusalData): void {
+  sendJson(res, 400, format.errorBody(`cloakpipe refused the request: ${refusal.reason}: ${refusal.detail}`, refusal));
 }
 
 function sendJson(res: ServerResponse, status: number, body: JsonObject, headers: Record<string, string> = {}): void {
