@@ -4,9 +4,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Anchoring } from '../../src/ledger/anchoring.js';
 import { sealEpochInTx } from '../../src/ledger/epoch.js';
+import { verifyLedger } from '../../src/ledger/verify/index.js';
 import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
 import { startFakeRekor, type FakeRekor } from '../helpers/fake-rekor.js';
 import { cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
@@ -155,4 +156,43 @@ test('an empty ledger is refused unless --allow-empty: a fresh home, and a home 
   const ex = cloakpipe(['verify', '--ledger', out, '--public-key', join(used, 'gate.pub'), '--json']);
   assert.equal(ex.status, 1, ex.stdout + ex.stderr);
   assert.equal(JSON.parse(ex.stdout).failure.code, 'ledger_empty');
+});
+
+/** A ledger holding an entry whose tool name has U+FFFD (a name the gate refused and recorded), sealed in an epoch. */
+function withReplacementChar(): { f: Fixture; seq: number } {
+  const f = fixture();
+  f.add(2);
+  f.db.transaction(() => f.ledger.appendInTx({ kind: 'decision', outcome: 'refuse', reason: 'undeclared_tool', tool: 'send\uFFFDmoney', manifest_digest: 'sha256:' + 'cd'.repeat(32), policy_digest: 'sha256:' + 'ef'.repeat(32) }))();
+  f.add(2);
+  sealEpochInTx(f.ledger);
+  f.add(1);
+  return { f, seq: 2 };
+}
+
+test("ledger.db bytes that a lenient decoder reads as the U+FFFD the entry holds are refused: verify checks the bytes that were signed", async () => {
+  for (const swap of [Buffer.from([0xc0]), Buffer.from([0xf0, 0x90, 0x80]), Buffer.from([0xed, 0xa0, 0x80])]) {
+    const { f, seq } = withReplacementChar();
+    assert.equal(verifyHome(f).status, 0);
+    const body = Buffer.from((f.db.prepare('SELECT body FROM entries WHERE seq = ?').get(seq) as { body: string }).body, 'utf8');
+    const at = body.indexOf('send\uFFFDmoney');
+    // U+FFFD's three bytes as others that are not UTF-8: SQLite's json_extract, the sqlite3 shell
+    // and a byte-wise reader see another tool name; a lenient decoder still reads U+FFFD.
+    const forged = Buffer.concat([body.subarray(0, at + 4), swap, body.subarray(at + 7)]);
+    f.db.prepare('UPDATE entries SET body = CAST(? AS TEXT) WHERE seq = ?').run(forged, seq);
+    assert.notDeepEqual(f.db.prepare('SELECT CAST(body AS BLOB) AS b FROM entries WHERE seq = ?').get(seq), { b: body }, 'the stored bytes changed');
+    refused(verifyHome(f), 'entry_not_canonical', seq, /not UTF-8/);
+    // Workers reading their own row ranges (a home longer than the inline head) see it too, at the same entry.
+    for (const batchSize of [1, 2, 4]) {
+      const r = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, workers: 2, inlineFirst: 0, batchSize });
+      assert.deepEqual([r.ok, r.failure?.code, r.failure?.seq], [false, 'entry_not_canonical', seq], `batch ${batchSize}`);
+    }
+    // An export of it carries the stored bytes, not the lenient reading: it does not verify either.
+    writeFileSync(join(home(f), 'gate.pub'), f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+    const out = join(tempDir(), 'ledger.jsonl');
+    const ex = cloakpipe(['ledger', 'export', '--home', home(f), '--out', out]);
+    assert.doesNotMatch(ex.stderr, /\n\s+at /);
+    assert.equal(ex.status, 2, ex.stdout + ex.stderr);
+    assert.match(ex.stderr, /^cloakpipe: ledger entry 2 is stored as bytes that are not UTF-8/);
+    assert.equal(existsSync(out), false, 'no export of a lenient reading');
+  }
 });

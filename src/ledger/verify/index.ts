@@ -9,6 +9,7 @@ import { ChainChecker } from './chain.js';
 import { AnchorTimes, type AnchorLag } from './lag.js';
 import { openExportSource, openHomeSource, openSnapshotSource, type OpenedSource } from './source.js';
 import { fail, VerifyError, type VerifyFailure } from './reasons.js';
+import { storedBytesFault } from './stored-bytes.js';
 import { CheckpointError, readCheckpoint, type TreeHead } from '../checkpoint.js';
 import { PUBLIC_REKOR_KEY_PEM } from './public-rekor.js';
 import type { Entry } from '../entry.js';
@@ -224,9 +225,10 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     }
     report.ok = true;
   } catch (e) {
-    if (!(e instanceof VerifyError)) throw e;
+    const bytes = storedBytesFault(e);
+    if (!(e instanceof VerifyError) && !bytes) throw e;
     report.tree = null;
-    report.failure = e.failure;
+    report.failure = bytes ?? (e as VerifyError).failure;
     report.entries = chain.count;
     report.epochs = chain.epochs.size;
   } finally {

@@ -11,6 +11,7 @@ import type { Entry } from '../entry.js';
 import { checkEntryLine } from './check-entry.js';
 import { entryFault, type Fault } from './chain.js';
 import { foldLeaves, type Fold } from '../merkle.js';
+import { storedBytesFault } from './stored-bytes.js';
 
 export interface RangeEpoch {
   j: number;
@@ -60,7 +61,20 @@ export function checkRange(lines: Iterable<string>, start: number, key: KeyObjec
   let before: { hash: string; ts: string } | null = null;
   let fault: RangeChecked['fault'] = null;
   let j = 0;
-  for (const line of lines) {
+  const rows = lines[Symbol.iterator]();
+  for (;;) {
+    let next: IteratorResult<string>;
+    try {
+      next = rows.next();
+    } catch (e) {
+      const f = storedBytesFault(e); // a row that is not what it reads as: that entry's fault
+      if (!f) throw e;
+      fault = { j, fault: f };
+      j++;
+      break;
+    }
+    if (next.done) break;
+    const line = next.value;
     const c = checkEntryLine(line, key, withEntries);
     const f = entryFault(c, start + j, before);
     if (f) {

@@ -2,7 +2,21 @@
 // caller's transaction; the head is read inside it too, so two gates sharing one home still
 // produce one contiguous chain (the seq primary key makes a lost race fail whole).
 import type { Db } from './db.js';
-import type { AnchorRow, AnchorsPort, LedgerPort, LedgerRow, LedgerSnapshot } from '../ports.js';
+import { StoreError, type AnchorRow, type AnchorsPort, type LedgerPort, type LedgerRow, type LedgerSnapshot } from '../ports.js';
+
+/**
+ * A row whose stored bytes are not the UTF-8 they are read as. SQLite hands TEXT back as it was
+ * stored, and the driver decodes bytes that are not UTF-8 to U+FFFD: an entry holding U+FFFD (a
+ * tool name the gate refused) could be stored as other bytes, which SQLite's JSON functions and
+ * any byte-wise reader read as another value, and still verify. Readers of the evidence get
+ * this error instead of the lenient reading.
+ */
+export class StoredBytesError extends StoreError {
+  constructor(readonly seq: number) {
+    super(`ledger entry ${seq} is stored as bytes that are not UTF-8, not as the text that was signed: the ledger was edited outside the gate`);
+    this.name = 'StoredBytesError';
+  }
+}
 
 export class SqliteLedger implements LedgerPort {
   private readonly stmts;
@@ -87,6 +101,7 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
   // Counted when first asked (a scan of every row; verify's workers, reading ranges, never ask):
   // the same in any order, since every read here is of the one snapshot.
   let counted: number | undefined;
+  let stored: ReturnType<Db['prepare']> | undefined;
   const count = () => (counted ??= entries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0);
   return {
     get total() {
@@ -96,8 +111,16 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
     // refused by verify) like any other, never skipped as if it were not there.
     *bodies(fromSeq = Number.MIN_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER) {
       if (!entries) return;
-      const rows = db.prepare('SELECT body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit) as Iterable<{ body: string }>;
-      for (const row of rows) yield row.body;
+      const rows = db.prepare('SELECT seq, body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit) as Iterable<{ seq: number; body: string }>;
+      for (const row of rows) {
+        // Only a body that reads as holding U+FFFD can have been decoded lossily: those (rare) are
+        // read again as bytes, which must be the UTF-8 of the text.
+        if (row.body.includes('\uFFFD')) {
+          const raw = (stored ??= db.prepare('SELECT CAST(body AS BLOB) FROM entries WHERE seq = ?').pluck()).get(row.seq) as Buffer;
+          if (!raw.equals(Buffer.from(row.body, 'utf8'))) throw new StoredBytesError(row.seq);
+        }
+        yield row.body;
+      }
     },
     *keys() {
       if (!entries) return;
