@@ -7,6 +7,7 @@ import { OPTIONS as PROXY_OPTIONS, gateConfigFrom } from './mcp-proxy.js';
 import { ProcessTransport } from '../doors/upstream/process.js';
 import { openGate } from '../gate/open.js';
 import { HttpDoor, PROTOCOL_VERSIONS } from '../doors/http-server.js';
+import { DEFAULT_MAX_CONNECTIONS } from '../doors/limits.js';
 import { isLoopback, readTokenFile } from '../doors/http-auth.js';
 import { JwtVerifier } from '../doors/http-jwt.js';
 import { isOrigin } from '../doors/http-cors.js';
@@ -43,6 +44,12 @@ export const OPTIONS = {
     defaultText: 'none',
   },
   'max-sessions': { type: 'string', arg: 'N', default: '64', help: 'open MCP sessions at most (503 beyond)' },
+  'max-connections': {
+    type: 'string',
+    arg: 'N',
+    default: String(DEFAULT_MAX_CONNECTIONS),
+    help: 'open client connections at most (each POST in flight and each GET stream is one); one beyond is closed at once. Keep it under the descriptor limit (ulimit -n), which the upstreams and the databases share',
+  },
   'session-idle': { type: 'string', arg: 'DURATION', default: '30m', help: 'a session without requests this long ends and its upstream stops' },
   ...TLS_OPTIONS,
   'max-body': { type: 'string', arg: 'BYTES', help: 'largest request body (413 beyond)', defaultText: String(DEFAULT_MAX_LINE_BYTES) },
@@ -97,6 +104,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!path.startsWith('/')) throw new UsageError('--path must start with /');
   const maxSessions = Number(values['max-sessions']);
   if (!Number.isSafeInteger(maxSessions) || maxSessions < 1) throw new UsageError('--max-sessions must be a positive integer');
+  const maxConnections = Number(values['max-connections']);
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) throw new UsageError('--max-connections must be a positive integer');
   const maxBody = values['max-body'] !== undefined ? Number(values['max-body']) : DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
   const maxInFlight = Number(values['max-in-flight']);
@@ -146,6 +155,7 @@ export async function run(argv: string[]): Promise<number> {
     path,
     maxBodyBytes: maxBody,
     maxSessions,
+    maxConnections,
     maxInFlight,
     listUndeclared: values['list-undeclared'] === true,
     sessionIdleMs,

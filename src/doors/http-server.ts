@@ -16,6 +16,7 @@ import type { SessionEndReason } from '../core/entries.js';
 import type { Gate, Who } from '../gate/gate.js';
 import type { GateSession } from '../gate/session.js';
 import { Relay } from './relay.js';
+import { DEFAULT_MAX_CONNECTIONS } from './limits.js';
 import type { Transport } from './transport.js';
 import { HttpSessionTransport, WAITING_UNREAD } from './http.js';
 import { refusalResponse } from './responses.js';
@@ -41,6 +42,8 @@ export interface HttpDoorOptions {
   path: string;
   maxBodyBytes: number;
   maxSessions: number;
+  /** Client connections open at once; one beyond is closed as it comes (ADR 085). */
+  maxConnections?: number;
   /** Per session: requests in flight past which its relay stops taking bodies. */
   maxInFlight?: number;
   /** Pass the server's whole tools/list, undeclared tools included. */
@@ -98,6 +101,7 @@ export class HttpDoor {
       });
     };
     this.server = boundedServer(handler, o.tls);
+    this.server.maxConnections = o.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   }
 
   get sessionCount(): number {
@@ -186,6 +190,7 @@ export class HttpDoor {
     const named = found && (!found.principal || found.principal.agent === principal?.agent) ? found : undefined;
     const who: Who = named ? this.o.gate.whoOf(named.gate) : principal ? { agent: principal.agent } : {};
     // Past --max-in-flight a body waits unread (bounded), not read whole into the gate.
+    if (named) this.touch(named); // a request that waits to be read is not idleness
     if (named && !(await named.transport.admit(req))) {
       if (!this.sessions.has(named.id)) return send(res, 404, rpcError(-32001, 'Session not found'));
       return send(res, 503, rpcError(-32000, `Service Unavailable: ${WAITING_UNREAD} requests of this session wait for calls to end`), { 'Retry-After': '1', Connection: 'close' });
@@ -321,7 +326,7 @@ export class HttpDoor {
   private touch(s: Session): void {
     clearTimeout(s.idle);
     s.idle = setTimeout(() => {
-      if (s.transport.inFlight > 0) return this.touch(s); // a call still running is not idle
+      if (s.transport.inFlight > 0 || s.transport.waitingUnread > 0) return this.touch(s); // a call running or waiting is not idle
       this.endSession(s, 'idle');
     }, this.o.sessionIdleMs);
     s.idle.unref();

@@ -150,6 +150,11 @@ export class HttpSessionTransport implements Transport {
     return this.waiting.has(idKey(id));
   }
 
+  /** POSTs waiting for admit(), their bodies unread. */
+  get waitingUnread(): number {
+    return this.unread.length;
+  }
+
   get inFlight(): number {
     return this.waiting.size;
   }

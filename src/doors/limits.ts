@@ -5,3 +5,9 @@
 export const DEFAULT_MAX_IN_FLIGHT = 256;
 /** How long a host request that is not a call waits for the server (mcp-proxy's --call-timeout default). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * HTTP door: client connections at once by default. Far more than 64 sessions of an SDK host need,
+ * few enough that a flood of idle sockets (each closed after 10 s without headers, ADR 068) cannot
+ * take the descriptors that the upstreams and the databases need under a common limit (ADR 085).
+ */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
