@@ -59,11 +59,21 @@ export class DecisionJournal {
     const files = only !== undefined ? [only] : readdirSync(this.dir).filter((n) => n.endsWith('.json')).map((n) => join(this.dir, n));
     let completed = 0;
     for (const file of files) {
-      const note = JSON.parse(readFileSync(file, 'utf8')) as DecisionNote;
-      if (await store.transact(() => complete(store, ledger, note))) completed++;
+      const note = readNote(file);
+      // A note cut while it was written: its transaction never began (it begins once the note is synced).
+      if (note !== null && (await store.transact(() => complete(store, ledger, note)))) completed++;
       this.drop(file);
     }
     return completed;
+  }
+}
+
+function readNote(file: string): DecisionNote | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as DecisionNote;
+  } catch (e) {
+    if (e instanceof SyntaxError) return null;
+    throw e;
   }
 }
 

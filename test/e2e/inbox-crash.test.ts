@@ -7,6 +7,8 @@
 // inbox killed by SIGKILL at the exact instant (a preloaded hook) and at random instants.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { crashBetweenCommits } from '../helpers/crash-between-commits.js';
 import { inboxClient, startInbox, type RunningInbox } from '../helpers/inbox-server.js';
 import { call, ledger, records, setup, startGate, type Setup } from '../helpers/recording-gate.js';
@@ -91,6 +93,26 @@ test('inboxes killed at random instants while approving and denying: every reque
     }
     inbox = await startInbox({ home: s.home, approverKey: s.approverKey });
     await assertWhole(s, inbox, refusals);
+  } finally {
+    await inbox?.stop();
+    await g.close();
+  }
+});
+
+test('a note cut while it was written (killed before its decision began): the inbox starts, drops it, and the request still waits', { timeout: 120_000 }, async () => {
+  const s = setup();
+  const g = await startGate(s);
+  let inbox: RunningInbox | undefined;
+  try {
+    const refused = await call(g, 'send_email', { to: 'torn-note@example.com' });
+    assert.ok(!refused.ok && refused.reason === 'approval_required');
+    const notes = join(s.home, 'inbox-decisions');
+    mkdirSync(notes, { recursive: true, mode: 0o700 });
+    writeFileSync(join(notes, 'a1b2c3d4e5f6a1b2c3d4e5f6.json'), '{"id":"');
+    inbox = await startInbox({ home: s.home, approverKey: s.approverKey });
+    const { waiting } = await assertWhole(s, inbox, [refused.data.entry as number]);
+    assert.deepEqual(waiting, [refused.data.entry]);
+    assert.deepEqual(readdirSync(notes), []);
   } finally {
     await inbox?.stop();
     await g.close();
