@@ -20,7 +20,8 @@ export function readCallParams(params: JsonValue | undefined): CallParams {
   const extra = Object.keys(p).filter((k) => !MEMBERS.has(k));
   const args = p.arguments ?? {};
   const meta = p._meta ?? {};
-  const task = p.task ?? {};
+  // A null task is not "no task": forwarded as {}, it would be a call sent with a task.
+  const task = p.task === undefined ? {} : p.task;
   if (extra.length > 0 || !isJsonObject(args) || !isJsonObject(meta) || !isJsonObject(task)) {
     return { ok: false, detail: 'tools/call params hold only name, and arguments, _meta and task objects' };
   }

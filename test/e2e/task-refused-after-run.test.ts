@@ -9,6 +9,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { EVERYTHING, cloakpipe, makeHome, writeFiles } from '../helpers/cli.js';
 import { RawGate, RawPeer } from '../helpers/raw-gate.js';
+import { callRaw, openSession as open } from '../helpers/raw-session.js';
 
 const MANIFEST = `version: 1
 release: task-refused@1
@@ -23,29 +24,9 @@ before(() => {
   files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': POLICY });
 });
 
-/** initialize at the protocol version that has tasks, then a ping: the server has read it all. */
-async function open(peer: RawPeer): Promise<void> {
-  peer.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) + '\n');
-  await peer.next();
-  peer.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-  peer.send(JSON.stringify({ jsonrpc: '2.0', id: 'ping', method: 'ping' }) + '\n');
-  await answerTo(peer, 'ping');
-}
+const toggle = (peer: RawPeer, id: number, extra: object) => callRaw(peer, id, 'toggle-simulated-logging', { arguments: {}, ...extra });
 
-/** The answer to `id`, skipping the server's notifications (its simulated logging). */
-async function answerTo(peer: RawPeer, id: unknown): Promise<any> {
-  for (;;) {
-    const m = await peer.next(30_000);
-    if (m.id === id && m.method === undefined) return m;
-  }
-}
-
-function toggle(peer: RawPeer, id: number, extra: object): Promise<any> {
-  peer.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'toggle-simulated-logging', arguments: {}, ...extra } }) + '\n');
-  return answerTo(peer, id);
-}
-
-test('straight to server-everything: a call sent with a task to a tool without task support runs, then is answered with an error', async () => {
+test('straight to server-everything: a call sent with a task to a tool without task support runs, then is answered with an error', { timeout: 120_000 }, async () => {
   const server = new RawPeer([process.execPath, EVERYTHING, 'stdio']);
   await open(server);
   const first = await toggle(server, 1, { task: { ttl: 60_000 } });
@@ -55,7 +36,7 @@ test('straight to server-everything: a call sent with a task to a tool without t
   await server.end();
 });
 
-test('through the gate: that error ends the write outcome unknown, and its retry is reconcile_before_retry, not run again', async () => {
+test('through the gate: that error ends the write outcome unknown, and its retry is reconcile_before_retry, not run again', { timeout: 120_000 }, async () => {
   const home = makeHome();
   const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, EVERYTHING, 'stdio'] });
   await open(gate);
