@@ -347,9 +347,9 @@ export class Relay {
 
   private handleCall(msg: Extract<RpcMessage, { kind: 'request' }>, line: Uint8Array): void {
     const params = readCallParams(msg.params as JsonValue | undefined);
-    if (!params.ok) return this.refuse('invalid_request', params.detail, msg.id);
+    if (!params.ok) return this.refuse('invalid_request', params.detail, msg.id, line);
     const key = idKey(msg.id);
-    if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id);
+    if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id, line);
     const task = params.forwarded.task !== undefined;
     if (task && this.withTask.size >= this.maxInFlight)
       return this.refuse('too_many_tasks', `${this.maxInFlight} calls sent with a task are open in this session (--max-in-flight); fetch or cancel one first`, msg.id, line);
