@@ -10,6 +10,7 @@ import { openDb } from './db.js';
 import { ensureLedgerSchema } from './schema.js';
 import { ledgerSnapshot } from './ledger.js';
 import type { AnchorRow, LedgerSnapshot } from '../ports.js';
+import { removedOnSignal } from '../../util/out/on-signal.js';
 
 export interface ChainRow {
   seq: bigint;
@@ -21,7 +22,14 @@ export interface ChainRow {
 
 /** `pages` (the chain in seq order, a page at a time) and `anchors`, as a snapshot over their copy. */
 export async function copiedChain(pages: AsyncIterable<ChainRow[]>, anchors: () => Promise<AnchorRow[]>): Promise<LedgerSnapshot> {
-  const dir = mkdtempSync(join(tmpdir(), 'cloakpipe-chain-'));
+  // A signal (Ctrl-C, SIGTERM) while the copy is made or read removes it before the command
+  // ends by that signal: a copy of a whole chain was left in the temporary folder for good.
+  let dir = '';
+  const removed = () => rmSync(dir, { recursive: true, force: true });
+  const copy = removedOnSignal(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cloakpipe-chain-'));
+    return { write: () => undefined, commit: removed, abort: removed };
+  });
   const path = join(dir, 'ledger.db');
   try {
     const db = openDb(path, { create: true });
@@ -54,12 +62,12 @@ export async function copiedChain(pages: AsyncIterable<ChainRow[]>, anchors: () 
         try {
           snap.close();
         } finally {
-          rmSync(dir, { recursive: true, force: true });
+          copy.commit();
         }
       },
     };
   } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
+    copy.abort();
     throw e;
   }
 }
