@@ -8,6 +8,7 @@ import { verifyLedger } from '../ledger/verify/index.js';
 import { openChain, openGateKey } from '../home/open.js';
 import type { GateKey } from '../ledger/keys.js';
 import { opening, STORE_OPTION } from './store-flags.js';
+import { writingOut } from './out-place.js';
 
 const HELP = `usage: cloakpipe ledger checkpoint [--home DIR] [--store URL] [--key pkcs11:URI] [--pin-file FILE] [--out FILE] [--json]
 
@@ -50,7 +51,7 @@ async function checkpoint(values: { home?: string; store?: string; out?: string;
     return 1;
   }
   const note = signCheckpoint(report.tree, key);
-  if (values.out !== undefined) await writeOutput(values.out, note);
+  if (values.out !== undefined) await writingOut(values.out, () => writeOutput(values.out!, note));
   // With --out /dev/stdout the note is the output: what the command says of it goes to stderr.
   const say = sayTo(values.out);
   if (values.json) say.write(JSON.stringify({ size: report.tree.size, root: report.tree.root, note }) + '\n');

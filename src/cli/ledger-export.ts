@@ -11,6 +11,7 @@ import { exportLedger } from '../ledger/export.js';
 import { sayTo } from '../util/out/index.js';
 import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { GATE_ID } from '../store/target.js';
+import { writingOut } from './out-place.js';
 
 const HELP = `usage: cloakpipe ledger export --out FILE [--home DIR] [--store URL [--gate NAME]] [--json]
        cloakpipe ledger export --all --out DIR --store URL [--json]
@@ -43,7 +44,7 @@ export async function run(argv: string[]): Promise<number> {
       // A name is a file name here: only what init accepts (a row written around init is refused).
       if (values.all && !GATE_ID.test(v.gateId!)) throw new UsageError(`gate name ${JSON.stringify(v.gateId)} in the store is not a valid gate id`);
       const file = values.all ? join(out, `${v.gateId!}.jsonl`) : out;
-      const r = await exportLedger(v.snapshot, keyOf(v), file, v.gateId ?? undefined);
+      const r = await writingOut(file, () => exportLedger(v.snapshot, keyOf(v), file, v.gateId ?? undefined));
       const who = v.gateId === null ? '' : ` of gate ${v.gateId}`;
       sayTo(file).write(
         values.json ? JSON.stringify({ out: file, ...(v.gateId !== null ? { gate: v.gateId } : {}), ...r }) + '\n' : `exported ${r.entries} entries and ${r.anchors} anchors${who} to ${file}\n`,

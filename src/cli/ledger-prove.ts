@@ -9,6 +9,7 @@ import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { canonicalize } from '../core/canonical.js';
 import { buildProof, ProveError } from '../ledger/prove.js';
 import { verifyProof } from '../ledger/verify/proof.js';
+import { writingOut } from './out-place.js';
 
 const HELP = `usage: cloakpipe ledger prove SEQ --out FILE [--home DIR] [--store URL [--gate NAME]]
 
@@ -53,7 +54,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`no proof: entry ${seq} does not verify (${f.code}): ${f.detail}\n`);
     return 1;
   }
-  await writeOutput(out, text);
+  await writingOut(out, () => writeOutput(out, text));
   sayTo(out).write(`proof of entry ${seq} (epoch ${check.epoch!.seq}, ${proof.anchors.length} anchors) written to ${out}\n`);
   return 0;
 }
