@@ -216,7 +216,7 @@ export class InboxServer {
     }
     const session = this.o.sessions.fromCookie(req.headers.cookie);
     if (method === 'GET' && path === '/') {
-      if (!session) return this.send(res, 303, 'text/plain; charset=utf-8', 'log in\n', { Location: '/login' });
+      if (!session) return this.send(res, 303, 'text/plain; charset=utf-8', 'log in\n', { Location: '/login?why=signin' });
       return this.send(res, 200, 'text/html; charset=utf-8', INDEX_HTML);
     }
     if (!session) throw new HttpError(401, 'log in first');
@@ -279,7 +279,14 @@ export class InboxServer {
   }
 
   private async login(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req, MAX_FORM_BYTES);
+    const form = await readBodyUpTo(req, MAX_FORM_BYTES, 'resume');
+    if (form === null) {
+      // Answered, and the rest drained, not cut: a connection closed mid-body is only a network
+      // error to the page (the login page said "Failed to fetch"). Node's bound on a request's time
+      // ends a body that never does.
+      throw new HttpError(413, `the login form is over ${MAX_FORM_BYTES} bytes: the login token is one line of 16 to 512 characters (the file given to --auth-token-file, or the one in the link the inbox printed)`);
+    }
+    const body = form.toString('utf8');
     const token = new URLSearchParams(body).get('token') ?? '';
     if (!this.o.sessions.tokenMatches(token)) {
       await new Promise((r) => setTimeout(r, 250)); // slows guessing; the token is long anyway
@@ -302,10 +309,4 @@ export class InboxServer {
     this.streams.set(res, session);
     res.on('close', () => this.streams.delete(res));
   }
-}
-
-async function readBody(req: IncomingMessage, max: number): Promise<string> {
-  const body = await readBodyUpTo(req, max, 'destroy');
-  if (body === null) throw new HttpError(413, 'body too large');
-  return body.toString('utf8');
 }

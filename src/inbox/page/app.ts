@@ -125,8 +125,12 @@ function storedToken(): string | null {
 
 class LoggedOut extends Error {}
 
+/** Set once this page logs out: what fails after that (the event stream it ended) sends nowhere else. */
+let leaving = false;
+
 /** To the login page, saying why; the token that failed is dropped (unless another tab replaced it). */
-function relogin(why: 'expired' | 'missing', failed?: string): LoggedOut {
+function relogin(why: 'expired' | 'missing' | 'loggedout', failed?: string): LoggedOut {
+  if (leaving && why !== 'loggedout') return new LoggedOut('logged out');
   try {
     if (failed !== undefined && localStorage.getItem(TOKEN_KEY) === failed) localStorage.removeItem(TOKEN_KEY);
   } catch {
@@ -330,7 +334,16 @@ function keys(e: KeyboardEvent): void {
   }
 }
 
+/** Ends the session at the server (its cookie and API token are refused from then on), then the login page. */
+async function logOut(): Promise<void> {
+  leaving = true;
+  ($('logout') as HTMLButtonElement).disabled = true;
+  await send('/logout', { method: 'POST' }).catch(() => undefined);
+  throw relogin('loggedout', storedToken() ?? undefined);
+}
+
 async function inbox(): Promise<void> {
+  $('logout').addEventListener('click', () => void logOut().catch(() => undefined));
   session = await api<SessionInfo>('/api/session');
   $('signer').textContent = `Approvals are signed with ${session.approver.name} (key ${session.approver.key_id.slice(0, 19)}…)`;
   $('signer').title = session.approver.key_id;
@@ -373,6 +386,8 @@ async function watch(changed: () => void): Promise<void> {
 }
 
 const WHY: Record<string, string> = {
+  signin: 'Log in to see the calls waiting. A login holds for the address it was made at: 127.0.0.1 and localhost are two, each logged in on its own.',
+  loggedout: 'Logged out: that session and its API token are over.',
   expired: 'Your session is over (logged out, expired after 12 h, or replaced by another login): log in again.',
   missing:
     'This browser holds no API token for this address. The inbox keeps it per origin (scheme, host and port: 127.0.0.1 and localhost are two), beside its cookie: log in here once, and this address works in every tab.',

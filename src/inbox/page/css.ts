@@ -17,6 +17,7 @@ h3 { font-size: 13px; margin: 18px 0 6px; text-transform: uppercase; letter-spac
 .skip:focus { left: 8px; top: 8px; background: var(--panel); padding: 6px 10px; z-index: 2; }
 .bar { display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline; justify-content: space-between; padding: 12px 20px; background: var(--panel); border-bottom: 1px solid var(--line); }
 .signer { margin: 0; color: var(--muted); font-size: 13px; overflow-wrap: anywhere; }
+.logout { font: inherit; font-size: 13px; padding: 2px 10px; }
 .layout { display: grid; grid-template-columns: minmax(260px, 340px) 1fr; gap: 16px; padding: 16px 20px; align-items: start; max-width: 1280px; }
 .list, .detail { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 14px; min-width: 0; }
 .count { display: inline-block; min-width: 1.6em; padding: 0 6px; border-radius: 10px; background: var(--accent); color: var(--accent-ink); font-size: 12px; text-align: center; }

@@ -15,6 +15,7 @@ export const INDEX_HTML = `<!doctype html>
 <header class="bar">
   <h1>cloakpipe <span>approval inbox</span></h1>
   <p id="signer" class="signer">Loading…</p>
+  <button id="logout" type="button" class="logout">Log out</button>
 </header>
 <main class="layout">
   <section class="list" aria-labelledby="list-title">
