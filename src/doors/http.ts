@@ -74,8 +74,8 @@ export class HttpSessionTransport implements Transport {
   }
 
   /**
-   * Wait until this session may read one more POST body: its relay takes frames, nothing waits
-   * read, fewer than READING are being read. Resolves false (answer 503) past WAITING_UNREAD
+   * Wait until this session may read one more POST body: its relay takes frames, and fewer than
+   * READING are being read or wait read. Resolves false (answer 503) past WAITING_UNREAD
    * waiting or once the session ended; `done()` must follow a true, once the body is read or not.
    */
   admit(req: { once(event: 'close', f: () => void): unknown }): Promise<boolean> {
@@ -110,7 +110,8 @@ export class HttpSessionTransport implements Transport {
   }
 
   private ready(): boolean {
-    return this.started && !this.paused && this.early.length === 0 && this.reading < READING;
+    // Not `started`: a notification right after initialize is read (and answered 202) while the upstream starts.
+    return !this.paused && this.early.length + this.reading < READING;
   }
 
   private admitNext(): void {
