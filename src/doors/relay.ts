@@ -103,6 +103,12 @@ const NO_LINE = new Uint8Array();
  */
 export const MAX_ABANDONED_IDS = 4096;
 const GAVE_UP = 'cloakpipe: no answer within --call-timeout';
+/**
+ * How an id given up on is remembered: a long one (a host's id may fill a 4 MiB line) by its
+ * digest, so the MAX_ABANDONED_IDS remembered stay small. A digest is no JSON id's key.
+ */
+const REMEMBERED_KEY_CHARS = 128;
+const remembered = (key: string) => (key.length > REMEMBERED_KEY_CHARS ? digestBytes(key) : key);
 
 export class Relay {
   private readonly gate: RelayGate;
@@ -233,8 +239,9 @@ export class Relay {
   }
 
   private abandon(key: string, task: boolean): void {
-    this.abandoned.delete(key); // re-added as the newest
-    this.abandoned.set(key, task);
+    const k = remembered(key);
+    this.abandoned.delete(k); // re-added as the newest
+    this.abandoned.set(k, task);
     if (this.abandoned.size > MAX_ABANDONED_IDS) this.abandoned.delete(this.abandoned.keys().next().value as string);
   }
 
@@ -281,7 +288,7 @@ export class Relay {
   }
 
   private busy(key: string): boolean {
-    return this.pending.has(key) || this.abandoned.has(key);
+    return this.pending.has(key) || this.abandoned.has(remembered(key));
   }
 
   private write(msg: JsonObject): void {
@@ -467,7 +474,7 @@ export class Relay {
     const entry = key === null ? undefined : this.pending.get(key);
     if (key === null || !entry || !entry.forwarded) {
       // Late for a call the host was told is unknown: expected, and answered already.
-      if (key !== null && this.abandoned.has(key)) return this.lateReply(key, msg.msg, bytes);
+      if (key !== null && this.abandoned.has(remembered(key))) return this.lateReply(key, msg.msg, bytes);
       return dropped('unsolicited_reply', bytes);
     }
     this.pending.delete(key);
@@ -513,8 +520,8 @@ export class Relay {
    * gate cancels it with tasks/cancel, as MCP has a task-augmented request cancelled.
    */
   private lateReply(key: string, msg: JsonObject, bytes: Uint8Array): void {
-    const task = this.abandoned.get(key);
-    this.abandoned.delete(key);
+    const task = this.abandoned.get(remembered(key));
+    this.abandoned.delete(remembered(key));
     dropped('late_reply', bytes, 'info');
     const taskId = task && msg.error === undefined ? createdTask(msg.result as JsonValue | undefined) : undefined;
     if (taskId === undefined || this.upstreamExit) return;
@@ -587,7 +594,7 @@ export class Relay {
   private requestLost(id: RpcId, lost: RequestLost): void {
     const key = idKey(id);
     // A call given up on earlier: its late answer will not come either, so its id is free.
-    this.abandoned.delete(key);
+    this.abandoned.delete(remembered(key));
     const entry = this.pending.get(key);
     if (!entry || !entry.forwarded) return; // answered already
     dropped(lost.cause, lost.bytes ?? null);
