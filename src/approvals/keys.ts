@@ -13,7 +13,7 @@ export function refuseGateKey(approverKeyId: string, gateKeyId: string, what: st
   if (approverKeyId === gateKeyId) throw new KeyError(`${what} is the gate key itself: an approver signs with a key of their own (cloakpipe keygen)`);
 }
 
-/** Load PEM public keys (Ed25519, SPKI; a private PEM yields its public half); none may be the gate key. Throws KeyError. */
+/** Load PEM public keys (Ed25519, SPKI; a private key is refused); none may be the gate key. Throws KeyError. */
 export function loadApproverKeys(paths: readonly string[], gateKeyId: string): ApproverKeys {
   const keys = new Map<string, KeyObject>();
   for (const p of paths) {

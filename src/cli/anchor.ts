@@ -6,6 +6,7 @@ import { AnchorError } from '../ledger/anchors/errors.js';
 import { parseDigest } from '../ledger/anchors/encoding.js';
 import { verifyRekorEntry, type RekorSummary } from '../ledger/anchors/rekor/verify.js';
 import { verifyTsaToken, type TsaSummary } from '../ledger/anchors/tsa/verify.js';
+import { holdsPrivateKey, privateKeyRefusal } from '../keys/public.js';
 
 const HELP = `usage: cloakpipe anchor verify (--rekor-entry FILE --rekor-key PEM | --tsa-token FILE --tsa-root PEM)
                                [--digest sha256:HEX] [--public-key PEM] [--json]
@@ -35,6 +36,13 @@ function readFile(path: string, what: string): Buffer {
   } catch (e) {
     throw new UsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
+}
+
+/** A public key's PEM: a private key given instead is refused, never printed. */
+function readPublic(path: string, what: string): string {
+  const text = readFile(path, what).toString('utf8');
+  if (holdsPrivateKey(text)) throw new UsageError(privateKeyRefusal(`${what} ${path}`));
+  return text;
 }
 
 function rekorLines(s: RekorSummary): string[] {
@@ -100,8 +108,8 @@ export async function run(argv: string[]): Promise<number> {
     let lines: string[];
     if (rekor) {
       const entry = readFile(values['rekor-entry']!, 'Rekor entry');
-      const key = readFile(values['rekor-key']!, 'Rekor key').toString('utf8');
-      const signer = values['public-key'] ? readFile(values['public-key'], 'public key').toString('utf8') : undefined;
+      const key = readPublic(values['rekor-key']!, 'Rekor key');
+      const signer = values['public-key'] ? readPublic(values['public-key'], 'public key') : undefined;
       const s = verifyRekorEntry(entry, key, { digest: digest ?? undefined, signer });
       summary = s;
       lines = rekorLines(s);

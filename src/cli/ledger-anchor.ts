@@ -7,6 +7,7 @@ import { openHomeWith } from '../home/open.js';
 import { opening, STORE_OPTION } from './store-flags.js';
 import { Anchoring, loadAnchorClients, type AnchorTargets } from '../ledger/anchoring.js';
 import { AnchorError } from '../ledger/anchors/errors.js';
+import { holdsPrivateKey, privateKeyRefusal } from '../keys/public.js';
 
 const HELP = `usage: cloakpipe ledger anchor [--home DIR] [--store URL] [--tsa URL --tsa-root PEM] [--rekor URL --rekor-key PEM]
                               [--key pkcs11:URI] [--pin-file FILE] [--timeout 15s] [--json]
@@ -19,11 +20,14 @@ URI init recorded; PIN from --pin-file or $CLOAKPIPE_PKCS11_PIN).
 `;
 
 function readText(path: string, what: string): string {
+  let text: string;
   try {
-    return readFileSync(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new UsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
+  if (holdsPrivateKey(text)) throw new UsageError(privateKeyRefusal(`${what} ${path}`)); // every file read here is public
+  return text;
 }
 
 /** Anchor targets from the shared flags (also used by mcp-proxy). */

@@ -10,6 +10,7 @@ import { AnchorError } from '../ledger/anchors/errors.js';
 import { formatDuration } from '../util/duration.js';
 import { anchorTrust, verifyLedger, VerifyUsageError, type VerifyReport, type VerifySource } from '../ledger/verify/index.js';
 import { resolveHome } from '../store/home.js';
+import { holdsPrivateKey, privateKeyRefusal } from '../keys/public.js';
 
 const HELP = `usage: cloakpipe verify (--home DIR | --ledger FILE) [--public-key PEM] [--tsa-root PEM]
                        [--rekor-key PEM] [--require-anchors] [--checkpoint FILE]... [--json]
@@ -56,11 +57,14 @@ Exit 0 valid, 1 a check failed, 2 usage error.
 `;
 
 function readText(path: string, what: string): string {
+  let text: string;
   try {
-    return readFileSync(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new UsageError(`cannot read ${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
+  if (holdsPrivateKey(text)) throw new UsageError(privateKeyRefusal(`${what} ${path}`)); // every file read here is public
+  return text;
 }
 
 function progressBar(): { update(done: number, total: number): void; clear(): void } | null {

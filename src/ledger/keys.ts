@@ -4,6 +4,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { readFileSync, statSync } from 'node:fs';
 import { keyIdOf, type Signer } from '../core/signer.js';
 import { FileSigner } from '../keys/file.js';
+import { holdsPrivateKey, privateKeyRefusal } from '../keys/public.js';
 
 export { keyIdOf };
 
@@ -22,11 +23,14 @@ export function generateGateKeyPem(): { privatePem: string; publicPem: string } 
 
 export function loadPublicKey(path: string): KeyObject {
   let key: KeyObject;
+  let pem: Buffer;
   try {
-    key = createPublicKey(readFileSync(path));
+    pem = readFileSync(path);
+    key = createPublicKey(pem);
   } catch {
     throw new KeyError(`cannot read public key ${path}`);
   }
+  if (holdsPrivateKey(pem)) throw new KeyError(privateKeyRefusal(`public key ${path}`));
   if (key.asymmetricKeyType !== 'ed25519') throw new KeyError(`${path} is not an Ed25519 public key`);
   return key;
 }
