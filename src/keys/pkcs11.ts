@@ -260,9 +260,22 @@ export class Pkcs11Signer implements Signer {
       let keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
       let created = false;
       if (keys.length === 0 && opts.create && first) {
-        this.generate(session);
+        const made = this.generate(session);
         keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
         created = true;
+        // Another process made a pair under the same name between the search and this one (two
+        // inits at once): this pair is removed again, so the token keeps one key under the name,
+        // whichever search then finds (the other's, or none if it gave up too).
+        if (keys.length !== 1 || this.find(session, pkcs.CKO_PUBLIC_KEY).length !== 1) {
+          for (const h of [made.privateKey, made.publicKey]) {
+            try {
+              p.C_DestroyObject(session, h);
+            } catch {
+              /* gone with the token: nothing of it is used */
+            }
+          }
+          throw new TokenError(`another key pair was created as ${this.keyName()} in token ${this.tokenName()} at the same time: this one was removed again; run the command again to use the key the token keeps`);
+        }
       }
       if (keys.length === 0) throw new TokenError(`token ${this.tokenName()} holds no Ed25519 private key ${this.keyName()} (${opts.maker ?? 'cloakpipe init --key …'} creates one)`);
       if (keys.length > 1) throw new TokenError(`token ${this.tokenName()} holds ${keys.length} private keys matching ${this.keyName()}: name one by id=`);
@@ -351,7 +364,7 @@ export class Pkcs11Signer implements Signer {
   }
 
   // The pair is generated inside the token: sensitive, never extractable, a token object.
-  private generate(session: Buffer): void {
+  private generate(session: Buffer): Pkcs11.KeyPair {
     const { p, pkcs, opts } = this;
     const named = (t: Pkcs11.Template) => [
       ...t,
@@ -359,7 +372,7 @@ export class Pkcs11Signer implements Signer {
       ...(opts.uri.id ? [{ type: pkcs.CKA_ID, value: opts.uri.id }] : []),
     ];
     try {
-      p.C_GenerateKeyPair(
+      return p.C_GenerateKeyPair(
         session,
         { mechanism: CKM_EC_EDWARDS_KEY_PAIR_GEN },
         named([
