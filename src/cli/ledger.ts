@@ -3,6 +3,7 @@ import { parseFlags, UsageError } from './args.js';
 import { openChain } from '../home/open.js';
 import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { EntryFormatError, parseStoredEntry, type LedgerEntry } from '../ledger/entry.js';
+import { visible } from './visible.js';
 
 const HELP = `usage: cloakpipe ledger show [--from SEQ] [--limit N] [--json] [--home DIR] [--store URL [--gate NAME]]
        cloakpipe ledger export --out FILE [--home DIR] [--store URL [--gate NAME]]
@@ -114,7 +115,7 @@ async function show(argv: string[]): Promise<number> {
         continue;
       }
       if (values.json) process.stdout.write(body + '\n');
-      else process.stdout.write(`${String(e.seq).padStart(6)}  ${e.ts.padEnd(24)}  ${e.kind.padEnd(9)}  ${describeEntry(e)}\n`);
+      else process.stdout.write(visible(`${String(e.seq).padStart(6)}  ${e.ts.padEnd(24)}  ${e.kind.padEnd(9)}  ${describeEntry(e)}`) + '\n');
     }
   } finally {
     snap.close();

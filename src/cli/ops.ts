@@ -16,6 +16,7 @@ import { reconcileOperation } from '../operations/reconcile.js';
 import { operationDigest } from '../operations/operation-id.js';
 import { parseStrict } from '../wire/strict-parse.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
+import { visible } from './visible.js';
 
 const HELP = `usage: cloakpipe ops list [--state STATE] [--json] [--home DIR] [--store URL]
        cloakpipe ops show ID [--json] [--home DIR] [--store URL]
@@ -111,7 +112,7 @@ async function list(argv: string[]): Promise<number> {
     } else {
       process.stdout.write(`${'STATE'.padEnd(10)} ${'TOOL'.padEnd(20)} ${'ATT'.padEnd(4)} ${'UPDATED'.padEnd(24)} ID\n`);
       for (const o of ops)
-        process.stdout.write(`${o.state.padEnd(10)} ${o.tool.padEnd(20)} ${String(o.attempts).padEnd(4)} ${o.updated_at.padEnd(24)} ${shown(o.id)}\n`);
+        process.stdout.write(visible(`${o.state.padEnd(10)} ${o.tool.padEnd(20)} ${String(o.attempts).padEnd(4)} ${o.updated_at.padEnd(24)}`) + ` ${shown(o.id)}\n`);
     }
     return 0;
   } finally {
@@ -138,7 +139,7 @@ async function show(argv: string[]): Promise<number> {
     if (values.json) process.stdout.write(JSON.stringify({ ...summary(o), operation: operationDigest(o.id), result: o.result, error: o.error }) + '\n');
     else {
       const s = summary(o);
-      for (const [k, v] of Object.entries(s)) process.stdout.write(`${k.padEnd(12)} ${k === 'id' ? shown(String(v)) : v}\n`);
+      for (const [k, v] of Object.entries(s)) process.stdout.write(`${k.padEnd(12)} ${k === 'id' ? shown(String(v)) : visible(String(v))}\n`);
       process.stdout.write(`${'operation'.padEnd(12)} ${operationDigest(o.id)}\n`);
       if (o.result !== null) process.stdout.write(`result\n${displayJson(o.result)}\n`);
       if (o.error !== null) process.stdout.write(`error\n${displayJson(o.error)}\n`);

@@ -196,3 +196,17 @@ test("ledger.db bytes that a lenient decoder reads as the U+FFFD the entry holds
     assert.equal(existsSync(out), false, 'no export of a lenient reading');
   }
 });
+
+test('ledger show prints a forged row without its escape sequences or reordering characters', async () => {
+  const f = fixture();
+  f.add(3);
+  const e = entryAt(f.db, 1);
+  // Unsigned: show prints every row, verified or not; a terminal must not run what it holds.
+  putEntry(f.db, 1, { ...e, ts: e.ts + '\u001b[2K\r', tool: 'echo\u202egnp.exe', outcome: 'allow\u001b]0;owned\u0007' } as typeof e);
+  writeFileSync(join(home(f), 'gate.pub'), f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+  const r = cloakpipe(['ledger', 'show', '--home', home(f)]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /[\u001b\u0007\r\u202e]/, 'no raw control or bidi character reaches the terminal');
+  assert.match(r.stdout, /\\u001b\[2K\\u000d/);
+  assert.match(r.stdout, /echo\\u202egnp\.exe/);
+});

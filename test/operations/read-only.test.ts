@@ -93,3 +93,16 @@ test('a missing or foreign operations store is an error naming it, never a new d
   assert.equal(foreign.status, 2, foreign.stdout + foreign.stderr);
   assert.match(foreign.stderr, /does not hold the gate's schema/);
 });
+
+test('ops list and show print a stored value without its escape sequences', () => {
+  const home = seeded();
+  const db = new Database(join(home, 'operations.db'));
+  db.prepare("UPDATE operations SET tool = ?, updated_at = ? WHERE id = 'op-unknown'").run('write_note\u001b[2K\r', '2026\u001b]0;owned\u0007');
+  db.close();
+  for (const args of [['ops', 'list'], ['ops', 'show', 'op-unknown']]) {
+    const r = cloakpipe([...args, '--home', home]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, /[\u001b\u0007\r]/, `${args[1]}: no raw control character reaches the terminal`);
+    assert.match(r.stdout, /write_note\\u001b\[2K\\u000d/);
+  }
+});
