@@ -9,7 +9,10 @@ import { checkUnique, parseHeaderLine, UpstreamHeaderError } from '../doors/upst
 export class ConfigError extends Error {}
 
 export interface ParsedConfig {
+  /** The text after any byte order mark: what edits apply to. */
   text: string;
+  /** The byte order mark the file starts with ('' when none), put back on write. */
+  bom: string;
   key: 'mcpServers' | 'servers';
   /** Where the servers object sits: [...cfg.under, key]. */
   at: string[];
@@ -69,9 +72,11 @@ export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undef
     throw new ConfigError(`${at(cfg.path, text, e.offset + shift)}: not valid ${cfg.jsonc ? 'JSONC' : 'JSON'} (${printParseErrorCode(e.error)})`);
   }
   if (!root || root.type !== 'object') throw new ConfigError(`${at(cfg.path, text, shift)}: not a JSON object`);
-  if (shift) throw new ConfigError(`${at(cfg.path, text, 0)}: starts with a byte order mark; left as is`);
+  // Editors that read JSONC (VS Code, Cursor) take a byte order mark and may write one; the
+  // plain-JSON hosts' readers (JSON.parse) refuse it, so such a file is not what they read.
+  if (shift && !cfg.jsonc) throw new ConfigError(`${at(cfg.path, text, 0)}: starts with a byte order mark, which the host's JSON reader refuses; left as is`);
   const propsOf = (o: Node, k: string) => o.children?.filter((p) => p.children?.[0].value === k) ?? [];
-  const twice = (p: Node, k: string) => new ConfigError(`${at(cfg.path, text, p.offset)}: "${k}" appears twice; hosts differ on which one counts`);
+  const twice = (p: Node, k: string) => new ConfigError(`${at(cfg.path, text, p.offset + shift)}: "${k}" appears twice; hosts differ on which one counts`);
   // Each key on the way to the servers is the one the host reads: with a key twice, wrap would
   // edit the first and the host read the last.
   let holder: Node = root;
@@ -90,19 +95,19 @@ export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undef
   if (props.length === 0) return undefined;
   if (props.length > 1) throw twice(props[1], key);
   const servers = props[0].children![1];
-  if (servers.type !== 'object') throw new ConfigError(`${at(cfg.path, text, servers.offset)}: "${key}" is not an object`);
+  if (servers.type !== 'object') throw new ConfigError(`${at(cfg.path, text, servers.offset + shift)}: "${key}" is not an object`);
   const entries: ConfigEntry[] = [];
   const seen = new Set<string>();
   for (const p of servers.children ?? []) {
     const name = p.children![0].value as string;
-    if (seen.has(name)) throw new ConfigError(`${at(cfg.path, text, p.offset)}: server ${JSON.stringify(name)} appears twice; hosts differ on which one counts`);
+    if (seen.has(name)) throw new ConfigError(`${at(cfg.path, text, p.offset + shift)}: server ${JSON.stringify(name)} appears twice; hosts differ on which one counts`);
     seen.add(name);
     const v = p.children![1];
     const again = repeatedKey(v);
-    if (again) throw new ConfigError(`${at(cfg.path, text, again.offset)}: server ${JSON.stringify(name)}: ${JSON.stringify(again.children![0].value)} appears twice; hosts differ on which one counts`);
-    entries.push({ name, text: text.slice(v.offset, v.offset + v.length), offset: v.offset, value: getNodeValue(v) });
+    if (again) throw new ConfigError(`${at(cfg.path, text, again.offset + shift)}: server ${JSON.stringify(name)}: ${JSON.stringify(again.children![0].value)} appears twice; hosts differ on which one counts`);
+    entries.push({ name, text: body.slice(v.offset, v.offset + v.length), offset: v.offset, value: getNodeValue(v) });
   }
-  return { text, key, at: [...(cfg.under ?? []), key], root, entries };
+  return { text: body, bom: text.slice(0, shift), key, at: [...(cfg.under ?? []), key], root, entries };
 }
 
 /**

@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { atomicWrite, realTarget } from '../util/atomic-write.js';
-import { readBoundedFile } from '../util/regular-file.js';
+import { readConfig, removeLeftovers, replaceConfig } from './config-file.js';
 import { backup } from './backup.js';
 import { unifiedDiff } from '../util/text-diff.js';
 import { buildManifest } from '../contract/manifest.js';
 import { draftFromTools, draftSource } from './draft.js';
 import { listServerTools, ServerError } from './list-tools.js';
-import { classify, ConfigError, decodeConfig, gateModeOf, parseConfig, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
+import { classify, ConfigError, gateModeOf, parseConfig, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
 import { headerFileText } from '../doors/upstream/headers.js';
 import type { HostConfig } from './hosts.js';
 import { HEADERS_FILE, serverFiles, serverFolderName, ServerNameError } from './server-home.js';
@@ -132,9 +132,9 @@ export const configLabel = (cfg: HostConfig) => `${cfg.path}${cfg.under ? ` (${c
 
 /** The server names in a config (what --server is checked against); undefined when there is no file. ConfigError when it cannot be read as the host reads it. */
 export function serverNames(cfg: HostConfig): string[] | undefined {
-  const text = readText(cfg);
-  if (text === undefined) return undefined;
-  return parseConfig(cfg, text)?.entries.map((e) => e.name) ?? [];
+  const read = readConfig(cfg);
+  if (read === undefined) return undefined;
+  return parseConfig(cfg, read.text)?.entries.map((e) => e.name) ?? [];
 }
 
 function readRecord(path: string): Record_ | undefined {
@@ -166,29 +166,6 @@ function redact(diff: string, secrets: string[]): string {
   return out;
 }
 
-/** Host configs are small; the largest, Claude Code's ~/.claude.json, grows with its history. */
-const MAX_CONFIG_BYTES = 64 * 1024 * 1024;
-
-/**
- * The config's text; undefined when there is none. Opened without waiting and read only when a
- * regular file: a FIFO or a link to a device in its place stopped wrap for good, and a folder
- * ended the whole run with a message that did not say which file. Now named, and the next config
- * is done.
- */
-function readText(cfg: HostConfig): string | undefined {
-  let read;
-  try {
-    read = readBoundedFile(realTarget(cfg.path), MAX_CONFIG_BYTES, { followLinks: true });
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    if (typeof code === 'string') throw new ConfigError(`${cfg.path}: cannot be read (${code === 'not a regular file' ? code : (e as Error).message}); left as is`);
-    throw e;
-  }
-  if (read === null) throw new ConfigError(`${cfg.path}: larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB; left as is`);
-  return decodeConfig(cfg, read.bytes);
-}
-
 /**
  * A write the file system refused (a full disk, a read-only or vanished folder), as a ConfigError
  * that says what became of the config: the command names it and goes on to the next config.
@@ -200,17 +177,19 @@ function refusedWrite(e: unknown, what: string): unknown {
   return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? new ConfigError(`${what}: ${(e as Error).message}`) : e;
 }
 
-/** Replace the config unless someone else wrote it since it was read (a host saving its own settings). */
-function replaceConfig(cfg: HostConfig, before: string, after: string): void {
-  if (readText(cfg) !== before) throw new ConfigError(`${cfg.path} changed while wrap ran; left as is, run it again`);
-  atomicWrite(cfg.path, after);
+/** Copies of the config a killed wrap or unwrap left beside it: removed (named in a dry run). */
+function sayLeftovers(cfg: HostConfig, o: { dryRun: boolean; say: (line: string) => void }): void {
+  for (const p of removeLeftovers(cfg, o.dryRun))
+    o.say(`${cfg.path}: ${o.dryRun ? 'would remove' : 'removed'} ${p}, a copy of the config left by a wrap or unwrap that was stopped while replacing it`);
 }
 
 export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileResult> {
-  const text = readText(cfg);
-  if (text === undefined) return { failed: 0, changed: false, found: false };
-  const parsed = parseConfig(cfg, text); // ConfigError: named with line and column, file untouched
+  sayLeftovers(cfg, o);
+  const read = readConfig(cfg);
+  if (read === undefined) return { failed: 0, changed: false, found: false };
+  const parsed = parseConfig(cfg, read.text); // ConfigError: named with line and column, file untouched
   if (!parsed) return o.say(`${cfg.path}: no MCP servers`), { failed: 0, changed: false };
+  const text = parsed.text; // without a byte order mark, which the write puts back
   const configKey = realTarget(cfg.path) + (cfg.under ? ` ${JSON.stringify(cfg.under)}` : '');
   let next = text;
   let failed = 0;
@@ -354,8 +333,8 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
       mkdirSync(join(path, '..'), { recursive: true, mode: 0o700 });
       atomicWrite(path, JSON.stringify(record, null, 2) + '\n', 0o600);
     }
-    saved = backup(o.homeDir, realTarget(cfg.path), text);
-    replaceConfig(cfg, text, next);
+    saved = backup(o.homeDir, realTarget(cfg.path), read.text);
+    replaceConfig(cfg, read, parsed.bom + next);
   } catch (e) {
     // The config is replaced last, atomically: until then it is as it was.
     throw refusedWrite(e, `${cfg.path}: left as is`);
@@ -366,10 +345,12 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
 }
 
 export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 'mode' | 'timeoutMs'>): Promise<FileResult> {
-  const text = readText(cfg);
-  if (text === undefined) return { failed: 0, changed: false, found: false };
-  const parsed = parseConfig(cfg, text);
+  sayLeftovers(cfg, o);
+  const read = readConfig(cfg);
+  if (read === undefined) return { failed: 0, changed: false, found: false };
+  const parsed = parseConfig(cfg, read.text);
   if (!parsed) return { failed: 0, changed: false };
+  const text = parsed.text;
   const configKey = realTarget(cfg.path) + (cfg.under ? ` ${JSON.stringify(cfg.under)}` : '');
   let next = text;
   let failed = 0;
@@ -416,8 +397,8 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
   if (o.dryRun) return o.out(redactValues(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`), secrets), entrySecrets([...parsed.entries, ...check.entries]))), { failed, changed: true };
   let saved: string;
   try {
-    saved = backup(o.homeDir, realTarget(cfg.path), text);
-    replaceConfig(cfg, text, next);
+    saved = backup(o.homeDir, realTarget(cfg.path), read.text);
+    replaceConfig(cfg, read, parsed.bom + next);
   } catch (e) {
     throw refusedWrite(e, `${cfg.path}: left as is`);
   }

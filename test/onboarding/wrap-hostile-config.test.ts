@@ -74,3 +74,22 @@ test('a config that is a FIFO, a link to a device or a folder is named and left;
   for (const p of [fifo, device, folder]) assert.ok(r.stderr.includes(`${p}: cannot be read (not a regular file); left as is`), r.stderr);
   assert.ok(r.stdout.startsWith(`--- ${ok}\n+++ ${ok} (wrapped)\n`), 'the config after them is done');
 });
+
+test('a JSONC config that starts with a byte order mark (VS Code, Cursor) is wrapped with the mark kept, and unwrapped byte for byte; a plain-JSON host\'s is named and left', () => {
+  const w = world();
+  const BOM = '\ufeff';
+  const vscode = put(join(w.project, '.vscode', 'mcp.json'), `${BOM}{\n\t// the reference server\n\t"servers": {\n\t\t"everything": { "type": "stdio", "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }\n\t}\n}\n`);
+  const desktop = put(join(w.home, '.config', 'Claude', 'claude_desktop_config.json'), `${BOM}{\n  "mcpServers": {\n    "everything": { "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }\n  }\n}\n`);
+  const before = readFileSync(vscode);
+  const desktopBefore = readFileSync(desktop);
+  const r = run(w, 'wrap', ['--host', 'vscode', '--host', 'claude-desktop']);
+  assert.equal(r.status, 1, r.stderr);
+  assert.ok(r.stderr.includes(`${desktop}:1:1: starts with a byte order mark, which the host's JSON reader refuses; left as is`), r.stderr);
+  assert.deepEqual(readFileSync(desktop), desktopBefore);
+  const wrapped = readFileSync(vscode, 'utf8');
+  assert.ok(wrapped.startsWith(`${BOM}{\n\t// the reference server\n`), 'the mark and the comment kept');
+  assert.match(wrapped, /"mcp-proxy",\s*"--server",\s*"everything"/);
+  const u = run(w, 'unwrap', ['--host', 'vscode']);
+  assert.equal(u.status, 0, u.stderr);
+  assert.deepEqual(readFileSync(vscode), before, 'every byte restored');
+});

@@ -1,0 +1,147 @@
+// A host's config file on disk: read as the host would find it, and replaced only as the user
+// left it (ADR 083). The replace writes a temporary file beside the config that only its owner
+// may read (the config may hold credentials in "env"), gives it the config's owner, and renames
+// it over the config only when the config is still the one read: a host that saved its settings
+// meanwhile keeps them. The config's mode is set once the rename is done, so a kill at any
+// instant leaves a copy no one else may read; the next run removes such a copy.
+import { accessSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import { realTarget, writeAll } from '../util/atomic-write.js';
+import { readBoundedFile } from '../util/regular-file.js';
+import { ConfigError, decodeConfig } from './host-config.js';
+import type { HostConfig } from './hosts.js';
+
+/** Host configs are small; the largest, Claude Code's ~/.claude.json, grows with its history. */
+const MAX_CONFIG_BYTES = 64 * 1024 * 1024;
+
+/** The config as read: its text and the file it was read from (inode, size, times). */
+export interface ConfigRead {
+  text: string;
+  stat: BigIntStats;
+}
+
+/**
+ * The config's text; undefined when there is none. Opened without waiting and read only when a
+ * regular file: a FIFO or a link to a device in its place stopped wrap for good, and a folder
+ * ended the whole run with a message that did not say which file. Now named, and the next config
+ * is done.
+ */
+export function readConfig(cfg: HostConfig): ConfigRead | undefined {
+  let read;
+  try {
+    read = readBoundedFile(realTarget(cfg.path), MAX_CONFIG_BYTES, { followLinks: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (typeof code === 'string') throw new ConfigError(`${cfg.path}: cannot be read (${code === 'not a regular file' ? code : (e as Error).message}); left as is`);
+    throw e;
+  }
+  if (read === null) throw new ConfigError(`${cfg.path}: larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB; left as is`);
+  return { text: decodeConfig(cfg, read.bytes), stat: read.stat };
+}
+
+/** The temporary files a replace of `target` writes: `.NAME.<12 hex>.tmp` beside it. */
+function tempName(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Copies of the config left beside it by a wrap or unwrap that was killed while replacing it
+ * (they hold the whole config, its "env" secrets too): removed, and their paths returned. Only
+ * regular files of that exact name pattern owned by the config's owner or by us; a link is
+ * never followed. `dryRun`: named, not removed.
+ */
+export function removeLeftovers(cfg: HostConfig, dryRun: boolean): string[] {
+  const target = realTarget(cfg.path);
+  const dir = dirname(target);
+  const pattern = new RegExp(`^\\.${escapeRe(basename(target))}\\.[0-9a-f]{12}\\.tmp$`);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => pattern.test(n));
+  } catch {
+    return [];
+  }
+  let owner: number | undefined;
+  try {
+    owner = statSync(target).uid;
+  } catch {
+    owner = undefined;
+  }
+  const me = process.geteuid?.();
+  const out: string[] = [];
+  for (const n of names) {
+    const p = join(dir, n);
+    try {
+      const st = lstatSync(p);
+      if (!st.isFile() || (st.uid !== me && st.uid !== owner)) continue;
+      if (!dryRun) rmSync(p);
+      out.push(p);
+    } catch {
+      // gone meanwhile (another run took it): nothing left to remove
+    }
+  }
+  return out;
+}
+
+const octal = (mode: bigint | number) => (Number(mode) & 0o7777).toString(8).padStart(4, '0');
+
+/** The same file, unchanged since it was read: same inode, size, modification and change times. */
+function sameFile(a: BigIntStats, b: BigIntStats): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}
+
+/**
+ * Replaces the config with `after` unless it changed since `read` (a host saving its own
+ * settings), is read-only (the user made it so), or could not keep its owner. Throws a
+ * ConfigError naming why; the config is then as it was.
+ */
+export function replaceConfig(cfg: HostConfig, read: ConfigRead, after: string): void {
+  const target = realTarget(cfg.path);
+  const changed = () => new ConfigError(`${cfg.path} changed while wrap ran; left as is, run it again`);
+  const st = statSync(target, { bigint: true });
+  if (!sameFile(st, read.stat)) throw changed();
+  // Read-only by its mode: refused even for root, whom the file system would let through.
+  if ((st.mode & 0o222n) === 0n) throw new ConfigError(`${cfg.path}: read-only (mode ${octal(st.mode)}); left as is: make it writable (chmod u+w) to let wrap or unwrap change it`);
+  try {
+    accessSync(target, constants.W_OK);
+  } catch {
+    throw new ConfigError(`${cfg.path}: not writable by this user; left as is`);
+  }
+  const tmp = tempName(target);
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  let renamed = false;
+  try {
+    fchmodSync(fd, 0o600); // whatever the umask: a copy of the config only its owner reads
+    writeAll(fd, after);
+    fsyncSync(fd);
+    const uid = Number(st.uid);
+    const gid = Number(st.gid);
+    if (uid !== process.geteuid?.() || gid !== process.getegid?.()) {
+      try {
+        fchownSync(fd, uid, gid);
+      } catch (e) {
+        throw new ConfigError(`${cfg.path}: owned by uid ${uid} gid ${gid}, which this user cannot give the new file (${(e as NodeJS.ErrnoException).code}); left as is`);
+      }
+    }
+    // The last look: a host that wrote the file after it was read keeps what it wrote. Its
+    // bytes too, for a write within the file system's time granularity.
+    const now = readConfig(cfg);
+    if (!now || now.text !== read.text || !sameFile(now.stat, read.stat)) throw changed();
+    renameSync(tmp, target);
+    renamed = true;
+    fchmodSync(fd, Number(st.mode & 0o7777n));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+    if (!renamed) rmSync(tmp, { force: true });
+  }
+  const dfd = openSync(dirname(target), 'r');
+  try {
+    fsyncSync(dfd);
+  } finally {
+    closeSync(dfd);
+  }
+}
