@@ -61,6 +61,29 @@ function formatOf(path: string): LlmFormat | null {
 }
 
 class TooLarge extends Error {}
+/** The agent stopped reading a stream (its socket full) until the stream's deadline. */
+class AgentStalled extends Error {}
+
+/**
+ * Resolves true once the agent has read what the response holds (or gone), false when the
+ * deadline comes first: an agent that stops reading holds the handler no longer than that.
+ */
+function drained(res: ServerResponse, deadline: AbortSignal): Promise<boolean> {
+  if (deadline.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (read: boolean) => () => {
+      res.off('drain', onDrain);
+      res.off('close', onDrain);
+      deadline.removeEventListener('abort', onDeadline);
+      resolve(read);
+    };
+    const onDrain = done(true);
+    const onDeadline = done(false);
+    res.once('drain', onDrain);
+    res.once('close', onDrain);
+    deadline.addEventListener('abort', onDeadline, { once: true });
+  });
+}
 
 export class LlmDoor {
   readonly server: Server;
@@ -162,13 +185,15 @@ export class LlmDoor {
 
     const abort = new AbortController();
     res.on('close', () => abort.abort());
+    // The whole response, read from the model API and read by the agent, within --stream-timeout.
+    const deadline = AbortSignal.timeout(this.o.streamTimeoutMs);
     let upstream: Response;
     try {
       upstream = await fetch(new URL(this.o.upstreamUrl.href.replace(/\/$/, '') + url.pathname + url.search), {
         method: 'POST',
         headers: forwardedHeaders(req),
         body: new Uint8Array(body),
-        signal: AbortSignal.any([abort.signal, AbortSignal.timeout(this.o.streamTimeoutMs)]),
+        signal: AbortSignal.any([abort.signal, deadline]),
         // A redirect is not followed: fetch would resend the body and the agent's key (x-api-key
         // and api-key are not dropped across origins) to wherever Location points.
         redirect: 'manual',
@@ -204,7 +229,7 @@ export class LlmDoor {
       res.writeHead(upstream.status, { ...headers, 'content-length': String(bytes.length) });
       return void res.end(bytes);
     }
-    if (/^text\/event-stream/i.test(type)) return this.stream(res, upstream, headers, format, decide, failClosed, abort);
+    if (/^text\/event-stream/i.test(type)) return this.stream(res, upstream, headers, format, decide, failClosed, abort, deadline);
     let bytes: Uint8Array;
     try {
       bytes = await readResponseBounded(upstream, this.o.maxBodyBytes);
@@ -252,6 +277,7 @@ export class LlmDoor {
     decide: (slot: Parameters<typeof decideSlot>[1]) => ReturnType<typeof decideSlot>,
     failClosed: (detail: string, bytes: Uint8Array) => Promise<RefusalData>,
     abort: AbortController,
+    deadline: AbortSignal,
   ): Promise<void> {
     res.writeHead(upstream.status, { ...headers, 'cache-control': 'no-cache' });
     res.flushHeaders();
@@ -281,14 +307,18 @@ export class LlmDoor {
           await rewriter.event(ev);
         }
         if (ended) break;
-        if (res.writableNeedDrain) await new Promise((r) => (res.once('drain', r), res.once('close', r)));
+        if (res.writableNeedDrain && !(await drained(res, deadline))) throw new AgentStalled();
       }
       // The events a final CR completes; bytes that end no event are discarded (the format's rule).
       for (const ev of reader.finish().events) if (!ended) await rewriter.event(ev);
       if (!ended) await rewriter.end();
       finish();
     } catch (e) {
-      if (!ended && !res.destroyed) {
+      if (e instanceof AgentStalled) {
+        // It reads nothing more: no error event would reach it. Cut, and the cut recorded.
+        res.destroy();
+        await failClosed('the agent did not read the stream within the stream timeout', new Uint8Array());
+      } else if (!ended && !res.destroyed) {
         const detail = e instanceof Unreadable || e instanceof WireError || e instanceof SseError ? 'the model API stream could not be read' : abort.signal.aborted ? 'the model API stream was cut' : 'the model API stream timed out or failed';
         const refusal = await failClosed(detail, new Uint8Array());
         if (!ended) res.write(format.errorEvent(refusalText('the response', refusal), refusal));
