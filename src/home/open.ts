@@ -63,7 +63,12 @@ export function openGateKey(paths: HomePaths, opts: KeyOptions = {}): GateKey {
   const uri = opts.key?.uri ?? recorded;
   if (uri === undefined) {
     if (opts.key?.pinFile !== undefined) throw new HomeError('--pin-file goes with a key in a token (--key pkcs11:…, or a home made by init --key)');
-    return loadGateKey(paths.key);
+    const file = loadGateKey(paths.key);
+    // As for a token key: the key that signs is the one gate.pub names (a key file copied over
+    // from another home, or a wrong backup restored, would sign a chain verify never accepts).
+    if (existsSync(paths.pub) && !loadPublicKey(paths.pub).equals(file.publicKey))
+      throw new HomeError(`the gate key ${paths.key} is not the key of this home's ${paths.pub}: restore the key init made`);
+    return file;
   }
   if (existsSync(paths.key)) throw new HomeError(`this home's gate key is the file ${paths.key}, not a key in a token`);
   let signer;
