@@ -304,6 +304,9 @@ export class Relay {
   private fromHost(frame: InboundFrame): void {
     if (frame.kind === 'oversize') return this.refuse('frame_too_large', `line longer than ${frame.limit} bytes`, frame.id);
     const line = frame.bytes;
+    // MCP's stdio messages end with a newline; the SDK's server never reads a last line without
+    // one (the host died mid-write): the gate does not run it either.
+    if (frame.unterminated) return this.refuse('malformed_json', 'the last line ended without a newline: an incomplete message', scanId(line), line);
     let msg: RpcMessage;
     try {
       msg = decodeLine(line, { maxLineBytes: this.opts.maxLineBytes });

@@ -6,12 +6,15 @@ import { LineFramer, type FrameEvent } from '../wire/frame.js';
 import type { InboundFrame, Transport, TransportClosed } from './transport.js';
 import { writeBatched } from '../util/batched-write.js';
 
+/** A framer's event; `unterminated`: the last line, which stdin ended before its newline. */
+type Framed = FrameEvent & { unterminated?: true };
+
 export class StdioHostTransport implements Transport {
   onframe?: (frame: InboundFrame) => void;
   onclose?: (info: TransportClosed) => void;
   onerror?: (error: Error) => void;
   private readonly framer: LineFramer;
-  private queue: FrameEvent[] = [];
+  private queue: Framed[] = [];
   private paused = false;
   private ended = false;
 
@@ -27,7 +30,7 @@ export class StdioHostTransport implements Transport {
     this.input.on('data', (chunk: Buffer) => this.deliver(this.framer.push(chunk)));
     this.input.on('end', () => {
       this.ended = true;
-      this.deliver(this.framer.end());
+      this.deliver(this.framer.end().map((ev) => (ev.kind === 'line' ? { ...ev, unterminated: true } : ev)));
     });
     this.output.on('error', (e) => this.onerror?.(e));
   }
@@ -54,11 +57,11 @@ export class StdioHostTransport implements Transport {
     if (!this.paused && !this.ended) this.input.resume();
   }
 
-  private deliver(events: FrameEvent[]): void {
+  private deliver(events: Framed[]): void {
     this.queue.push(...events);
     while (!this.paused && this.queue.length > 0) {
       const ev = this.queue.shift()!;
-      if (ev.kind === 'line') this.onframe?.({ kind: 'frame', bytes: ev.line });
+      if (ev.kind === 'line') this.onframe?.(ev.unterminated ? { kind: 'frame', bytes: ev.line, unterminated: true } : { kind: 'frame', bytes: ev.line });
       else if (ev.kind === 'tooLargeEnd') this.onframe?.({ kind: 'oversize', id: ev.id, limit: this.maxLineBytes });
     }
     if (this.paused && this.queue.length > 0) this.input.pause();

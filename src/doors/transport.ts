@@ -9,7 +9,11 @@ import type { RpcId } from '../wire/jsonrpc.js';
  * parsed here), or the notice that a message was larger than the transport accepts, with the
  * id a bounded-memory scan read from it (null when none could be read for sure).
  */
-export type InboundFrame = { kind: 'frame'; bytes: Uint8Array } | { kind: 'oversize'; id: RpcId | null; limit: number };
+export type InboundFrame =
+  /** `unterminated`: the peer's stream ended before this message's delimiter (a stdio line
+   *  without its newline): it was not completely sent. */
+  | { kind: 'frame'; bytes: Uint8Array; unterminated?: true }
+  | { kind: 'oversize'; id: RpcId | null; limit: number };
 
 /** How the peer went away: a process's exit status, or null when it has none (a closed stream). */
 export interface TransportClosed {
