@@ -210,3 +210,21 @@ test('ledger show prints a forged row without its escape sequences or reordering
   assert.match(r.stdout, /\\u001b\[2K\\u000d/);
   assert.match(r.stdout, /echo\\u202egnp\.exe/);
 });
+
+test('a row stored at the lowest key SQLite has (-2^63) is read and refused, not passed over', async () => {
+  const f = fixture();
+  f.add(4);
+  f.db.exec('INSERT INTO entries SELECT -9223372036854775808, ts, kind, hash, body FROM entries WHERE seq = 0');
+  refused(verifyHome(f), 'seq_not_contiguous', 0);
+  for (const batchSize of [1, 3]) {
+    const r = await verifyLedger({ ledgerDb: f.path }, { publicKey: f.key.publicKey, workers: 2, inlineFirst: 0, batchSize });
+    assert.equal(r.ok, false, `workers, batch ${batchSize}: ${JSON.stringify(r.failure)}`);
+  }
+  // An export carries it too: it is no cleaner than the ledger.
+  writeFileSync(join(home(f), 'gate.pub'), f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+  const out = join(tempDir(), 'ledger.jsonl');
+  assert.equal(cloakpipe(['ledger', 'export', '--home', home(f), '--out', out]).status, 0);
+  const v = cloakpipe(['verify', '--ledger', out, '--public-key', join(home(f), 'gate.pub'), '--json']);
+  assert.equal(v.status, 1, v.stdout);
+  assert.equal(JSON.parse(v.stdout).failure.code, 'seq_not_contiguous');
+});

@@ -181,6 +181,8 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
       }
     }
     opts.onProgress?.(chain.count, total);
+    // Every row counted was read: a row the reads passed over (a key no range or bound reaches) is not left unchecked.
+    if (chain.count !== total) fail('source_invalid', null, `the ledger holds ${total} entries; ${chain.count} were read in order`);
     if (checkpoints.length > 0) {
       const cp = checkpoints[0];
       fail('checkpoint_not_held', chain.count, `a checkpoint covers ${cp.size} entries; the ledger holds ${chain.count} (entries from seq ${chain.count} were removed)`);

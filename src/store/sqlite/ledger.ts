@@ -109,9 +109,15 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
     },
     // Without `fromSeq`, every row from the lowest key: a row stored below 0 is read (and
     // refused by verify) like any other, never skipped as if it were not there.
-    *bodies(fromSeq = Number.MIN_SAFE_INTEGER, limit = Number.MAX_SAFE_INTEGER) {
+    // No lower bound at all without `fromSeq`: a row under -(2^53 - 1) (down to -2^63) was skipped,
+    // and a ledger holding one extra row there verified.
+    *bodies(fromSeq?: number, limit = Number.MAX_SAFE_INTEGER) {
       if (!entries) return;
-      const rows = db.prepare('SELECT seq, body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit) as Iterable<{ seq: number; body: string }>;
+      const rows = (
+        fromSeq === undefined
+          ? db.prepare('SELECT seq, body FROM entries ORDER BY seq LIMIT ?').iterate(limit)
+          : db.prepare('SELECT seq, body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit)
+      ) as Iterable<{ seq: number; body: string }>;
       for (const row of rows) {
         // Only a body that reads as holding U+FFFD can have been decoded lossily: those (rare) are
         // read again as bytes, which must be the UTF-8 of the text.
