@@ -1,13 +1,11 @@
 // cloakpipe manifest draft: a first manifest and Cedar policy from a server's tools/list
 // (onboarding.md). The drafting is src/onboarding/; this file is flags and files.
 import { ownDescriptor, writeOutput } from '../util/out/index.js';
-import { parse as parseYaml } from 'yaml';
 import { optionsHelp, parseFlags, timerDuration, UsageError, type Options } from './args.js';
 import { splitCommandLine } from './upstream-command.js';
 import { UPSTREAM_URL_OPTIONS, upstreamHeadersFrom } from './upstream-url.js';
-import { draftFromTools, draftSource } from '../onboarding/draft.js';
+import { checkDraftLoads, draftFromTools, draftSource } from '../onboarding/draft.js';
 import { listServerTools, ServerError, type ServerTarget } from '../onboarding/list-tools.js';
-import { buildManifest, ManifestError } from '../contract/manifest.js';
 
 const OPTIONS = {
   out: { type: 'string', arg: 'FILE', help: 'write the manifest to FILE and the policy beside it (FILE with .cedar)', defaultText: 'both to stdout, the policy as a trailing comment' },
@@ -78,9 +76,9 @@ export async function run(argv: string[]): Promise<number> {
   const draft = draftFromTools(listed.tools, { release, source: draftSource(target) });
   // The draft must load as the gate loads it: a failure here is a fault of the drafter.
   try {
-    buildManifest(parseYaml(draft.manifest, { schema: 'core', uniqueKeys: true }));
+    checkDraftLoads(draft.manifest);
   } catch (e) {
-    if (!(e instanceof ManifestError)) throw e;
+    if (!(e instanceof Error)) throw e;
     process.stderr.write(`cloakpipe manifest draft: the draft does not load (${e.message}); please report this\n`);
     return 2;
   }

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { upstreamEnv } from '../doors/upstream/process.js';
-import type { ListedTool } from './draft.js';
+import { shownUrl, type ListedTool } from './draft.js';
 import { ServerProcessTransport } from './server-process.js';
 
 export class ServerError extends Error {}
@@ -19,12 +19,62 @@ export interface Listed {
 /** The server: a command to start (stdio), or the URL of a Streamable HTTP endpoint. */
 export type ServerTarget = { command: string; args: string[]; env?: Record<string, string>; cwd?: string } | { url: URL; headers?: [string, string][] };
 
+/**
+ * The tools of the latest tools/list answer as the server sent them (JSON.parse's objects), once
+ * the SDK has checked that answer's shape. The SDK's checked copy drops a property named
+ * `__proto__` (zod leaves that key out of the records it builds), so an argument of that name
+ * was not drafted and every call using it was refused as undeclared.
+ */
+function tapToolsList(transport: Transport): () => unknown[] | undefined {
+  const asked = new Set<string | number>();
+  const answers = new Map<string | number, unknown>();
+  let last: string | number | undefined;
+  const send = transport.send.bind(transport);
+  transport.send = (m, opts) => {
+    if ('method' in m && m.method === 'tools/list' && 'id' in m) asked.add(m.id), (last = m.id);
+    return send(m, opts);
+  };
+  const onmessage = transport.onmessage;
+  transport.onmessage = (m, extra) => {
+    // The first answer to an id is the one the SDK took; later ones it drops, and so does this.
+    if ('id' in m && 'result' in m && asked.has(m.id) && !answers.has(m.id)) answers.set(m.id, (m.result as { tools?: unknown }).tools);
+    onmessage?.(m, extra);
+  };
+  return () => {
+    const tools = last === undefined ? undefined : answers.get(last);
+    return Array.isArray(tools) ? tools : undefined;
+  };
+}
+
+/**
+ * An error's text without the URL's path, query or credentials: the SDK's messages quote the
+ * URL, and a server's 404 page quotes the path (Express: `Cannot POST /mcp/sk-…`).
+ */
+function withoutPath(reason: string, url: URL): string {
+  let out = reason;
+  const bare = new URL(url.href);
+  bare.username = '';
+  bare.password = '';
+  for (const whole of [url.href, bare.href, bare.origin + bare.pathname]) out = out.split(whole).join(url.origin);
+  const parts = [url.pathname + url.search, url.pathname, url.search, url.hash, url.username, url.password].flatMap((p) => {
+    let decoded = p;
+    try {
+      decoded = decodeURIComponent(p);
+    } catch {
+      // not percent-encoded text: only its own form
+    }
+    return [p, decoded];
+  });
+  for (const p of parts.filter((x) => x.length > 1).sort((a, b) => b.length - a.length)) out = out.split(p).join('<elided>');
+  return out.replace(/\?\S*/g, '');
+}
+
 export async function listServerTools(target: ServerTarget, timeoutMs: number): Promise<Listed> {
   let transport: Transport;
   let named: string;
   if ('url' in target) {
     // Credentials in the URL travel as HTTP Basic (fetch refuses them in a URL); they are never
-    // shown: messages name the origin and path only.
+    // shown: messages name the origin only (shownUrl), and an error's text loses the path.
     const url = new URL(target.url.href);
     const headers: Record<string, string> = Object.fromEntries(target.headers ?? []);
     if (url.username || url.password) {
@@ -34,13 +84,13 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
       url.password = '';
     }
     transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
-    named = url.origin + url.pathname;
+    named = shownUrl(url).replace(/^(\S+)/, (o) => JSON.stringify(o)); // "https://host" (path elided: …)
   } else {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(upstreamEnv())) if (v !== undefined) env[k] = v;
     Object.assign(env, target.env); // a host entry's env, as the host would add it
     transport = new ServerProcessTransport({ command: target.command, args: target.args, env, cwd: target.cwd });
-    named = target.command;
+    named = JSON.stringify(target.command);
   }
   const client = new Client({ name: 'cloakpipe-manifest-draft', version: '1' });
   let timer: NodeJS.Timeout | undefined;
@@ -55,12 +105,13 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           let reason = code === 'ENOENT' ? 'command not found' : code === 'EACCES' ? 'not executable (permission denied)' : (e as Error).message.split('\n')[0];
-          if ('url' in target) reason = reason.split(target.url.href).join(named).replace(/\?\S*/g, '');
+          if ('url' in target) reason = withoutPath(reason, target.url);
           // The SDK's HTTP errors carry the status as a number: name it (401/403: the credentials).
           const status = (e as { code?: unknown }).code;
           if ('url' in target && typeof status === 'number') reason = `HTTP ${status}${status === 401 || status === 403 ? ' (check its headers or credentials)' : ''}: ${reason}`;
-          throw new ServerError(`cannot ${'url' in target ? 'reach' : 'start'} the server ${JSON.stringify(named)}: ${reason}`);
+          throw new ServerError(`cannot ${'url' in target ? 'reach' : 'start'} the server ${named}: ${reason}`);
         }
+        const asSent = tapToolsList(transport);
         const tools: ListedTool[] = [];
         const cursors = new Set<string>();
         let cursor: string | undefined;
@@ -71,10 +122,11 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
             r = await client.listTools(cursor === undefined ? {} : { cursor });
           } catch (e) {
             let reason = (e as Error).message.split('\n')[0];
-            if ('url' in target) reason = reason.split(target.url.href).join(named).replace(/\?\S*/g, '');
+            if ('url' in target) reason = withoutPath(reason, target.url);
             throw new ServerError(`tools/list failed: ${reason}`);
           }
-          tools.push(...(r.tools as ListedTool[]));
+          // One by one: spread into push, a page of some 130,000 tools overflowed the stack.
+          for (const t of asSent() ?? r.tools) tools.push(t as ListedTool);
           if (r.nextCursor === undefined) {
             const info = client.getServerVersion();
             return { tools, release: `${info?.name ?? 'server'}@${info?.version ?? '0'}` };

@@ -8,13 +8,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { atomicWrite, realTarget } from '../util/atomic-write.js';
 import { readConfig, removeLeftovers, replaceConfig } from './config-file.js';
 import { backup } from './backup.js';
 import { unifiedDiff } from '../util/text-diff.js';
-import { buildManifest } from '../contract/manifest.js';
-import { draftFromTools, draftSource } from './draft.js';
+import { checkDraftLoads, draftFromTools, draftSource, shownUrl } from './draft.js';
 import { listServerTools, ServerError } from './list-tools.js';
 import { classify, ConfigError, gateModeOf, parseConfig, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
 import { headerFileText } from '../doors/upstream/headers.js';
@@ -153,10 +151,11 @@ function headersDigest(headers: [string, string][]): string {
   return createHash('sha256').update(JSON.stringify(headers.map(([n, v]) => [n.toLowerCase(), v]).sort())).digest('hex');
 }
 
-/** The header values of an entry's original text (to keep them out of the unwrap diff). */
+/** The header values and remote URL of an entry's original text (to keep them out of the unwrap diff). */
 function headerValuesOf(entryText: string): string[] {
-  const v = parseJsonc(entryText) as { headers?: unknown } | undefined;
-  return v && typeof v.headers === 'object' && v.headers !== null ? Object.values(v.headers).filter((x): x is string => typeof x === 'string') : [];
+  const v = parseJsonc(entryText) as { headers?: unknown; url?: unknown; serverUrl?: unknown } | undefined;
+  const urls = [v?.url, v?.serverUrl].filter((u): u is string => typeof u === 'string' && URL.canParse(u) && shownUrl(new URL(u)) !== new URL(u).origin);
+  return [...urls, ...(v && typeof v.headers === 'object' && v.headers !== null ? Object.values(v.headers).filter((x): x is string => typeof x === 'string') : [])];
 }
 
 /** The diff with every header value replaced (as it appears in JSON text). */
@@ -279,6 +278,8 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     if (c.kind === 'remote') {
       if (c.url.search) o.say(`${label}: its URL has a query, which stays on the gate's command line (ps shows it): if it holds a key, move it to a header`);
       for (const [, v] of c.headers) secrets.push(v);
+      // Its path and query are not shown either (shownUrl): some services put a key there.
+      if (shownUrl(c.url) !== c.url.origin) secrets.push(c.url.href, String((e.value as Record<string, unknown>)[c.keys.url]));
       if (c.headers.length) headerFiles.push({ dir: files.dir, path: files.headers, text: headerFileText(c.headers) });
     }
     if (!o.dryRun && !existsSync(files.manifest)) {
@@ -293,7 +294,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
         continue;
       }
       const draft = draftFromTools(listed.tools, { release: listed.release, source: draftSource(c) });
-      buildManifest(parseYaml(draft.manifest, { schema: 'core', uniqueKeys: true })); // a draft that does not load is our fault: stop
+      checkDraftLoads(draft.manifest); // a draft that does not load is our fault: stop
       drafts.push({ dir: files.dir, manifestPath: files.manifest, policyPath: files.policy, manifest: draft.manifest, policy: draft.policy });
       o.say(`${label}: drafted ${draft.declared.length} tools → ${files.manifest} (review it, then --mode enforce)`);
       for (const s of draft.skipped) o.say(`${label}: not declared: ${JSON.stringify(s.name)}: ${s.why}`);
