@@ -139,7 +139,9 @@ export class HttpDoor {
     }
     const version = header(req, 'mcp-protocol-version');
     if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-      return send(res, 400, rpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version (supported: ${PROTOCOL_VERSIONS.join(', ')})`));
+      const why = `Bad Request: unsupported MCP-Protocol-Version (supported: ${PROTOCOL_VERSIONS.join(', ')})`;
+      if (req.method === 'POST') return this.refuseUnread(req, res, 400, why, this.whoOf(req, principal));
+      return send(res, 400, rpcError(-32000, why));
     }
     switch (req.method) {
       case 'POST':
@@ -179,16 +181,13 @@ export class HttpDoor {
   }
 
   private async post(req: IncomingMessage, res: ServerResponse, principal: Principal | null): Promise<void> {
+    const named = this.usable(req, principal);
+    const who = this.whoOf(req, principal);
     const type = header(req, 'content-type') ?? '';
-    if (!/^application\/json\b/i.test(type)) return send(res, 415, rpcError(-32000, 'Unsupported Media Type: the body must be application/json'));
+    if (!/^application\/json\b/i.test(type)) return this.refuseUnread(req, res, 415, 'Unsupported Media Type: the body must be application/json', who);
     const wantsJson = accepts(req, 'application/json');
     const wantsSse = accepts(req, 'text/event-stream');
-    if (!wantsJson && !wantsSse) return send(res, 406, rpcError(-32000, 'Not Acceptable: application/json or text/event-stream'));
-    // A body refused before it is read is still tied to whoever sent it: the session it names
-    // (when the sender may use it), else the token's agent.
-    const found = this.sessions.get(header(req, 'mcp-session-id') ?? '');
-    const named = found && (!found.principal || found.principal.agent === principal?.agent) ? found : undefined;
-    const who: Who = named ? this.o.gate.whoOf(named.gate) : principal ? { agent: principal.agent } : {};
+    if (!wantsJson && !wantsSse) return this.refuseUnread(req, res, 406, 'Not Acceptable: application/json or text/event-stream', who);
     // Past --max-in-flight a body waits unread (bounded), not read whole into the gate.
     if (named) this.touch(named); // a request that waits to be read is not idleness
     if (named && !(await named.transport.admit(req))) {
@@ -225,6 +224,11 @@ export class HttpDoor {
       if (!s) return;
       res.setHeader('Mcp-Session-Id', s.id);
     } else {
+      // A message for no live session of the sender's: recorded, as a refusal of what it carried (a call, maybe).
+      if (!this.usable(req, principal)) {
+        const missing = header(req, 'mcp-session-id') === undefined;
+        return this.refuseHttp(res, missing ? 400 : 404, missing ? 'Bad Request: Mcp-Session-Id header is required' : 'Session not found', body, who, missing ? -32000 : -32001);
+      }
       s = this.sessionOf(req, res, principal);
       if (!s) return;
     }
@@ -337,6 +341,36 @@ export class HttpDoor {
     this.sessions.delete(s.id);
     clearTimeout(s.idle);
     s.transport.end();
+  }
+
+  /** The live session a request names, when its sender may use it (a session is its opener's). */
+  private usable(req: IncomingMessage, principal: Principal | null): Session | undefined {
+    const found = this.sessions.get(header(req, 'mcp-session-id') ?? '');
+    return found && (!found.principal || found.principal.agent === principal?.agent) ? found : undefined;
+  }
+
+  /** Whom a refusal is tied to in the ledger: the session the request names (its sender's), else the token's agent. */
+  private whoOf(req: IncomingMessage, principal: Principal | null): Who {
+    const named = this.usable(req, principal);
+    return named ? this.o.gate.whoOf(named.gate) : principal ? { agent: principal.agent } : {};
+  }
+
+  /**
+   * A POST of a caller who passed the token and origin checks, refused for its headers: its body
+   * (bounded) is read for the entry's digest and the answer's id, and the refusal recorded, since
+   * it may carry a call (ADR 086). Over --max-body it is not read further; the entry has no body.
+   */
+  private async refuseUnread(req: IncomingMessage, res: ServerResponse, status: number, message: string, who: Who): Promise<void> {
+    const body = await readBody(req, this.o.maxBodyBytes);
+    if (body === null) res.setHeader('Connection', 'close');
+    return this.refuseHttp(res, status, message, body ?? new Uint8Array(), who);
+  }
+
+  /** A refusal of the HTTP exchange (not of the body's content): recorded `invalid_request`, answered with its status. */
+  private async refuseHttp(res: ServerResponse, status: number, message: string, line: Uint8Array, who: Who, code = -32000): Promise<void> {
+    const id = line.length > 0 ? scanId(line) : null;
+    const data = await this.o.gate.refuseWire('invalid_request', message, line, who);
+    send(res, status, { jsonrpc: '2.0', id, error: { code, message, data: { reason: data.reason, entry: data.entry } } });
   }
 
   /** A wire refusal made here (the body never reached a relay): recorded, then answered. */

@@ -147,8 +147,9 @@ test('bearer tokens: 401 with RFC 9728 metadata, each session bound to its agent
   await c.close();
   const r = await post(g.url, call(3, 'read_graph', {}), { Authorization: `Bearer ${alice}`, 'Mcp-Session-Id': sid, Accept: 'application/json' });
   assert.ok((await r.json()).result);
-  const agents = entries(g.home).filter((e) => e.kind === 'decision').map((e) => e.agent);
-  assert.deepEqual(agents, ['bob', 'alice']);
+  const decisions = entries(g.home).filter((e) => e.kind === 'decision');
+  // Bob's try at Alice's session is his refusal (ADR 086), then his call, then Alice's.
+  assert.deepEqual(decisions.map((e) => [e.agent, e.outcome, e.reason ?? null]), [['bob', 'refuse', 'invalid_request'], ['bob', 'allow', null], ['alice', 'allow', null]]);
   assert.ok(!g.stderr().includes(alice) && !g.stderr().includes(bob));
 });
 

@@ -66,7 +66,8 @@ test('http-proxy --jwks: tokens decide who may call and name the agent of every 
   await c.close();
   assert.equal(await g.stop(), 0);
   const entries = cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(entries.filter((e) => e.kind === 'decision').map((e) => e.agent), ['ada']);
+  // ada's call, and bob's try at ada's session: refused, and his (ADR 086).
+  assert.deepEqual(entries.filter((e) => e.kind === 'decision').map((e) => [e.agent, e.outcome]), [['ada', 'allow'], ['bob', 'refuse']]);
   assert.deepEqual(entries.filter((e) => e.kind === 'session' && e.action === 'open').map((e) => e.agent), ['ada', 'bob']);
   assert.ok(!g.stderr().includes(ada.split('.')[2]), 'no token in the log');
 });
