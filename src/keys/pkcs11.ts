@@ -26,6 +26,8 @@ export const CKM_EDDSA = 0x1057;
 /** DER of OID 1.3.101.112 (id-Ed25519): CKA_EC_PARAMS of an Ed25519 key. */
 const ED25519_OID = Buffer.from('06032b6570', 'hex');
 const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+/** CKA_EC_PARAMS naming Ed25519 by its curve name (PKCS#11 3.0 allows it beside the OID). */
+const ED25519_NAME = Buffer.concat([Buffer.from([0x13, 12]), Buffer.from('edwards25519', 'latin1')]);
 
 /** CK_EDDSA_PARAMS {phFlag = TRUE, ulContextDataLen = 0, pContextData = NULL}: Ed25519ph. */
 function ed25519phParams(): Buffer {
@@ -288,7 +290,10 @@ export class Pkcs11Signer implements Signer {
         throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} can leave the token (CKA_SENSITIVE false or CKA_EXTRACTABLE true): refused`);
       const pubs = this.find(session, pkcs.CKO_PUBLIC_KEY);
       if (pubs.length !== 1) throw new TokenError(`token ${this.tokenName()} holds ${pubs.length} public keys matching ${this.keyName()} (one is needed beside the private key)`);
-      const point = p.C_GetAttributeValue(session, pubs[0], [{ type: pkcs.CKA_EC_POINT }])[0].value as Buffer;
+      const [params, point] = p.C_GetAttributeValue(session, pubs[0], [{ type: pkcs.CKA_EC_PARAMS }, { type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
+      // CKK_EC_EDWARDS is Ed448's type too: the curve is named by the parameters.
+      if (!params.equals(ED25519_OID) && !params.equals(ED25519_NAME))
+        throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} is an Edwards-curve key of another curve than Ed25519 (Ed448?): the gate signs Ed25519 only`);
       let lendable: Buffer;
       try {
         lendable = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION);
