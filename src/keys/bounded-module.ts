@@ -35,13 +35,19 @@ export function revive(v: unknown): unknown {
  */
 let held = 0;
 let guarded = false;
+/** Modules with a call past its deadline: held until their thread answers it. */
+const lateModules = new Set<BoundedModule>();
 
 export function tokenCallHeld(delta: 1 | -1): void {
   held += delta;
+  guard();
+}
+
+function guard(): void {
   if (guarded) return;
   guarded = true;
   process.on('exit', (code) => {
-    if (held === 0) return;
+    if (held === 0 && ![...lateModules].some((m) => m.stillLate())) return;
     process.stderr.write(`cloakpipe: a PKCS#11 token never answered a call: exiting without waiting for it (status ${code})\n`);
     process.kill(process.pid, 'SIGKILL');
   });
@@ -68,9 +74,14 @@ export class BoundedModule {
     this.port.unref();
   }
 
+  /** Whether a call past its deadline has still not returned (its thread is held in the module). */
+  stillLate(): boolean {
+    return this.late !== 0 && Atomics.load(this.done, 0) < this.late;
+  }
+
   /** Stops the token thread (when it is not held inside a call: such a thread cannot be stopped). */
   end(): void {
-    if (this.late === 0) void this.worker.terminate();
+    if (!this.stillLate()) void this.worker.terminate();
   }
 
   /** The binding's methods, each through call(). */
@@ -85,14 +96,15 @@ export class BoundedModule {
         /* the late calls' answers: their callers gave up on them */
       }
       this.late = 0;
-      tokenCallHeld(-1);
+      lateModules.delete(this);
     }
     const id = ++this.next;
     this.port.postMessage({ id, fn, args });
     Atomics.wait(this.done, 0, id - 1, this.deadlineMs);
     if (Atomics.load(this.done, 0) < id) {
       this.late = id;
-      tokenCallHeld(1);
+      lateModules.add(this);
+      guard();
       throw new TokenLate(`the PKCS#11 module ${this.path} did not answer ${fn} within ${this.deadlineMs / 1000} s`);
     }
     const reply = receiveMessageOnPort(this.port)?.message as { id: number; result?: unknown; error?: string } | undefined;
