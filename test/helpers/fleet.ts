@@ -8,6 +8,7 @@ import { after } from 'node:test';
 import pg from 'pg';
 import { cloakpipe, tempDir } from './cli.js';
 import { PG_URL } from '../store/postgres/pg.js';
+import { fixture } from '../ledger/epoch-fixture.js';
 
 /** scripts/postgres.sh: a cluster of a test's own, to stop and start under running gates. */
 export const PG_SCRIPT = join(process.cwd(), 'scripts', 'postgres.sh');
@@ -57,4 +58,35 @@ export async function sql<R extends pg.QueryResultRow = Record<string, any>>(url
   } finally {
     await c.end();
   }
+}
+
+/**
+ * A store (a fresh database) holding gate-big's chain of `n` entries signed by the production
+ * Ledger, stored as that gate's rows; `bytes`: the bodies' total size.
+ */
+export async function bigChain(n: number): Promise<{ url: string; bytes: number }> {
+  const url = await freshDatabase();
+  initGate(url, 'gate-init'); // the schema
+  const f = fixture();
+  f.add(n);
+  const pem = f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string;
+  await sql(url, `INSERT INTO cloakpipe.gates (gate_id, public_key) VALUES ('gate-big', $1)`, [pem]);
+  const rows = f.db.prepare('SELECT seq, ts, kind, hash, body FROM entries ORDER BY seq').all() as { seq: number; ts: string; kind: string; hash: string; body: string }[];
+  f.db.close();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  let bytes = 0;
+  try {
+    for (let i = 0; i < rows.length; i += 5000) {
+      const page = rows.slice(i, i + 5000);
+      bytes += page.reduce((n, r) => n + r.body.length, 0);
+      await c.query(
+        `INSERT INTO cloakpipe.entries (gate_id, seq, ts, kind, hash, body) SELECT 'gate-big', * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])`,
+        [page.map((r) => r.seq), page.map((r) => r.ts), page.map((r) => r.kind), page.map((r) => r.hash), page.map((r) => r.body)],
+      );
+    }
+  } finally {
+    await c.end();
+  }
+  return { url, bytes };
 }

@@ -4,7 +4,9 @@
 // token tests skip, loudly.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import type * as Pkcs11 from 'pkcs11js';
 import { tempDir } from './cli.js';
 
 const MODULES = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so', '/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so'];
@@ -66,4 +68,25 @@ export function freshToken(label = 'cloakpipe', beside?: Token): Token {
     remove: () => renameSync(tokens, `${tokens}.away`),
     restore: () => renameSync(`${tokens}.away`, tokens),
   };
+}
+
+export const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
+
+/**
+ * `use` with a read-write session of the token straight through SoftHSM (not cloakpipe's code),
+ * logged in as the user with `pin`: what an operator's tool would do to the token.
+ */
+export function straightToToken<T>(t: Token, pin: string, use: (p: Pkcs11.PKCS11, session: Buffer) => T): T {
+  process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
+  const p = new pkcs.PKCS11();
+  p.load(SOFTHSM_MODULE);
+  p.C_Initialize();
+  try {
+    const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trim() === t.label)!;
+    const session = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION | pkcs.CKF_RW_SESSION);
+    p.C_Login(session, pkcs.CKU_USER, pin);
+    return use(p, session);
+  } finally {
+    p.C_Finalize();
+  }
 }

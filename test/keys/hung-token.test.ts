@@ -3,7 +3,7 @@
 // checkpoint's, a Rekor anchor's, a group read's) and one on the signing thread (a call's
 // entries) are each given up on at a deadline, refused fail_closed, and a gate told SIGTERM
 // still ends. The real binary and a real SoftHSM token; every wait bounded.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { CLI, MEMORY, cloakpipe, tempDir, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { startGate } from '../helpers/gate.js';
 import { hsmSkip } from '../helpers/softhsm.js';
-import { hangingToken } from '../helpers/hanging-token.js';
+import { hangingToken, type HangingToken } from '../helpers/hanging-token.js';
 
 /** The command's exit, or null when it is still running `ms` later (it is then killed). */
 function runFor(args: string[], env: NodeJS.ProcessEnv, ms: number): Promise<{ code: number | null; signal: string | null; stderr: string } | null> {
@@ -31,13 +31,19 @@ function runFor(args: string[], env: NodeJS.ProcessEnv, ms: number): Promise<{ c
   });
 }
 
-test('a signature on the main thread that the token never answers: the command fails, named, instead of hanging', hsmSkip, async (t) => {
+/** A home whose gate key is in a token that answers until told to hold (answered again after the test). */
+function homeOnHangingToken(t: TestContext): { tok: HangingToken; env: NodeJS.ProcessEnv; home: string } {
   const tok = hangingToken();
   t.after(() => tok.answer('sign'));
   const env = { ...process.env, ...tok.env, CLOAKPIPE_PKCS11_PIN: undefined };
   const home = join(tempDir(), 'home');
   const init = cloakpipe(['init', '--home', home, '--key', tok.uri(), '--pin-file', tok.pinFile], { env });
   assert.equal(init.status, 0, init.stderr);
+  return { tok, env, home };
+}
+
+test('a signature on the main thread that the token never answers: the command fails, named, instead of hanging', hsmSkip, async (t) => {
+  const { tok, env, home } = homeOnHangingToken(t);
   tok.hold('sign');
   const r = await runFor(['ledger', 'checkpoint', '--home', home, '--pin-file', tok.pinFile, '--out', join(tempDir(), 'note')], env, 60_000);
   assert.ok(r, 'ledger checkpoint was still running 60 s after its token stopped answering');
@@ -47,12 +53,7 @@ test('a signature on the main thread that the token never answers: the command f
 });
 
 test('a token that stops answering under a running gate: the call is refused fail_closed, nothing forwarded, and SIGTERM still ends the gate', hsmSkip, async (t) => {
-  const tok = hangingToken();
-  t.after(() => tok.answer('sign'));
-  const env = { ...process.env, ...tok.env, CLOAKPIPE_PKCS11_PIN: undefined };
-  const home = join(tempDir(), 'home');
-  const init = cloakpipe(['init', '--home', home, '--key', tok.uri(), '--pin-file', tok.pinFile], { env });
-  assert.equal(init.status, 0, init.stderr);
+  const { tok, home } = homeOnHangingToken(t);
   const memory = join(tempDir(), 'memory.jsonl');
   const manifest = 'version: 1\nrelease: hung@1\ntools:\n  create_entities:\n    effect: write\n    arguments:\n      entities: { type: array, max_items: 5, required: true, items: { type: object } }\n';
   const f = writeFiles({ 'm.yaml': manifest, 'p.cedar': PERMIT_ALL });

@@ -8,34 +8,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type * as Pkcs11 from 'pkcs11js';
 import { CLI, cloakpipe, tempDir, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { waitFor } from '../helpers/gate.js';
-import { hsmSkip, SOFTHSM_MODULE } from '../helpers/softhsm.js';
+import { hsmSkip, pkcs, straightToToken } from '../helpers/softhsm.js';
 import { hangingToken, type HangingToken } from '../helpers/hanging-token.js';
 
-const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
 
 /** The private keys labelled `gate` in the token, read straight through SoftHSM. */
 function gateKeys(t: HangingToken): number {
-  process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
-  const p = new pkcs.PKCS11();
-  p.load(SOFTHSM_MODULE);
-  p.C_Initialize();
-  try {
-    const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trim() === t.label)!;
-    const session = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION);
-    p.C_Login(session, pkcs.CKU_USER, t.pin);
+  return straightToToken(t, t.pin, (p, session) => {
     p.C_FindObjectsInit(session, [{ type: pkcs.CKA_CLASS, value: pkcs.CKO_PRIVATE_KEY }, { type: pkcs.CKA_LABEL, value: 'gate' }]);
     const found = p.C_FindObjects(session, 16);
     p.C_FindObjectsFinal(session);
     return found.length;
-  } finally {
-    p.C_Finalize();
-  }
+  });
 }
 
 function init(t: HangingToken, home: string): Promise<{ code: number | null; stderr: string }> {

@@ -4,34 +4,20 @@
 // counts logins (hanging-token.c); the PIN rotated with C_SetPIN on the token itself.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type * as Pkcs11 from 'pkcs11js';
 import { MEMORY, cloakpipe, tempDir, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { startGate } from '../helpers/gate.js';
-import { hsmSkip, SOFTHSM_MODULE } from '../helpers/softhsm.js';
+import { hsmSkip, straightToToken } from '../helpers/softhsm.js';
 import { hangingToken, type HangingToken } from '../helpers/hanging-token.js';
 
-const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
 const CKR_OK = 0;
 const CKR_PIN_INCORRECT = 0xa0;
 
 /** The operator rotates the user PIN on the token (C_SetPIN), straight through SoftHSM. */
 function rotatePin(t: HangingToken, from: string, to: string): void {
-  process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
-  const p = new pkcs.PKCS11();
-  p.load(SOFTHSM_MODULE);
-  p.C_Initialize();
-  try {
-    const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trim() === t.label)!;
-    const session = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION | pkcs.CKF_RW_SESSION);
-    p.C_Login(session, pkcs.CKU_USER, from);
-    p.C_SetPIN(session, from, to);
-  } finally {
-    p.C_Finalize();
-  }
+  straightToToken(t, from, (p, session) => p.C_SetPIN(session, from, to));
 }
 
 const entity = (name: string) => ({ entities: [{ name, entityType: 'note', observations: [] }] });

@@ -4,25 +4,15 @@
 // binary and a real SoftHSM token, the Ed448 pair generated in it with the PIN.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type * as Pkcs11 from 'pkcs11js';
 import { cloakpipe, tempDir } from '../helpers/cli.js';
-import { freshToken, hsmSkip, SOFTHSM_MODULE } from '../helpers/softhsm.js';
+import { freshToken, hsmSkip, pkcs, straightToToken } from '../helpers/softhsm.js';
 
-const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
 const ED448_OID = Buffer.from('06032b6571', 'hex');
 
 test('an Ed448 key in the token under the label: init refuses it as another curve, exit 2, no PIN printed', hsmSkip, () => {
   const t = freshToken();
-  process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
-  const p = new pkcs.PKCS11();
-  p.load(SOFTHSM_MODULE);
-  p.C_Initialize();
-  try {
-    const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trim() === t.label)!;
-    const session = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION | pkcs.CKF_RW_SESSION);
-    p.C_Login(session, pkcs.CKU_USER, t.pin);
+  straightToToken(t, t.pin, (p, session) => {
     const label = { type: pkcs.CKA_LABEL, value: 'gate' };
     p.C_GenerateKeyPair(
       session,
@@ -30,9 +20,7 @@ test('an Ed448 key in the token under the label: init refuses it as another curv
       [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_EC_PARAMS, value: ED448_OID }],
       [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_PRIVATE, value: true }, { type: pkcs.CKA_SIGN, value: true }, { type: pkcs.CKA_SENSITIVE, value: true }, { type: pkcs.CKA_EXTRACTABLE, value: false }],
     );
-  } finally {
-    p.C_Finalize();
-  }
+  });
   const r = cloakpipe(['init', '--home', join(tempDir(), 'home'), '--key', t.uri(), '--pin-file', t.pinFile], { env: { ...process.env, ...t.env } });
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /is an Edwards-curve key of another curve than Ed25519/);

@@ -8,40 +8,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { CLI, tempDir } from '../helpers/cli.js';
 import { pgSkip } from './postgres/pg.js';
-import { freshDatabase, initGate, sql } from '../helpers/fleet.js';
-import { fixture } from '../ledger/epoch-fixture.js';
+import { bigChain } from '../helpers/fleet.js';
 
-/** A store holding gate-big's chain of `n` signed entries. */
-async function bigChain(n: number): Promise<string> {
-  const url = await freshDatabase();
-  initGate(url, 'gate-init'); // the schema
-  const f = fixture();
-  f.add(n);
-  const pem = f.key.publicKey.export({ type: 'spki', format: 'pem' }) as string;
-  await sql(url, `INSERT INTO cloakpipe.gates (gate_id, public_key) VALUES ('gate-big', $1)`, [pem]);
-  const rows = f.db.prepare('SELECT seq, ts, kind, hash, body FROM entries ORDER BY seq').all() as { seq: number; ts: string; kind: string; hash: string; body: string }[];
-  f.db.close();
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    for (let i = 0; i < rows.length; i += 5000) {
-      const page = rows.slice(i, i + 5000);
-      await c.query(
-        `INSERT INTO cloakpipe.entries (gate_id, seq, ts, kind, hash, body) SELECT 'gate-big', * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[])`,
-        [page.map((r) => r.seq), page.map((r) => r.ts), page.map((r) => r.kind), page.map((r) => r.hash), page.map((r) => r.body)],
-      );
-    }
-  } finally {
-    await c.end();
-  }
-  return url;
-}
 
 test('a signal during verify, export or show --store removes the chain copy; the command ends by that signal', { ...pgSkip, timeout: 600_000 }, async () => {
-  const url = await bigChain(40_000);
+  const { url } = await bigChain(40_000);
   const commands = [
     ['verify', '--store', url, '--gate', 'gate-big', '--workers', '0'],
     ['ledger', 'export', '--store', url, '--gate', 'gate-big', '--out', '/dev/null'],
