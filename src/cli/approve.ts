@@ -14,6 +14,7 @@ import { callFingerprint, readCallFile, readContextFlag } from './fingerprint.js
 import { isDigest, type Digest } from '../core/digest.js';
 import { receiptId, signReceipt, type Receipt } from '../approvals/receipt.js';
 import { resolveHome } from '../store/home.js';
+import { visible } from './visible.js';
 
 export const MAX_TTL_MS = 24 * 3_600_000;
 
@@ -70,14 +71,9 @@ export function loadApproverKey(
  * text cannot redraw or hide what the person approves, and two calls cannot look the same.
  */
 export function displayJson(v: unknown): string {
-  return JSON.stringify(v, null, 2).replace(HIDDEN, (c) => {
-    const hex = c.codePointAt(0)!.toString(16);
-    return hex.length <= 4 ? '\\u' + hex.padStart(4, '0') : `\\u{${hex}}`;
-  });
+  // Line by line: the indentation's line breaks stay (a newline inside a string is written \n).
+  return JSON.stringify(v, null, 2).split('\n').map(visible).join('\n');
 }
-
-// Not the line breaks of the indentation: a newline inside a string is already written as \n.
-const HIDDEN = /(?!\n)[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
 
 async function confirm(question: string): Promise<boolean> {
   // Read the answer from the terminal itself, not from whatever stdin was redirected from.
