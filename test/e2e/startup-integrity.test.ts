@@ -105,6 +105,10 @@ test('a replaced gate.key is refused: the ledger was signed by another key', asy
   rmSync(key);
   copyFileSync(join(s.dir, 'other.key'), key);
   chmodSync(key, 0o600);
+  // The key is not gate.pub's: refused before the ledger is read.
+  assertRefused(s, restartWithSameWrite(s), /the gate key .* is not the key of this home's .*gate\.pub/);
+  // Both halves replaced, a pair again: the ledger tells, its newest entry signed by the old key.
+  copyFileSync(join(s.dir, 'other.pub'), join(s.home, 'gate.pub'));
   assertRefused(s, restartWithSameWrite(s), /newest ledger entry \(seq \d+\) is not signed by this home's gate key/);
 });
 
