@@ -1,7 +1,10 @@
 // The manifest loader refuses what it does not understand, and each argument rule holds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildManifest, ManifestError } from '../../src/contract/manifest.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildManifest, loadManifest, ManifestError } from '../../src/contract/manifest.js';
+import { tempDir } from '../helpers/cli.js';
 import { buildContext } from '../../src/contract/context.js';
 import { checkContract } from '../../src/gate/checks/contract.js';
 import type { JsonObject } from '../../src/core/json.js';
@@ -129,4 +132,16 @@ test('one_of_context with a missing path or a scalar value', () => {
   assert.equal(v({ to: 'x' }), 'scope_mismatch', 'nothing is in scope when the context names nothing');
   assert.equal(v({ who: 'o@x' }), 'ok');
   assert.equal(v({ who: ['o@x'] }), 'scope_mismatch');
+});
+
+test('a key twice in one mapping of a manifest file is a load error, at any depth; the same key in two mappings is not', () => {
+  const ok = 'version: 1\nrelease: r@1\ntools:\n  a:\n    effect: read\n    arguments:\n      q: { type: string }\n  b:\n    effect: read\n    arguments:\n      q: { type: string }\n';
+  const file = (text: string) => {
+    const p = join(tempDir(), 'manifest.yaml');
+    writeFileSync(p, text);
+    return p;
+  };
+  assert.deepEqual(Object.keys(loadManifest(file(ok)).manifest.tools), ['a', 'b']);
+  for (const twice of [ok + '  a:\n    effect: write\n    arguments: {}\n', ok.replace('q: { type: string }', 'q: { type: string, type: integer }'), 'version: 1\n' + ok])
+    assert.throws(() => loadManifest(file(twice)), (e) => e instanceof ManifestError && /not valid YAML\/JSON: .*the key .* twice/.test(e.message));
 });
