@@ -6,9 +6,10 @@
 // receipt no entry records. The inbox completes what a note left here says when it starts again:
 // the half that committed decides. A note holds ids, digests and the signed receipt (what
 // operations.db holds), never an argument value. PostgreSQL commits the pair as one: no notes.
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { syncFolder, writeAll } from '../util/atomic-write.js';
 import type { EntryFields } from '../core/entries.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { readEntries } from '../ledger/ledger.js';
@@ -36,17 +37,12 @@ export class DecisionJournal {
     const file = join(this.dir, `${randomBytes(12).toString('hex')}.json`);
     const fd = openSync(file, 'wx', 0o600);
     try {
-      writeSync(fd, JSON.stringify(note));
+      writeAll(fd, JSON.stringify(note));
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    const d = openSync(this.dir, 'r');
-    try {
-      fsyncSync(d);
-    } finally {
-      closeSync(d);
-    }
+    syncFolder(this.dir);
     return file;
   }
 

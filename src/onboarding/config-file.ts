@@ -5,9 +5,8 @@
 // meanwhile keeps them. The config's mode is set once the rename is done, so a kill at any
 // instant leaves a copy no one else may read; the next run removes such a copy.
 import { accessSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { realTarget, writeAll } from '../util/atomic-write.js';
+import { realTarget, syncFolder, tempBeside, writeAll } from '../util/atomic-write.js';
 import { readBoundedFile } from '../util/regular-file.js';
 import { ConfigError, decodeConfig } from './host-config.js';
 import type { HostConfig } from './hosts.js';
@@ -39,11 +38,6 @@ export function readConfig(cfg: HostConfig): ConfigRead | undefined {
   }
   if (read === null) throw new ConfigError(`${cfg.path}: larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB; left as is`);
   return { text: decodeConfig(cfg, read.bytes), stat: read.stat };
-}
-
-/** The temporary files a replace of `target` writes: `.NAME.<12 hex>.tmp` beside it. */
-function tempName(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -110,7 +104,7 @@ export function replaceConfig(cfg: HostConfig, read: ConfigRead, after: string):
   } catch {
     throw new ConfigError(`${cfg.path}: not writable by this user; left as is`);
   }
-  const tmp = tempName(target);
+  const tmp = tempBeside(target); // the name removeLeftovers looks for
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   let renamed = false;
   try {
@@ -138,10 +132,5 @@ export function replaceConfig(cfg: HostConfig, read: ConfigRead, after: string):
     closeSync(fd);
     if (!renamed) rmSync(tmp, { force: true });
   }
-  const dfd = openSync(dirname(target), 'r');
-  try {
-    fsyncSync(dfd);
-  } finally {
-    closeSync(dfd);
-  }
+  syncFolder(dirname(target));
 }

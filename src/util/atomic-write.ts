@@ -14,6 +14,21 @@ export function realTarget(path: string): string {
   }
 }
 
+/** Makes a folder's entries durable (a file created or renamed in it). */
+export function syncFolder(dir: string): void {
+  const dfd = openSync(dir, 'r');
+  try {
+    fsyncSync(dfd);
+  } finally {
+    closeSync(dfd);
+  }
+}
+
+/** The temporary file a replace of `target` writes: `.NAME.<12 hex>.tmp` beside it. */
+export function tempBeside(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
 /** Bytes on their way to a file: kept only by `commit`; `abort` leaves the target as it was. */
 export interface Output {
   write(data: string | Uint8Array): void;
@@ -43,7 +58,7 @@ export function replacing(path: string, mode?: number | { created: number }): Ou
     }
   }
   const dir = dirname(target);
-  const tmp = join(dir, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempBeside(target);
   const fd = openSync(tmp, 'wx', keepMode ?? (mode as { created: number }).created);
   let open = true;
   const close = () => {
@@ -57,12 +72,7 @@ export function replacing(path: string, mode?: number | { created: number }): Ou
       fsyncSync(fd);
       close();
       renameSync(tmp, target);
-      const dfd = openSync(dir, 'r');
-      try {
-        fsyncSync(dfd);
-      } finally {
-        closeSync(dfd);
-      }
+      syncFolder(dir);
     },
     abort() {
       close();
