@@ -140,7 +140,7 @@ export class HttpDoor {
     const version = header(req, 'mcp-protocol-version');
     if (version !== undefined && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
       const why = `Bad Request: unsupported MCP-Protocol-Version (supported: ${PROTOCOL_VERSIONS.join(', ')})`;
-      if (req.method === 'POST') return this.refuseUnread(req, res, 400, why, this.whoOf(req, principal));
+      if (req.method === 'POST') return this.refuseUnread(req, res, 400, why, this.whoOf(this.usable(req, principal), principal));
       return send(res, 400, rpcError(-32000, why));
     }
     switch (req.method) {
@@ -182,7 +182,7 @@ export class HttpDoor {
 
   private async post(req: IncomingMessage, res: ServerResponse, principal: Principal | null): Promise<void> {
     const named = this.usable(req, principal);
-    const who = this.whoOf(req, principal);
+    const who = this.whoOf(named, principal);
     const type = header(req, 'content-type') ?? '';
     if (!/^application\/json\b/i.test(type)) return this.refuseUnread(req, res, 415, 'Unsupported Media Type: the body must be application/json', who);
     const wantsJson = accepts(req, 'application/json');
@@ -349,9 +349,8 @@ export class HttpDoor {
     return found && (!found.principal || found.principal.agent === principal?.agent) ? found : undefined;
   }
 
-  /** Whom a refusal is tied to in the ledger: the session the request names (its sender's), else the token's agent. */
-  private whoOf(req: IncomingMessage, principal: Principal | null): Who {
-    const named = this.usable(req, principal);
+  /** Whom a refusal is tied to in the ledger: the session the request names (its sender's: usable()), else the token's agent. */
+  private whoOf(named: Session | undefined, principal: Principal | null): Who {
     return named ? this.o.gate.whoOf(named.gate) : principal ? { agent: principal.agent } : {};
   }
 

@@ -523,8 +523,9 @@ export class Relay {
    * gate cancels it with tasks/cancel, as MCP has a task-augmented request cancelled.
    */
   private lateReply(key: string, msg: JsonObject, bytes: Uint8Array): void {
-    const task = this.abandoned.get(remembered(key));
-    this.abandoned.delete(remembered(key));
+    const k = remembered(key);
+    const task = this.abandoned.get(k);
+    this.abandoned.delete(k);
     dropped('late_reply', bytes, 'info');
     const taskId = task && msg.error === undefined ? createdTask(msg.result as JsonValue | undefined) : undefined;
     if (taskId === undefined || this.upstreamExit) return;
