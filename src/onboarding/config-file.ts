@@ -1,10 +1,10 @@
 // A host's config file on disk: read as the host would find it, and replaced only as the user
-// left it (ADR 083). The replace writes a temporary file beside the config that only its owner
-// may read (the config may hold credentials in "env"), gives it the config's owner, and renames
-// it over the config only when the config is still the one read: a host that saved its settings
-// meanwhile keeps them. The config's mode is set once the rename is done, so a kill at any
-// instant leaves a copy no one else may read; the next run removes such a copy.
-import { accessSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
+// left it (ADR 083). The replace writes the new config, with the config's mode and owner, inside
+// a folder beside it that only we may enter (the config may hold credentials in "env"), and
+// renames it over the config only when the config is still the one read: a host that saved its
+// settings meanwhile keeps them. A kill at any instant leaves the config whole with its own mode,
+// and at most a copy no one else may reach; the next run removes such a copy.
+import { accessSync, chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { realTarget, syncFolder, tempBeside, writeAll } from '../util/atomic-write.js';
 import { readBoundedFile } from '../util/regular-file.js';
@@ -45,8 +45,9 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /**
  * Copies of the config left beside it by a wrap or unwrap that was killed while replacing it
  * (they hold the whole config, its "env" secrets too): removed, and their paths returned. Only
- * regular files of that exact name pattern owned by the config's owner or by us; a link is
- * never followed. `dryRun`: named, not removed.
+ * private folders (and, from before ADR 083's amendment, regular files) of that exact name
+ * pattern owned by the config's owner or by us; a link is never followed. `dryRun`: named, not
+ * removed.
  */
 export function removeLeftovers(cfg: HostConfig, dryRun: boolean): string[] {
   const target = realTarget(cfg.path);
@@ -70,8 +71,8 @@ export function removeLeftovers(cfg: HostConfig, dryRun: boolean): string[] {
     const p = join(dir, n);
     try {
       const st = lstatSync(p);
-      if (!st.isFile() || (st.uid !== me && st.uid !== owner)) continue;
-      if (!dryRun) rmSync(p);
+      if (!(st.isFile() || st.isDirectory()) || (st.uid !== me && st.uid !== owner)) continue;
+      if (!dryRun) rmSync(p, { recursive: true }); // a folder's links are removed, not followed
       out.push(p);
     } catch {
       // gone meanwhile (another run took it): nothing left to remove
@@ -104,21 +105,31 @@ export function replaceConfig(cfg: HostConfig, read: ConfigRead, after: string):
   } catch {
     throw new ConfigError(`${cfg.path}: not writable by this user; left as is`);
   }
-  const tmp = tempBeside(target); // the name removeLeftovers looks for
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  // The new config is written with its final mode inside a folder only we may enter, then
+  // renamed out of it: no instant shows the copy to others or the config with another mode.
+  const folder = tempBeside(target); // the name removeLeftovers looks for
+  mkdirSync(folder, 0o700);
   let renamed = false;
   try {
-    fchmodSync(fd, 0o600); // whatever the umask: a copy of the config only its owner reads
-    writeAll(fd, after);
-    fsyncSync(fd);
-    const uid = Number(st.uid);
-    const gid = Number(st.gid);
-    if (uid !== process.geteuid?.() || gid !== process.getegid?.()) {
-      try {
-        fchownSync(fd, uid, gid);
-      } catch (e) {
-        throw new ConfigError(`${cfg.path}: owned by uid ${uid} gid ${gid}, which this user cannot give the new file (${(e as NodeJS.ErrnoException).code}); left as is`);
+    chmodSync(folder, 0o700); // whatever the umask: we must write in it, no one else may enter
+    const tmp = join(folder, basename(target));
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    try {
+      fchmodSync(fd, Number(st.mode & 0o7777n)); // the umask narrowed openSync's mode
+      writeAll(fd, after);
+      const uid = Number(st.uid);
+      const gid = Number(st.gid);
+      if (uid !== process.geteuid?.() || gid !== process.getegid?.()) {
+        try {
+          fchownSync(fd, uid, gid);
+        } catch (e) {
+          throw new ConfigError(`${cfg.path}: owned by uid ${uid} gid ${gid}, which this user cannot give the new file (${(e as NodeJS.ErrnoException).code}); left as is`);
+        }
+        fchmodSync(fd, Number(st.mode & 0o7777n)); // chown clears set-id bits
       }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
     }
     // The last look: a host that wrote the file after it was read keeps what it wrote. Its
     // bytes too, for a write within the file system's time granularity.
@@ -126,11 +137,8 @@ export function replaceConfig(cfg: HostConfig, read: ConfigRead, after: string):
     if (!now || now.text !== read.text || !sameFile(now.stat, read.stat)) throw changed();
     renameSync(tmp, target);
     renamed = true;
-    fchmodSync(fd, Number(st.mode & 0o7777n));
-    fsyncSync(fd);
   } finally {
-    closeSync(fd);
-    if (!renamed) rmSync(tmp, { force: true });
+    rmSync(folder, { recursive: true, force: true });
+    if (renamed) syncFolder(dirname(target));
   }
-  syncFolder(dirname(target));
 }

@@ -1,14 +1,14 @@
 // How `cloakpipe wrap` / `unwrap` replace a host's config, through the real binary: a read-only
 // config is refused, the mode and owner are kept, a host's write that lands while the new file is
-// being written is kept (wrap refuses), and a kill at any instant leaves no copy of the config
-// that others may read, which the next run removes. Stops land as the temporary file appears
-// (inotify), so they hit the replace itself, not the start-up before it.
+// being written is kept (wrap refuses), and a kill at any instant leaves the config whole with its
+// mode and no copy of it that others may reach, which the next run removes. Stops land as the
+// temporary folder appears (inotify), so they hit the replace itself, not the start-up before it.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, readFileSync, readdirSync, statSync, watch, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { CLI, EVERYTHING } from '../helpers/cli.js';
+import { CLI, EVERYTHING, tempDir } from '../helpers/cli.js';
 import { put, world, type World } from './host-world.js';
 
 const J = JSON.stringify;
@@ -32,8 +32,16 @@ function config(w: World, secret: string): { path: string; old: string } {
 const TMP = (path: string) => new RegExp(`^\\.${basename(path).replace(/\./g, '\\.')}\\.[0-9a-f]{12}\\.tmp$`);
 const leftovers = (path: string) => readdirSync(dirname(path)).filter((n) => TMP(path).test(n)).map((n) => join(dirname(path), n));
 
+/** A copy left beside the config is in a folder only its owner may enter. */
+function private_(t: string, why: string): void {
+  const st = statSync(t);
+  assert.ok(st.isDirectory(), `${why}: a folder`);
+  assert.equal(st.mode & 0o777, 0o700, `${why}: no one else may enter it`);
+  assert.equal(st.uid, process.geteuid!(), `${why}: ours`);
+}
+
 /**
- * Starts `cmd` and acts on it as the temporary file beside `path` appears: `stop` SIGSTOPs it
+ * Starts `cmd` and acts on it as the temporary folder beside `path` appears: `stop` SIGSTOPs it
  * (resolves with the temporary file when it was caught before the rename, else lets it finish
  * and resolves undefined); a number SIGKILLs it that many milliseconds later (Infinity: never).
  */
@@ -42,6 +50,7 @@ async function atTemp(w: World, cmd: 'wrap' | 'unwrap', path: string, act: 'stop
   started.add(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
+  const before = readFileSync(path, 'utf8');
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let tmp: string | undefined;
   let appeared = 0n;
@@ -57,7 +66,7 @@ async function atTemp(w: World, cmd: 'wrap' | 'unwrap', path: string, act: 'stop
     void exited.then(() => (watcher.close(), resolve(undefined)));
   });
   tmp = await seen;
-  if (act === 'stop' && tmp !== undefined && !existsSync(tmp)) {
+  if (act === 'stop' && tmp !== undefined && (!existsSync(tmp) || readFileSync(path, 'utf8') !== before)) {
     child.kill('SIGCONT'); // caught after the rename: not the instant wanted
     tmp = undefined;
   }
@@ -72,6 +81,30 @@ function wrappedOnce(w: World, path: string): string {
   assert.equal(u.status, 0, u.stderr);
   return readFileSync(path, 'utf8');
 }
+
+test('copies left by killed runs are removed by the next: a private folder, and a file as runs before ADR 083 amended left; a link of that name is not followed', () => {
+  const w = world();
+  const path = put(join(w.project, '.mcp.json'), `{\n  "mcpServers": {\n    "everything": { "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }\n  }\n}\n`);
+  const folder = join(w.project, '..mcp.json.0123456789ab.tmp');
+  mkdirSync(folder, 0o700);
+  writeFileSync(join(folder, '.mcp.json'), 'CANARY-left-copy');
+  const file = put(join(w.project, '..mcp.json.ba9876543210.tmp'), 'CANARY-left-copy');
+  const elsewhere = tempDir('cloakpipe-elsewhere-');
+  writeFileSync(join(elsewhere, 'kept'), 'not ours to remove');
+  const link = join(w.project, '..mcp.json.aaaaaaaaaaaa.tmp');
+  symlinkSync(elsewhere, link);
+  const r = run(w, 'wrap', ['--host', 'claude-code', '--dry-run']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(r.stderr.includes(`would remove ${folder}`) && r.stderr.includes(`would remove ${file}`), r.stderr);
+  assert.ok(existsSync(folder) && existsSync(file), 'a dry run removes nothing');
+  const u = run(w, 'wrap', ['--host', 'claude-code']);
+  assert.equal(u.status, 0, u.stderr);
+  assert.ok(u.stderr.includes(`removed ${folder}`) && u.stderr.includes(`removed ${file}`), u.stderr);
+  assert.ok(!existsSync(folder) && !existsSync(file), 'both removed');
+  assert.ok(!u.stderr.includes(link), u.stderr);
+  assert.equal(readFileSync(join(elsewhere, 'kept'), 'utf8'), 'not ours to remove', 'the link was not followed');
+  assert.ok(!u.stderr.includes('CANARY') && !u.stdout.includes('CANARY'));
+});
 
 test('a read-only (0444) config is refused, named, and left byte for byte with its mode', () => {
   const w = world();
@@ -127,13 +160,13 @@ test("a host's write that lands while wrap writes the new file is kept: wrap ref
   assert.ok(tries < 40, 'a stop landed between the temporary file and the rename');
 });
 
-test('SIGKILL at random instants of the replace: the file is whole, a copy left beside it is readable by its owner only, and the next run removes it', async () => {
+test('SIGKILL at random instants of the replace: the file is whole with its mode, a copy left beside it is reachable by its owner only, and the next run removes it', async () => {
   const w = world();
   const secret = 'CANARY-env-secret-7f3a';
   const { path } = config(w, secret);
   const old = wrappedOnce(w, path);
   chmodSync(path, 0o644); // readable by others, as configs usually are
-  // A stop as the copy appears: it is 0600 from its first byte.
+  // A stop as the copy's folder appears: no one else may enter it from its creation.
   let stopped = false;
   for (let i = 0; i < 40 && !stopped; i++) {
     const s = await atTemp(w, 'wrap', path, 'stop');
@@ -143,7 +176,7 @@ test('SIGKILL at random instants of the replace: the file is whole, a copy left 
       continue;
     }
     stopped = true;
-    assert.equal(statSync(s.tmp).mode & 0o777, 0o600, 'the copy of the config is not readable by others');
+    private_(s.tmp, 'the copy of the config');
     s.child.kill('SIGKILL');
     await s.exited;
     assert.deepEqual(leftovers(path), [s.tmp], 'the killed run left its copy');
@@ -173,7 +206,7 @@ test('SIGKILL at random instants of the replace: the file is whole, a copy left 
     else seen.after++;
     for (const t of leftovers(path)) {
       seen.left++;
-      assert.equal(statSync(t).mode & 0o777, 0o600, `kill ${i}: a copy left is readable by its owner only`);
+      private_(t, `kill ${i}: a copy left`);
     }
   }
   console.log(`kills over ${span.toFixed(0)} ms: ${seen.before} before the rename, ${seen.after} after; ${seen.left} copies left`);
