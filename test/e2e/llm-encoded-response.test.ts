@@ -2,6 +2,7 @@
 // decodes some encodings (one or more of gzip, deflate, br) and passes others through, so
 // the gate must not read one body while the agent's SDK reads another. Every encoded success
 // is refused fail_closed, never passed on; straight from the API the SDK reads the call.
+// `identity` is no encoding (RFC 9110 8.4.1): a body sent under it is read and decided.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -26,9 +27,13 @@ const ENCODINGS: { header: string; body: Buffer }[] = [
   { header: 'br, gzip', body: gzipSync(brotliCompressSync(BODY)) },
   { header: 'gzip, gzip', body: gzipSync(gzipSync(BODY)) },
   { header: 'GZIP', body: gzipSync(BODY) },
-  { header: 'identity', body: Buffer.from(BODY) },
   { header: 'x-unknown', body: Buffer.from(BODY) },
+  { header: 'identity, gzip', body: gzipSync(BODY) },
+  { header: 'gzip, identity', body: gzipSync(BODY) },
 ];
+
+/** Headers that name no encoding: the body is the model's JSON as it is. */
+const IDENTITY = ['identity', 'Identity', 'identity, identity'];
 
 let model: { url: string; close(): Promise<void> };
 let s: LlmSetup;
@@ -60,5 +65,18 @@ for (const e of ENCODINGS) {
     const made = decisions(s.home).length;
     await assert.rejects(calls(gate.url), (err: { status?: number; error?: { code?: string } }) => err.status === 502 && err.error?.code === 'fail_closed');
     assert.deepEqual(decisions(s.home).slice(made).map((d) => [d.outcome, d.reason]), [['refuse', 'fail_closed']]);
+  });
+}
+
+for (const header of IDENTITY) {
+  test(`a success sent with content-encoding: ${header} is read and its call decided`, async () => {
+    current = { header, body: Buffer.from(BODY) };
+    const made = decisions(s.home).length;
+    // shell_exec is not in the manifest: decided, refused, and the refusal rewritten into the text.
+    const turn = await openaiTurn(openaiAgent(gate.url), { text: 'hi' }, false);
+    assert.deepEqual(turn.calls, []);
+    assert.match(turn.text, /^cloakpipe refused shell_exec: undeclared_tool: /);
+    assert.equal(turn.finish, 'stop');
+    assert.deepEqual(decisions(s.home).slice(made).map((d) => [d.outcome, d.reason]), [['refuse', 'undeclared_tool']]);
   });
 }

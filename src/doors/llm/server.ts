@@ -213,7 +213,7 @@ export class LlmDoor {
       log.warn('llm_response_refused', { reason: 'fail_closed' });
       return refusal;
     };
-    if (upstream.status < 200 || upstream.status > 299 || upstream.headers.get('content-encoding')) {
+    if (upstream.status < 200 || upstream.status > 299 || encoded(upstream.headers.get('content-encoding'))) {
       // The API's own error (no call in it), or a body the door would have to decode: passed
       // on bounded when it is an error, refused when a success is encoded.
       if (upstream.ok) {
@@ -343,6 +343,15 @@ function forwardedHeaders(req: IncomingMessage): Record<string, string> {
     if (v !== undefined) out[name] = v;
   }
   return out;
+}
+
+/**
+ * Whether a body comes content-encoded: any coding but `identity` (which is no coding, RFC 9110
+ * 8.4.1). fetch decodes some codings and passes others as they are, so the gate would read one
+ * body and the agent's SDK another: the gate asks for identity and reads nothing else.
+ */
+function encoded(codings: string | null): boolean {
+  return codings !== null && codings.split(',').some((c) => c.trim() !== '' && c.trim().toLowerCase() !== 'identity');
 }
 
 function responseHeaders(upstream: Response): Record<string, string> {
