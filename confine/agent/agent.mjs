@@ -13,6 +13,13 @@ const replies = [];
 let waiter = null;
 let payload = null;
 
+// A frame written as soon as the agent runs, before any payload (AGENT_EARLY_FRAME in its
+// environment), then exit: the bridge must not handle it before its second admission check.
+if (process.env.AGENT_EARLY_FRAME) {
+  const line = JSON.stringify({ operation: 'notify', arguments: { message: process.env.AGENT_EARLY_FRAME } }) + '\n';
+  process.stdout.write(line, () => process.exit(0));
+}
+
 process.stdin.on('data', (d) => {
   inbuf += d.toString();
   let nl;

@@ -51,6 +51,8 @@ export interface InternalOptions {
   watchdogScript?: string;
   /** Runs once the container exists, before anything else is done with it (a test kills the bridge there). */
   onCreated?: (id: string) => Promise<void> | void;
+  /** Runs once the container is started, before its second admission check. */
+  onStarted?: (id: string) => Promise<void>;
   /** Runs once the container is not running, before its removal (observers). */
   beforeRemove?: (id: string) => Promise<void>;
   onRunning?: (info: { containerId: string; watchdogPid: number | null }) => void;
@@ -193,7 +195,9 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
       MAX_STREAM_BYTES + 1,
     );
     const attachEnded = deferred<void>();
-    attach.on('data', (c: Buffer) => demux.push(c));
+    // Nothing the agent writes is read before the second admission check passed: the attach
+    // stays paused until then (the engine holds the agent's output, the agent's writes block).
+    attach.pause();
     attach.on('error', () => undefined);
     attach.on('close', () => {
       attachEnded.resolve();
@@ -223,6 +227,7 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
       },
     );
     timer = setTimeout(() => core.stop('timeout'), o.timeoutMs);
+    await x.onStarted?.(id);
 
     const second = await o.engine.inspect(id);
     const startedAt = second?.State?.StartedAt;
@@ -231,6 +236,8 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
       kill();
       return refuse('admission', v2);
     }
+    attach.on('data', (c: Buffer) => demux.push(c));
+    attach.resume();
     x.onRunning?.({ containerId: id, watchdogPid: watchdog?.pid ?? null });
     if (core.stopped === null) attach.write(payload);
 
