@@ -5,7 +5,8 @@
 // stop would (SIGTERM, SIGKILL 2 s later). When the upstream exits first the gate says "done" and
 // the watchdog leaves. It is a one-line POSIX shell script, in a process group of its own so
 // that a signal to the gate's group does not take it first; the pid is its argument, never
-// part of the script.
+// part of the script. Its environment is PATH alone: the gate's own holds its secrets (a token's
+// PIN, the store's password), and a shell that only kills needs none of them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { log } from '../../telemetry/log.js';
@@ -20,7 +21,11 @@ export function watchForOrphan(child: ChildProcess): void {
   let told = false;
   const unavailable = () => void (told || ((told = true), log.warn('upstream_orphan_watch_unavailable')));
   try {
-    watchdog = spawn('/bin/sh', ['-c', SCRIPT, 'cloakpipe-orphan-watch', String(child.pid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    watchdog = spawn('/bin/sh', ['-c', SCRIPT, 'cloakpipe-orphan-watch', String(child.pid)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      detached: true,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    });
   } catch {
     return unavailable();
   }
