@@ -18,6 +18,13 @@ export class StoredBytesError extends StoreError {
   }
 }
 
+/** Refuses `body` (row `seq`) when it reads as holding U+FFFD but its stored bytes are not its UTF-8. */
+function checkStoredBytes(seq: number, body: string, storedBytes: (seq: number) => Buffer): void {
+  // Only a body that reads as holding U+FFFD can have been decoded lossily: those (rare) are read
+  // again as bytes, which must be the UTF-8 of the text.
+  if (body.includes('\uFFFD') && !storedBytes(seq).equals(Buffer.from(body, 'utf8'))) throw new StoredBytesError(seq);
+}
+
 export class SqliteLedger implements LedgerPort {
   private readonly stmts;
 
@@ -30,11 +37,18 @@ export class SqliteLedger implements LedgerPort {
       between: db.prepare(`SELECT seq, body FROM ${s}.entries WHERE seq >= ? AND seq <= ? ORDER BY seq`),
       lastOfKind: db.prepare(`SELECT seq, ts, kind, hash, body FROM ${s}.entries WHERE kind = ? ORDER BY seq DESC LIMIT 1`),
       countAfterExcept: db.prepare(`SELECT COUNT(*) AS n FROM ${s}.entries WHERE seq > ? AND kind <> ?`),
+      storedBytes: db.prepare(`SELECT CAST(body AS BLOB) FROM ${s}.entries WHERE seq = ?`).pluck(),
     };
   }
 
+  /** The newest row, read as strictly as verify reads it: the start-up check trusts what it signs. */
   head(): LedgerRow | null {
-    return (this.stmts.head.get() as LedgerRow | undefined) ?? null;
+    return this.strict((this.stmts.head.get() as LedgerRow | undefined) ?? null);
+  }
+
+  private strict(row: LedgerRow | null): LedgerRow | null {
+    if (row) checkStoredBytes(row.seq, row.body, (seq) => this.stmts.storedBytes.get(seq) as Buffer);
+    return row;
   }
 
   insert(r: LedgerRow): void {
@@ -54,7 +68,7 @@ export class SqliteLedger implements LedgerPort {
   }
 
   lastOfKind(kind: string): LedgerRow | null {
-    return (this.stmts.lastOfKind.get(kind) as LedgerRow | undefined) ?? null;
+    return this.strict((this.stmts.lastOfKind.get(kind) as LedgerRow | undefined) ?? null);
   }
 
   countAfterExcept(seq: number, kind: string): number {
@@ -119,12 +133,7 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
           : db.prepare('SELECT seq, body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit)
       ) as Iterable<{ seq: number; body: string }>;
       for (const row of rows) {
-        // Only a body that reads as holding U+FFFD can have been decoded lossily: those (rare) are
-        // read again as bytes, which must be the UTF-8 of the text.
-        if (row.body.includes('\uFFFD')) {
-          const raw = (stored ??= db.prepare('SELECT CAST(body AS BLOB) FROM entries WHERE seq = ?').pluck()).get(row.seq) as Buffer;
-          if (!raw.equals(Buffer.from(row.body, 'utf8'))) throw new StoredBytesError(row.seq);
-        }
+        checkStoredBytes(row.seq, row.body, (seq) => (stored ??= db.prepare('SELECT CAST(body AS BLOB) FROM entries WHERE seq = ?').pluck()).get(seq) as Buffer);
         yield row.body;
       }
     },
