@@ -1,5 +1,8 @@
 // What this gate's session has seen of the server's tool definitions, and what it makes of a
-// `tools/list` answer: pin a declared tool seen for the first time, record a change.
+// `tools/list` answer: pin a declared tool seen for the first time, record a change. A change
+// holds until an operator accepts it (or the manifest's pin moves to it): a server that shows
+// the pinned definition again after a change can flip back at will, and the host may still hold
+// the changed one, so showing it again lifts nothing.
 import { digestJson } from '../core/digest.js';
 import { isJsonObject, type JsonValue } from '../core/json.js';
 import type { EntryFields } from '../ledger/entry.js';
@@ -9,6 +12,9 @@ import type { Manifest } from '../contract/manifest-types.js';
 export class PinSession {
   /** tool → digest of the definition the server gave most recently in this session. */
   private readonly current = new Map<string, string>();
+  /** tool → the pin a changed definition was seen against in this session (held in memory too,
+   *  so a change the store failed to record still refuses while that pin holds). */
+  private readonly changedAgainst = new Map<string, string>();
 
   constructor(
     readonly store: PinsPort,
@@ -27,6 +33,11 @@ export class PinSession {
   /** The manifest's own pins: authoritative, never rewritten by what the server says. */
   private get manifestPins(): Record<string, string> {
     return this.manifest().pins ?? {};
+  }
+
+  /** The pin in force for a tool, null before its first listing. */
+  private pinOf(tool: string, row = this.store.get(this.release, tool)): string | null {
+    return this.manifestPins[tool] ?? row?.digest ?? null;
   }
 
   /** The definitions of the listing in progress: a page after one with a nextCursor continues it
@@ -51,6 +62,8 @@ export class PinSession {
       this.listing.set(t.name, d);
       seen.set(t.name, d);
       this.current.set(t.name, d);
+      const pin = this.pinOf(t.name);
+      if (pin !== null && d !== pin) this.changedAgainst.set(t.name, pin);
     }
     return seen;
   }
@@ -70,23 +83,26 @@ export class PinSession {
         }
         continue;
       }
+      // The pinned definition shown again leaves a change awaiting review as it is.
       const pinned = manifestPin ?? row.digest;
-      const observed = digest === pinned ? null : digest;
-      if (observed !== row.observed) {
-        this.store.setObserved(this.release, tool, observed);
-        if (observed) facts.push({ kind: 'pins', action: 'changed', tool, pinned, observed });
-        else facts.push({ kind: 'pins', action: 'restored', tool, digest: pinned });
+      if (digest !== pinned && digest !== row.observed) {
+        this.store.setObserved(this.release, tool, digest);
+        facts.push({ kind: 'pins', action: 'changed', tool, pinned, observed: digest });
       }
     }
     return facts;
   }
 
-  /** The pinned digest and the one in force for a tool; `changed` when they differ. */
+  /**
+   * The pinned digest of a tool; `changed` when the server listed another definition (in this
+   * session, or as recorded by any gate on the store) since that pin was set.
+   */
   status(tool: string): { pinned: string | null; changed: boolean } {
     const row = this.store.get(this.release, tool);
-    const pinned = this.manifestPins[tool] ?? row?.digest ?? null;
+    const pinned = this.pinOf(tool, row);
     if (pinned === null) return { pinned, changed: false };
-    const now = this.current.get(tool) ?? row?.observed ?? pinned;
-    return { pinned, changed: now !== pinned };
+    const now = this.current.get(tool) ?? pinned;
+    const awaiting = row?.observed != null && row.observed !== pinned;
+    return { pinned, changed: now !== pinned || awaiting || this.changedAgainst.get(tool) === pinned };
   }
 }

@@ -58,7 +58,7 @@ test('two sessions of one gate: a label earned in one never refuses a call of th
   assert.equal(b.label, 'public');
 }));
 
-test("the pins view is per session: one session's changed tool list does not refuse another's calls", withGate(async (gate) => {
+test("a change one session saw awaits review for every session: another that lists the pinned definition is refused too (ADR 090)", withGate(async (gate) => {
   const a = gate.openSession();
   const b = gate.openSession();
   const list = (description: string) => ({ tools: [{ name: 'post_public', description, inputSchema: { type: 'object' } }] });
@@ -68,6 +68,8 @@ test("the pins view is per session: one session's changed tool list does not ref
   const call = { tool: 'post_public', arguments: { text: 'x' }, meta: {} };
   const fromA = await gate.handleCall(call, answer('posted'), a);
   assert.equal(fromA.kind === 'refused' && fromA.data.reason, 'tool_definition_changed');
+  await gate.parts.commit.run(() => undefined); // the change is recorded
   gate.observeToolList(list('posts a note'), b);
-  assert.equal((await gate.handleCall(call, answer('posted'), b)).kind, 'forwarded');
+  const fromB = await gate.handleCall(call, answer('posted'), b);
+  assert.equal(fromB.kind === 'refused' && fromB.data.reason, 'tool_definition_changed');
 }));
