@@ -72,21 +72,24 @@ function open(values: { home?: unknown; store?: unknown }): Promise<OpenedHome> 
 }
 
 /**
- * `read(fn)` runs fn over the operations for list and show. A home's operations.db is opened
- * read-only, without the gate key: a reader never creates, migrates or write-locks a running
- * gate's store, and needs no key (nor a token's PIN). A shared store is read in a transaction.
+ * `read(fn)` runs fn over the operations for list and show, read-only and without the gate key
+ * (nor a token's PIN): a reader never creates, migrates or locks a running gate's store. A home's
+ * operations.db is opened read-only; a shared store is read in READ ONLY transactions that take
+ * no row lock, and needs no home at all (the fleet's operations are every gate's).
  */
-async function reading(values: { home?: unknown; store?: unknown }): Promise<{ read<T>(fn: (ops: OperationsPort) => T): Promise<T>; close(): void }> {
-  if (storeTarget(values.store as string | undefined).kind === 'sqlite') {
+async function reading(values: { home?: unknown; store?: unknown }): Promise<{ read<T>(fn: (ops: OperationsPort) => T): Promise<T>; close(): Promise<void> }> {
+  const target = storeTarget(values.store as string | undefined);
+  if (target.kind === 'sqlite') {
     const r = await opening(() => {
       const paths = resolveHome(values.home as string | undefined);
       checkHomeDir(paths);
       return openOperationsReader(paths.operations);
     });
-    return { read: async (fn) => fn(r.operations), close: () => r.close() };
+    return { read: async (fn) => fn(r.operations), close: async () => r.close() };
   }
-  const h = await open(values);
-  return { read: (fn) => h.store.transact(() => fn(h.store.operations)), close: () => h.close() };
+  const { openPostgresOperationsReader } = await import('../store/postgres/store.js');
+  const r = await opening(() => openPostgresOperationsReader(target));
+  return { read: (fn) => r.read(fn), close: () => r.end() };
 }
 
 /** An id as given, or as a JSON string when it holds anything a terminal might interpret. */
@@ -116,7 +119,7 @@ async function list(argv: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    h.close();
+    await h.close();
   }
 }
 
@@ -146,7 +149,7 @@ async function show(argv: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    h.close();
+    await h.close();
   }
 }
 

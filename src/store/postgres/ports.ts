@@ -91,9 +91,14 @@ const byChange = (a: Operation, b: Operation) => (a.updated_at < b.updated_at ? 
 export class PgOperations extends RunRows<Operation> implements OperationsPort {
   protected readonly rowsKey = 'ops';
 
+  /** `lock`: a decision locks the row it reads; a reader (ops list, show) never waits for a gate's lock. */
+  constructor(slot: UnitSlot, s: string, private readonly lock = true) {
+    super(slot, s);
+  }
+
   get(id: string): Operation | null {
     return this.row(id, key('op', id), async (c) => {
-      const r = await c.query<OpRow>(`SELECT * FROM ${this.s}.operations WHERE id = $1 FOR UPDATE`, [enc(id)]);
+      const r = await c.query<OpRow>(`SELECT * FROM ${this.s}.operations WHERE id = $1${this.lock ? ' FOR UPDATE' : ''}`, [enc(id)]);
       return r.rows[0] ? opFromRow(r.rows[0]) : null;
     });
   }

@@ -10,7 +10,7 @@
 // `timeoutMs`: every job of the batch rejects (the gate refuses fail_closed) and the connection is
 // dropped; the next batch connects again, so the gate recovers without a restart.
 import pg from 'pg';
-import { StoreError, type LedgerSnapshot, type Store } from '../ports.js';
+import { StoreError, type LedgerSnapshot, type OperationsPort, type Store } from '../ports.js';
 import { GATE_SETTINGS } from '../target.js';
 import { Conflict, Suspend, Unit, UnitSlot, type Carry } from './unit.js';
 import { PgAnchors, PgLedger, PgOperations, PgPins, PgRates, PgReceipts } from './ports.js';
@@ -116,6 +116,8 @@ class Transactor {
     private readonly timeoutMs: number,
     private readonly maxBatch: number,
     private readonly laterMs = 2,
+    /** Every transaction READ ONLY (a reader's: a write, or a lock asked for, is an error). */
+    private readonly readOnly = false,
   ) {}
 
   run<T>(fn: () => T): Promise<T> {
@@ -255,7 +257,7 @@ class Transactor {
     const carried = new Map<string, unknown>();
     for (const job of batch) {
       for (let tries = 1; ; tries++) {
-        const before = begin ? 'BEGIN ISOLATION LEVEL READ COMMITTED; ' : release ? 'RELEASE SAVEPOINT job; ' : '';
+        const before = begin ? (this.readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ' : 'BEGIN ISOLATION LEVEL READ COMMITTED; ') : release ? 'RELEASE SAVEPOINT job; ' : '';
         await c.query(`${before}SAVEPOINT job; SET LOCAL lock_timeout = '${holding ? 1 : this.timeoutMs}ms'`);
         begin = false;
         release = false;
@@ -401,6 +403,25 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<Postgres
     return r.rows[0].public_key;
   });
   return portsOver(opts.url, opts.gateId, pem, schema, timeoutMs, opts.maxBatch ?? 256);
+}
+
+/**
+ * The fleet's operations, read-only (ops list and show): no gate key nor gate id, every
+ * transaction READ ONLY, no row lock asked for, so a reader never waits for (nor holds up) a gate
+ * deciding on a row. The schema must exist, and be one this cloakpipe knows.
+ */
+export async function openPostgresOperationsReader(opts: { url: string; schema?: string; timeoutMs?: number }): Promise<{ read<T>(fn: (ops: OperationsPort) => T): Promise<T>; end(): Promise<void> }> {
+  const schema = opts.schema ?? 'cloakpipe';
+  const timeoutMs = opts.timeoutMs ?? 5_000;
+  await withClient(opts.url, timeoutMs, async (c) => {
+    const v = await schemaVersion(c, schema);
+    if (v === 0) throw new StoreError(`no cloakpipe schema in the PostgreSQL store (run cloakpipe init --store … --gate-id NAME)`);
+    if (v > SCHEMA_VERSION) throw new StoreError(`the PostgreSQL schema is at version ${v}, newer than this cloakpipe (${SCHEMA_VERSION}): upgrade it`);
+  });
+  const slot = new UnitSlot();
+  const tx = new Transactor(opts.url, slot, timeoutMs, 1, undefined, true);
+  const operations = new PgOperations(slot, ident(schema), false);
+  return { read: (fn) => tx.run(() => fn(operations)), end: () => tx.end() };
 }
 
 /** Every registered gate and its public key (PEM), by name. */
