@@ -7,6 +7,7 @@
 // to the agent (refused response, agent gone) ends `not_forwarded`.
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import { fingerprintOf } from '../../core/call.js';
+import { digestJson, type Digest } from '../../core/digest.js';
 import type { RefusalCode } from '../../core/refusal.js';
 import type { RefusalData, UpstreamReply } from '../../core/outcome.js';
 import { NotForwarded, Unattributed, type Forward } from '../../gate/gate.js';
@@ -36,14 +37,15 @@ interface Waiting {
 
 /** Released calls waiting for their results, at most this many (the oldest ends unknown). */
 const MAX_WAITING = 4096;
-/** Result ids already seen, so a history re-sent with every request is not read again. */
+/** Results already seen, so a history re-sent with every request is not read again. */
 const MAX_SEEN = 8192;
 
 export class LlmSession {
   /** By call id: more than one when the model reused an id before its call's result came back. */
   private readonly waiting = new Map<string, Waiting[]>();
   private waiters = 0;
-  private readonly seen = new Set<string>();
+  /** By result id: the digest of the content last read under it. */
+  private readonly seen = new Map<string, Digest>();
   /** The gate's handling of every call not settled yet (shutdown waits for their entries). */
   private readonly handling = new Set<Promise<unknown>>();
 
@@ -119,10 +121,13 @@ export class LlmSession {
    * one the gate never released (sent before it started, or made up) raises the label by
    * classification, as server output outside a gated call does. A result under an id several
    * open calls share is none's for sure: each ends unknown, its label raised by its own tool.
+   * A result seen before is read again only when its content changed: the history an agent
+   * sends back is its own to edit, and the label must follow what reaches the model.
    */
   results(results: ToolResult[]): void {
     const settled = new Set<string>();
     for (const r of results) {
+      const digest = digestJson(r.content);
       const ws = this.waiting.get(r.id);
       if (ws) {
         this.waiting.delete(r.id);
@@ -131,11 +136,12 @@ export class LlmSession {
         const reply = r.isError ? { error: r.content } : { result: r.content };
         if (ws.length === 1) ws[0].resolve(reply);
         else for (const w of ws) w.reject(new Unattributed(reply));
-      } else if (!this.seen.has(r.id) || settled.has(r.id)) {
-        // Never released, or a second result under an id this request already settled.
+      } else if (this.seen.get(r.id) !== digest || settled.has(r.id)) {
+        // Never released, other content under a settled id, or a second result under an id
+        // this request already settled.
         this.gate.observeServerOutput(r.content);
       }
-      this.see(r.id);
+      this.see(r.id, digest);
     }
   }
 
@@ -181,9 +187,9 @@ export class LlmSession {
     return true;
   }
 
-  private see(id: string): void {
+  private see(id: string, digest: Digest): void {
     this.seen.delete(id);
-    this.seen.add(id);
-    if (this.seen.size > MAX_SEEN) this.seen.delete(this.seen.values().next().value as string);
+    this.seen.set(id, digest);
+    if (this.seen.size > MAX_SEEN) this.seen.delete(this.seen.keys().next().value as string);
   }
 }
