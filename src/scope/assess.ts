@@ -124,10 +124,14 @@ function gateStats(tool: string, ledger: LedgerFacts, outcomes: Map<string, Stor
   };
 }
 
+/** What an empty ledger is, and what it cannot be told apart from (ADR 087). */
+export const LEDGER_EMPTY = 'no gate has recorded in it yet; a ledger whose every entry was deleted reads the same';
+
 function ledgerUnusable(ledger: LedgerFacts | null): Finding | null {
   if (!ledger) return f('not_assessed', 'no ledger given (--home)');
   if (ledger.broken)
     return f('not_established', `the ledger failed verification at entry ${ledger.broken.seq} (${ledger.broken.why}): nothing in it is used as evidence`);
+  if (ledger.empty) return f('not_established', `the ledger holds no entry (${LEDGER_EMPTY}): nothing in it is evidence`);
   return null;
 }
 

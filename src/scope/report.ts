@@ -3,7 +3,7 @@
 // each missing piece, and the text never omits that a declared path set is not evidence.
 // Paths of the machine (home, evidence locations) stay out: files appear by name and digest.
 import type { LoadedManifest } from '../contract/manifest.js';
-import { assess, DECLARATION_IS_NOT_EVIDENCE, type EffectReport, type Finding, type ScopeInputs, type Status } from './assess.js';
+import { assess, DECLARATION_IS_NOT_EVIDENCE, LEDGER_EMPTY, type EffectReport, type Finding, type ScopeInputs, type Status } from './assess.js';
 import type { EvidenceFile } from './evidence.js';
 import type { LedgerFacts } from './sources.js';
 
@@ -13,7 +13,7 @@ export interface ScopeReport {
   format: typeof REPORT_FORMAT;
   version: 1;
   manifest: { release: string; digest: string };
-  ledger: { source: string; entries: number; decisions: number; verified: boolean; broken: { seq: number; why: string } | null; stored_outcomes: number | null } | null;
+  ledger: { source: string; entries: number; decisions: number; verified: boolean; empty: boolean; broken: { seq: number; why: string } | null; stored_outcomes: number | null } | null;
   evidence: { name: string; digest: string; shape: EvidenceFile['shape']; producer: string; records: Record<string, number>; notes: string[] }[];
   effects: EffectReport[];
   note: string;
@@ -29,7 +29,8 @@ export function buildReport(manifest: LoadedManifest, inp: Omit<ScopeInputs, 'ma
       source: l.describe,
       entries: l.entries,
       decisions: l.decisions.length,
-      verified: l.broken === null,
+      verified: l.broken === null && !l.empty,
+      empty: l.empty,
       broken: l.broken,
       stored_outcomes: inp.outcomes ? inp.outcomes.size : null,
     },
@@ -77,7 +78,11 @@ export function renderText(r: ScopeReport): string {
   else
     lines.push(
       `ledger    ${r.ledger.source}: ${r.ledger.entries} entries, ${r.ledger.decisions} decisions, ` +
-        (r.ledger.broken ? `FAILED verification at entry ${r.ledger.broken.seq} (${r.ledger.broken.why})` : 'chain and signatures verified') +
+        (r.ledger.broken
+          ? `FAILED verification at entry ${r.ledger.broken.seq} (${r.ledger.broken.why})`
+          : r.ledger.empty
+            ? `empty (${LEDGER_EMPTY}): nothing to verify`
+            : 'chain and signatures verified') +
         (r.ledger.stored_outcomes === null ? '; no operations database' : `; ${r.ledger.stored_outcomes} stored operations`),
     );
   if (!r.evidence.length) lines.push('evidence  none given (--evidence)');

@@ -60,6 +60,8 @@ export interface LedgerFacts {
   entries: number;
   /** null when the chain and every signature verified. */
   broken: { seq: number; why: string } | null;
+  /** It holds no entry: nothing failed, nothing in it is evidence (a home no gate has run in yet). */
+  empty: boolean;
   decisions: DecisionFact[];
   /** Result entries by the seq of the decision they settle. */
   results: Map<number, ResultFact[]>;
@@ -69,7 +71,7 @@ export interface LedgerFacts {
 
 /** Verify a ledger and read the facts the report uses from its verified entries. */
 export async function readLedgerFacts(src: LedgerSource): Promise<LedgerFacts> {
-  const facts: LedgerFacts = { describe: src.describe, entries: 0, broken: null, decisions: [], results: new Map(), reconciled: new Map() };
+  const facts: LedgerFacts = { describe: src.describe, entries: 0, broken: null, empty: false, decisions: [], results: new Map(), reconciled: new Map() };
   let mode: DecisionFact['mode'] = null;
   const take = (e: LedgerEntry) => {
     switch (e.kind) {
@@ -100,8 +102,10 @@ export async function readLedgerFacts(src: LedgerSource): Promise<LedgerFacts> {
     }
   };
   // A verified entry was written by the gate key holder, so its kind's fields are as typed.
-  const report = await verifyLedger(src.source, { publicKey: src.publicKey, onEntry: (e) => take(e as unknown as LedgerEntry) });
+  // An empty ledger is reported as empty (ADR 087 keeps it from reading as verified), not broken.
+  const report = await verifyLedger(src.source, { publicKey: src.publicKey, allowEmpty: true, onEntry: (e) => take(e as unknown as LedgerEntry) });
   facts.entries = report.entries;
+  facts.empty = !report.failure && report.entries === 0;
   if (report.failure) {
     const f = report.failure;
     facts.broken = { seq: f.seq ?? report.entries, why: `${f.code}: ${f.detail}` };
