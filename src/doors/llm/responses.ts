@@ -30,10 +30,15 @@ function results(request: JsonValue): ToolResult[] {
  * The agent runs `function` tools; every other kind the API runs itself (web and file search,
  * code interpreter, remote MCP, image generation, computer use) or sends as free text the gate
  * cannot read as arguments (`custom`, `local_shell`, `apply_patch`). A stored prompt can bring
- * tools of its own, and a background response is fetched later, past the gate.
+ * tools of its own, and a background response is fetched later, past the gate. What the API
+ * stores (an earlier response, a conversation, an item by id, a compacted context) reaches the
+ * model without passing the gate, tool output and all: the label could not follow it (ADR 096).
  */
 function undecidable(request: JsonObject): string | null {
   if (!absent(request.prompt)) return 'prompt: a stored prompt can bring tools the gate does not see';
+  for (const member of STORED_CONTEXT) {
+    if (!absent(request[member])) return `${member}: the model would read context the API stores, which the gate cannot see: send the whole input`;
+  }
   const output = unattributedOutput(request.input, 'input', unattributable);
   if (output !== null) return output;
   if (request.background !== undefined && request.background !== null && request.background !== false) return 'background: the response would be fetched later, past the gate';
@@ -41,11 +46,13 @@ function undecidable(request: JsonObject): string | null {
   return tool && `${tool}: not of type function: the model API runs it itself, or its calls are not arguments the gate can decide`;
 }
 
-/**
- * Input items that carry no tool output: messages, the agent's record of the model's own items,
- * and references to what the model API stores (as `previous_response_id` does).
- */
-const QUIET_INPUT = new Set(['message', 'function_call', 'reasoning', 'item_reference', 'compaction']);
+/** Request members that make the model read what the API stores instead of what the request holds. */
+const STORED_CONTEXT = ['previous_response_id', 'conversation'];
+
+/** Input items that carry no tool output: messages and the agent's record of the model's own items. */
+const QUIET_INPUT = new Set(['message', 'function_call', 'reasoning']);
+/** Input items that stand for content the API stores: an item by its id, a compacted context (encrypted). */
+const STORED_INPUT = new Set(['item_reference', 'compaction']);
 const MESSAGE_ROLES = new Set(['user', 'assistant', 'system', 'developer']);
 
 /**
@@ -60,6 +67,7 @@ function unattributable(item: JsonValue): string | null {
   if (item.type === 'function_call_output') return isString(item.call_id) ? null : 'a function call output without a call_id';
   if (item.type === 'message') return isString(item.role) && MESSAGE_ROLES.has(item.role) ? null : 'a message of a role the gate does not read';
   if (isString(item.type) && QUIET_INPUT.has(item.type)) return null;
+  if (isString(item.type) && STORED_INPUT.has(item.type)) return `${item.type}: content the API stores, which the gate cannot see: send the whole input`;
   return 'an item that may carry the output of a call the gate never decided: the gate cannot attribute it';
 }
 
