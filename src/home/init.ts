@@ -2,9 +2,10 @@
 // an existing ledger or operations database: a new key would orphan the ledger the old one
 // signed (and start-up refuses a ledger its key did not sign). Every file it creates is 0600,
 // the home and its inbox 0700. An init that cannot finish (a full disk, a folder it may not
-// write) removes the files it created: a key left without its ledger would make every later
+// write) removes the files and folders it created: a key left without its ledger would make every later
 // init refuse to overwrite it.
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import { initPostgresStore } from '../store/postgres/store.js';
@@ -69,18 +70,43 @@ function refuseExistingKey(home: HomePaths): void {
 const databaseFiles = (path: string) => [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
 
 /**
- * Runs `create`, which pushes onto `made` each file once it has created it; if `create` throws,
- * removes those files and throws a HomeError that says so. Only what this run created is
- * removed: a second init racing on the same home loses at the key's exclusive create and must
- * not take the winner's files with it. Folders stay (an empty home or inbox is a home init
- * completes when run again).
+ * Creates `dir` and its missing parents, 0700, and returns each folder it created, outermost
+ * first (none when `dir` was there).
+ */
+function makeDir(dir: string): string[] {
+  if (existsSync(dir)) return []; // a file there is checkHomeDir's to name
+  const first = mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (first === undefined) return [];
+  const made: string[] = [];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    made.unshift(d);
+    if (d === resolve(first) || dirname(d) === d) return made;
+  }
+}
+
+/**
+ * Runs `create`, which pushes onto `made` each file or folder once it has created it (a folder
+ * before what it holds); if `create` throws, removes them and throws a HomeError that says so:
+ * an init that fails leaves nothing, not even the empty folders of a home it had begun. Only
+ * what this run created is removed, and a folder only when empty: a second init racing on the
+ * same home loses at the key's exclusive create and must not take the winner's files with it.
  */
 function createOrUndo<T>(home: HomePaths, create: (made: string[]) => T): T {
   const made: string[] = [];
   try {
     return create(made);
   } catch (e) {
-    for (const f of made.reverse()) rmSync(f, { force: true });
+    for (const f of made.reverse()) {
+      try {
+        rmSync(f, { force: true });
+      } catch {
+        try {
+          rmdirSync(f); // a folder: removed only when empty
+        } catch {
+          // what it holds is not this run's
+        }
+      }
+    }
     if (e instanceof HomeError) throw e;
     const code = (e as { code?: unknown }).code;
     const message = (e as Error).message;
@@ -94,17 +120,12 @@ export function initHome(dir?: string, key?: KeyChoice): HomePaths & { generated
   for (const [what, p] of [['ledger', home.ledger], ['operations', home.operations]] as const)
     if (existsSync(p))
       throw new HomeError(`${p} exists without its gate key; refusing to create a new key beside an existing ${what} database (restore the key, or move the home away)`);
-  let created = false;
-  try {
-    statSync(home.dir);
-  } catch {
-    mkdirSync(home.dir, { recursive: true, mode: 0o700 });
-    created = true;
-  }
-  if (created) chmodSync(home.dir, 0o700); // whatever the umask
-  checkHomeDir(home);
   return createOrUndo(home, (made) => {
-    mkdirSync(home.approvals, { recursive: true, mode: 0o700 });
+    const dirs = makeDir(home.dir);
+    made.push(...dirs);
+    if (dirs.length) chmodSync(home.dir, 0o700); // whatever the umask
+    checkHomeDir(home);
+    made.push(...makeDir(home.approvals));
     chmodSync(home.approvals, 0o700);
     const { generated } = createGateKey(home, key, made);
     // The key is ours (its exclusive create succeeded) and no database was there: what SQLite
@@ -143,11 +164,11 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   } else {
     for (const [what, p] of [['ledger', home.ledger], ['operations', home.operations]] as const)
       if (existsSync(p)) throw new HomeError(`${p} exists without its gate key; refusing to create a new key beside an existing ${what} database`);
-    if (!existsSync(home.dir)) mkdirSync(home.dir, { recursive: true, mode: 0o700 });
-    chmodSync(home.dir, 0o700);
-    checkHomeDir(home);
     createOrUndo(home, (made) => {
-      mkdirSync(home.approvals, { recursive: true, mode: 0o700 });
+      made.push(...makeDir(home.dir));
+      chmodSync(home.dir, 0o700);
+      checkHomeDir(home);
+      made.push(...makeDir(home.approvals));
       chmodSync(home.approvals, 0o700);
       createGateKey(home, opts.key, made);
       writePrivate(home.gateId, gateId + '\n', made);

@@ -3,7 +3,8 @@
 // init killed between its key and its databases). A full disk: test/e2e/disk-full.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cloakpipe, makeHome } from '../helpers/cli.js';
 
@@ -39,4 +40,25 @@ test('init on a home with a ledger and no key: exit 2, nothing created beside th
   assert.equal(r.status, 2);
   assert.match(r.stderr, /ledger\.db exists without its gate key; refusing to create a new key beside an existing ledger database/);
   assert.throws(() => readFileSync(join(home, 'gate.key')), { code: 'ENOENT' });
+});
+
+test('init that fails midway leaves nothing behind: the folders it made (home, its parents, the inbox) are removed with its files; a home that was there stays, as it was', () => {
+  const root = mkdtempSync(join(tmpdir(), 'cp-init-undo-'));
+  try {
+    // A token whose module is not there: refused after the home and its inbox were made.
+    const key = `pkcs11:token=t;object=gate?module-path=${join(root, 'no-such-module.so')}`;
+    const home = join(root, 'new', 'deeper', 'home');
+    let r = cloakpipe(['init', '--home', home, '--key', key]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.deepEqual(readdirSync(root), [], 'no folder left of the home or its parents');
+
+    const existing = join(root, 'existing');
+    mkdirSync(existing, { mode: 0o700 });
+    r = cloakpipe(['init', '--home', existing, '--key', key]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.deepEqual(readdirSync(existing), [], 'the home that was there is kept, empty, without an inbox');
+    assert.equal(statSync(existing).mode & 0o777, 0o700);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
