@@ -9,7 +9,7 @@ import { parseEffects } from '../contract/effects.js';
 import { EvidenceError, loadEvidence } from '../scope/evidence.js';
 import { buildReport, renderText } from '../scope/report.js';
 import { HomeSources, outcomesOf, readLedgerFacts, SourceError, type LedgerFacts, type StoredOutcome } from '../scope/sources.js';
-import { openChain, openHomeWith } from '../home/open.js';
+import { openChain } from '../home/open.js';
 import { loadPublicKey } from '../ledger/keys.js';
 import { resolveHome } from '../store/home.js';
 import { storeTarget } from '../store/target.js';
@@ -116,10 +116,14 @@ async function fromSharedStore(dir: string, store: string | undefined): Promise<
   }
   const chain = await opening(() => openChain({ home: dir, store }));
   const ledger = await readLedgerFacts({ describe: `gate ${chain.gateId!} in the shared store (the home's gate.pub)`, source: { snapshot: chain.snapshot }, publicKey });
-  const h = await opening(() => openHomeWith({ home: dir, store }));
+  // Read-only, without the gate key: a report signs nothing.
+  const target = storeTarget(store);
+  if (target.kind !== 'postgres') throw new UsageError('--store must name the shared PostgreSQL store');
+  const { openPostgresOperationsReader } = await import('../store/postgres/store.js');
+  const r = await opening(() => openPostgresOperationsReader(target));
   try {
-    return [ledger, outcomesOf(await h.store.transact(() => h.store.operations.list(undefined, Number.MAX_SAFE_INTEGER)))];
+    return [ledger, outcomesOf(await r.read((ops) => ops.list(undefined, Number.MAX_SAFE_INTEGER)))];
   } finally {
-    h.close();
+    await r.end();
   }
 }
