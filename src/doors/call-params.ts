@@ -18,9 +18,10 @@ export function readCallParams(params: JsonValue | undefined): CallParams {
   }
   const p = params as JsonObject;
   const extra = Object.keys(p).filter((k) => !MEMBERS.has(k));
-  const args = p.arguments ?? {};
-  const meta = p._meta ?? {};
-  // A null task is not "no task": forwarded as {}, it would be a call sent with a task.
+  // Only an absent member is "none given": the SDK's server refuses a null arguments, drops a
+  // call whose _meta is null, and a null task forwarded as {} would be a call sent with a task.
+  const args = p.arguments === undefined ? {} : p.arguments;
+  const meta = p._meta === undefined ? {} : p._meta;
   const task = p.task === undefined ? {} : p.task;
   if (extra.length > 0 || !isJsonObject(args) || !isJsonObject(meta) || !isJsonObject(task)) {
     return { ok: false, detail: 'tools/call params hold only name, and arguments, _meta and task objects' };
