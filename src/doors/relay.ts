@@ -458,6 +458,8 @@ export class Relay {
 
   private fromUpstream(frame: InboundFrame): void {
     if (frame.kind === 'oversize') return dropped('frame_too_large', null);
+    // Not completely sent (the SDK's client never reads a last line without its newline).
+    if (frame.unterminated) return dropped('unterminated_line', frame.bytes);
     let msg: RpcMessage;
     try {
       msg = decodeLine(frame.bytes, { maxLineBytes: Number.MAX_SAFE_INTEGER }); // the transport bounds size

@@ -19,6 +19,7 @@
 // `failed_silent` does the same with task `silent-N`, whose tasks/result it never answers.
 // `late_task` answers call N after 1.5 s with task `made-late-N`, which its tasks/cancel cancels.
 // A resources/read of `hang:` is never answered; INIT_DELAY_MS delays the initialize answer.
+// Tool `unended` writes its answer without the closing newline and exits (it died mid-write).
 import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 
@@ -38,7 +39,7 @@ process.on('SIGTERM', () => {
   process.exit(0);
 });
 
-const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count', 'failed_task', 'fetched_count', 'failed_silent', 'late_task', 'gather'];
+const TOOLS = ['dup_result', 'dup_id', 'result_and_error', 'bom', 'batch', 'trailing', 'twice', 'spaced', 'arm', 'echo', 'hang', 'slow', 'same_task', 'cancelled_task', 'lasting_task', 'lasting_count', 'failed_task', 'fetched_count', 'failed_silent', 'late_task', 'gather', 'unended'];
 const heldCancels = new Map<string, unknown>(); // task id → the id of its tasks/cancel, answered late
 let lasting = 0;
 let fetched = 0;
@@ -127,6 +128,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       return void setTimeout(() => out(JSON.stringify({ jsonrpc: '2.0', id, result: { task: task(`made-late-${id}`, 'working') } }) + '\n'), 1500);
     case 'fetched_count':
       return out(ok(id, String(fetched)) + '\n');
+    case 'unended':
+      return void process.stdout.write(ok(id, text), () => process.exit(0));
     case 'slow':
       peak = Math.max(peak, ++outstanding);
       if (process.env.PEAK_FILE) writeFileSync(process.env.PEAK_FILE, String(peak));

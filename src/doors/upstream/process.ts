@@ -91,14 +91,15 @@ export class ProcessTransport implements Transport {
     const child = spawnUpstream(this.command, this.args, (e) => report(null, null, e), this.options);
     this.child = child;
     const framer = new LineFramer({ maxLineBytes: MAX_SERVER_LINE });
-    const deliver = (events: FrameEvent[]) => {
+    const deliver = (events: FrameEvent[], unterminated = false) => {
       for (const ev of events) {
-        if (ev.kind === 'line') this.onframe?.({ kind: 'frame', bytes: ev.line });
+        if (ev.kind === 'line') this.onframe?.(unterminated ? { kind: 'frame', bytes: ev.line, unterminated } : { kind: 'frame', bytes: ev.line });
         else if (ev.kind === 'tooLarge') this.onframe?.({ kind: 'oversize', id: null, limit: MAX_SERVER_LINE });
       }
     };
     child.stdout!.on('data', (chunk: Buffer) => deliver(framer.push(chunk)));
-    child.stdout!.on('end', () => deliver(framer.end()));
+    // A last line without its newline: the server died mid-write (the relay drops it).
+    child.stdout!.on('end', () => deliver(framer.end(), true));
     child.stdin!.on('error', () => undefined); // EPIPE after the server died: exit reports it
     child.on('close', (code, signal) => report(code, signal));
     // The upstream never outlives the gate, whatever way the gate's process exits; when it is
