@@ -7,7 +7,7 @@
 // key only (its public key must be the one opened first). Several signers may share a module in
 // one process (the inbox holds an approver key and the gate key, ADR 061): its initialisation and
 // the handles it hands out are the process's, so no signer finalises it under another.
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { realpathSync } from 'node:fs';
 import type * as Pkcs11 from 'pkcs11js';
@@ -376,8 +376,9 @@ export class Pkcs11Signer implements Signer {
       ...(opts.uri.object !== undefined ? [{ type: pkcs.CKA_LABEL, value: opts.uri.object }] : []),
       ...(opts.uri.id ? [{ type: pkcs.CKA_ID, value: opts.uri.id }] : []),
     ];
+    let made: Pkcs11.KeyPair;
     try {
-      return p.C_GenerateKeyPair(
+      made = p.C_GenerateKeyPair(
         session,
         { mechanism: CKM_EC_EDWARDS_KEY_PAIR_GEN },
         named([
@@ -396,6 +397,23 @@ export class Pkcs11Signer implements Signer {
       );
     } catch (e) {
       throw new TokenError(`token ${this.tokenName()} cannot generate an Ed25519 key pair (${ckr(e)})`);
+    }
+    if (!opts.uri.id) this.identify(session, made);
+    return made;
+  }
+
+  // Both halves get one CKA_ID, the public key's identifier (SHA-1 of the key, RFC 5280
+  // 4.2.1.2's method 1), which is how other PKCS#11 tools pair a private key with its public
+  // key. A token that will not set it keeps the pair without one: a key without CKA_ID (made
+  // before, or by another tool) is found by its label all the same.
+  private identify(session: Buffer, made: Pkcs11.KeyPair): void {
+    const { p, pkcs } = this;
+    try {
+      const [point] = p.C_GetAttributeValue(session, made.publicKey, [{ type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
+      const id = createHash('sha1').update(rawPoint(point)).digest();
+      for (const h of [made.publicKey, made.privateKey]) p.C_SetAttributeValue(session, h, [{ type: pkcs.CKA_ID, value: id }]);
+    } catch {
+      /* left without an id */
     }
   }
 
