@@ -1,6 +1,6 @@
 // Opening a token key from what the user gave: a pkcs11: URI (--key, or the one `init` recorded
 // in the home) and a PIN from --pin-file or CLOAKPIPE_PKCS11_PIN, never from the command line.
-import { readFileSync, statSync } from 'node:fs';
+import { readSecretFile, SecretFileError } from './secret-file.js';
 import { parsePkcs11Uri, UriError } from './uri.js';
 import { Pkcs11Signer, TokenError } from './pkcs11.js';
 
@@ -16,16 +16,15 @@ export interface KeyChoice {
 
 export const PIN_ENV = 'CLOAKPIPE_PKCS11_PIN';
 
-/** The PIN: the file's first line (mode 0600: it unlocks the key), else the environment. `flag` names the file's flag. */
+/** The PIN: the file's first line (the reader's own, mode 0600: it unlocks the key), else the environment. `flag` names the file's flag. */
 export function readPin(pinFile: string | undefined, flag = '--pin-file'): string {
   if (pinFile !== undefined) {
     let text: string;
     try {
-      if ((statSync(pinFile).mode & 0o077) !== 0) throw new TokenError(`PIN file ${pinFile} is readable by others (mode must be 0600)`);
-      text = readFileSync(pinFile, 'utf8');
+      text = readSecretFile(pinFile, 'PIN file').toString('utf8');
     } catch (e) {
-      if (e instanceof TokenError) throw e;
-      throw new TokenError(`cannot read PIN file ${pinFile} (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
+      if (e instanceof SecretFileError) throw new TokenError(e.message);
+      throw e;
     }
     const pin = text.split(/\r?\n/)[0];
     if (!pin) throw new TokenError(`PIN file ${pinFile} is empty`);

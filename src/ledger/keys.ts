@@ -1,10 +1,11 @@
 // The gate's Ed25519 signing key in the home: PKCS#8 PEM, mode 0600, never overwritten. (A key in
 // a PKCS#11 token is keys/pkcs11.ts; either is a Signer.)
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { keyIdOf, type Signer } from '../core/signer.js';
 import { FileSigner } from '../keys/file.js';
 import { holdsPrivateKey, privateKeyRefusal } from '../keys/public.js';
+import { readSecretFile, SecretFileError } from '../keys/secret-file.js';
 
 export { keyIdOf };
 
@@ -35,15 +36,13 @@ export function loadPublicKey(path: string): KeyObject {
   return key;
 }
 
-/** An Ed25519 private key PEM that only its owner can read; `what` names it in errors. */
+/** An Ed25519 private key PEM of the reader's own that only it can read; `what` names it in errors. */
 export function loadEd25519PrivateKey(path: string, what: string, hint: string): KeyObject {
   let key: KeyObject;
   try {
-    const st = statSync(path);
-    if ((st.mode & 0o077) !== 0) throw new KeyError(`${what} ${path} is readable by others (mode must be 0600)`);
-    key = createPrivateKey(readFileSync(path));
+    key = createPrivateKey(readSecretFile(path, what));
   } catch (e) {
-    if (e instanceof KeyError) throw e;
+    if (e instanceof SecretFileError && e.refused) throw new KeyError(e.message);
     throw new KeyError(`cannot read ${what} ${path} (${hint})`);
   }
   if (key.asymmetricKeyType !== 'ed25519') throw new KeyError(`${what} ${path} is not Ed25519`);

@@ -1,0 +1,45 @@
+// A file that holds a secret the gate signs or logs in with (a private key, a token's PIN): read
+// only when it is its reader's own, as ssh reads an identity file. Refused, named: a file others
+// may read or write; one owned by another user, who can read it at will or put a key or PIN of
+// theirs in it (to have the gate sign with their key, or spend the token's PIN tries); a link
+// owned by another user, even to a file of the reader's; anything but a regular file (a FIFO
+// would hold the read for ever). Root's files and links are the reader's too: root can do anything.
+import { lstatSync } from 'node:fs';
+import { readBoundedFile } from '../util/regular-file.js';
+
+export class SecretFileError extends Error {
+  /** The file is there and was refused (its owner, mode or kind), not missing or unreadable. */
+  constructor(
+    message: string,
+    readonly refused = true,
+  ) {
+    super(message);
+  }
+}
+
+/** Far more than any key or PIN file holds: a larger file is not one. */
+const MAX_SECRET_FILE = 64 * 1024;
+
+function ownedByReader(uid: number | bigint): boolean {
+  const me = process.geteuid?.();
+  return me === undefined || Number(uid) === me || Number(uid) === 0;
+}
+
+/** The file's bytes; `what` names it in errors ("gate key", "PIN file"). Never its content in a message. */
+export function readSecretFile(path: string, what: string): Buffer {
+  let got: ReturnType<typeof readBoundedFile>;
+  try {
+    const link = lstatSync(path);
+    if (link.isSymbolicLink() && !ownedByReader(link.uid)) throw new SecretFileError(`${what} ${path} is a link owned by another user (uid ${link.uid}): refused`);
+    got = readBoundedFile(path, MAX_SECRET_FILE, { followLinks: true });
+  } catch (e) {
+    if (e instanceof SecretFileError) throw e;
+    const code = (e as NodeJS.ErrnoException).code ?? 'error';
+    throw new SecretFileError(`cannot read ${what} ${path} (${code})`, code === 'not a regular file');
+  }
+  if (got === null) throw new SecretFileError(`${what} ${path} is larger than ${MAX_SECRET_FILE / 1024} KiB: not a key or PIN file`);
+  const { stat } = got;
+  if (!ownedByReader(stat.uid)) throw new SecretFileError(`${what} ${path} is owned by another user (uid ${stat.uid}): it must be yours (mode 0600)`);
+  if ((Number(stat.mode) & 0o077) !== 0) throw new SecretFileError(`${what} ${path} is readable by others (mode must be 0600)`);
+  return got.bytes;
+}
