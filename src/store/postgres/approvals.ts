@@ -4,7 +4,7 @@
 // so of two inbox servers deciding one request at once exactly one wins.
 import { PRUNE_STEP, StoreError, type ApprovalRequest, type ApprovalRequestsPort, type ListedRequest, type OfferedReceipt } from '../ports.js';
 import { dec, decN, enc, encN } from './ports.js';
-import { expectRows, type UnitSlot } from './unit.js';
+import { Conflict, expectRows, type UnitSlot } from './unit.js';
 
 const key = (...parts: unknown[]) => JSON.stringify(parts);
 
@@ -68,7 +68,17 @@ export class PgApprovalRequests implements ApprovalRequestsPort {
   }
 
   record(r: ApprovalRequest): string {
+    // The receipts this run decided on. A refusal read them before it locked the request: an
+    // approval that committed in between (it takes the request and offers a receipt) left this
+    // refusal stale, and recording it put the approved call back in the inbox, waiting (READ
+    // COMMITTED: the check below is a statement after the lock, so it sees that approval).
+    const seen = new Set(this.offered(r.fingerprint).map((o) => o.receipt_id));
     const have = this.byFingerprint(r.fingerprint);
+    this.slot.get().write(async (c) => {
+      const now = await c.query<{ receipt_id: string }>(`SELECT receipt_id FROM ${this.s}.offered_receipts WHERE fingerprint = $1`, [r.fingerprint]);
+      // The job runs again, and decides on the receipt it now finds.
+      if (now.rows.some((o) => !seen.has(o.receipt_id))) throw new Conflict('a receipt was offered for this call while it was being decided');
+    });
     const params = [enc(r.tool), r.call, encN(r.task), enc(r.label), r.entry, encN(r.gate), r.rule, r.created_at, r.expires_at];
     if (have) {
       const next = { ...r, id: have.id };
