@@ -15,6 +15,7 @@ import { isDigest, type Digest } from '../core/digest.js';
 import { receiptId, signReceipt, type Receipt } from '../approvals/receipt.js';
 import { resolveHome } from '../store/home.js';
 import { visible } from './visible.js';
+import { OutputClosed, sayTo, writeOutput } from '../util/out/index.js';
 
 export const MAX_TTL_MS = 24 * 3_600_000;
 
@@ -32,7 +33,7 @@ until it expires.
                      are shown and you are asked to confirm on the terminal
   --context FILE     the task context the call belongs to (its task.id is part of the fingerprint)
   --ttl DURATION     how long the receipt is valid (default 15m, at most 24h)
-  --out FILE         write the receipt to FILE (never overwritten); default: stdout
+  --out FILE         write the receipt to FILE (replaced whole; a new file is 0600); default: stdout
   --home DIR         drop the receipt into DIR/approvals/, the gate's inbox
   --yes              confirm without asking. Required with --call when there is no terminal:
                      without a terminal nobody can be shown the call, so approve refuses to
@@ -167,9 +168,11 @@ export async function run(argv: string[]): Promise<number> {
   if (v.out !== undefined) {
     path = v.out as string;
     try {
-      writeNew(path, text);
+      // As every --out: replaced whole or not at all. A receipt lets a call run: a new file is 0600.
+      await writeOutput(path, text, 0o600);
     } catch (e) {
-      throw new UsageError(`cannot create ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+      if (e instanceof OutputClosed) throw e;
+      throw new UsageError(`cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   } else if (v.home !== undefined) {
     const dir = resolveHome(v.home as string).approvals;
@@ -184,10 +187,11 @@ export async function run(argv: string[]): Promise<number> {
       throw new UsageError(`cannot write into ${dir}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
     }
   }
+  // With --out /dev/stdout the receipt is stdout's: what approve says goes to stderr.
+  const say = sayTo(v.out as string | undefined);
   if (path === null) process.stdout.write(text);
-  else if (v.json)
-    process.stdout.write(JSON.stringify({ receipt: receiptId(receipt), path, fingerprint, expires_at: receipt.expires_at }) + '\n');
-  else process.stdout.write(`${path}\n`);
+  else if (v.json) say.write(JSON.stringify({ receipt: receiptId(receipt), path, fingerprint, expires_at: receipt.expires_at }) + '\n');
+  else say.write(`${path}\n`);
   return 0;
 }
 

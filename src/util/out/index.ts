@@ -29,8 +29,8 @@ function direct(fd: number): OutFile {
 /**
  * A file a user asked a command for (--out: a proof, a checkpoint, an export, a draft): replaced
  * whole or not at all, so a full disk never leaves part of one (a policy cut short could still
- * load); a symbolic link is followed, not replaced. A new file is 0644 under the umask, as any
- * program's output. A target that is not a regular file (a FIFO, a terminal) is written as it
+ * load); a symbolic link is followed, not replaced. A new file is `created` (0644) under the
+ * umask, as any program's output; an existing one keeps its mode. A target that is not a regular file (a FIFO, a terminal) is written as it
  * is: there is nothing to replace there. /dev/stdout and /dev/stderr (and /dev/fd/1, /dev/fd/2)
  * are written through the process's own streams, wherever the caller pointed them: a log opened
  * with >> is appended to, not replaced (which would drop what it held), and a pipe or a socket
@@ -38,7 +38,7 @@ function direct(fd: number): OutFile {
  * written: cloakpipe cannot tell one its caller gave from its own (Node's internal pipes: a
  * write into one crashed it, SIGSEGV).
  */
-export function openOutput(path: string): OutFile {
+export function openOutput(path: string, created = 0o644): OutFile {
   const fd = ownDescriptor(path);
   if (fd === 1) return streamOut(process.stdout, path);
   if (fd === 2) return streamOut(process.stderr, path);
@@ -51,12 +51,12 @@ export function openOutput(path: string): OutFile {
     // absent: created
   }
   if (!regular) return direct(openSync(path, 'w'));
-  return { ...removedOnSignal(() => replacing(path, { created: 0o644 })), delivered: nothingPending };
+  return { ...removedOnSignal(() => replacing(path, { created })), delivered: nothingPending };
 }
 
 /** `data` to `path` as openOutput writes it, whole; resolves once it has left this process. */
-export async function writeOutput(path: string, data: string): Promise<void> {
-  const o = openOutput(path);
+export async function writeOutput(path: string, data: string, created?: number): Promise<void> {
+  const o = openOutput(path, created);
   whole(o, data);
   await o.delivered();
 }
