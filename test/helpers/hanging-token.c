@@ -1,6 +1,6 @@
 /* A hostile PKCS#11 token for tests: every call goes to the real module named by
-   HANGING_TOKEN_MODULE (SoftHSM), but C_Sign and C_Login wait, inside the module, for as long as
-   the file HANGING_TOKEN_FILE.sign (or .login) exists: a token that stops answering mid-call,
+   HANGING_TOKEN_MODULE (SoftHSM), but C_Sign, C_Login and C_Initialize wait, inside the module,
+   for as long as the file HANGING_TOKEN_FILE.sign (.login, .init) exists: a token that stops answering mid-call,
    as a network HSM gone silent does; and it counts logins. Compiled by hanging-token.ts. */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -23,6 +23,11 @@ static void wait_while_held(const char *what) {
 static CK_RV held_sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG n, CK_BYTE_PTR sig, CK_ULONG_PTR len) {
   wait_while_held("sign");
   return real->C_Sign(s, data, n, sig, len);
+}
+
+static CK_RV held_initialize(CK_VOID_PTR args) {
+  wait_while_held("init");
+  return real->C_Initialize(args);
 }
 
 /* Each login's answer is appended to HANGING_TOKEN_FILE.logins (its CKR value, never the PIN):
@@ -58,6 +63,7 @@ CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR out) {
     memcpy(&list, real, sizeof list);
     list.C_Sign = held_sign;
     list.C_Login = held_login;
+    list.C_Initialize = held_initialize;
   }
   *out = &list;
   return CKR_OK;

@@ -1,12 +1,12 @@
 // A SoftHSM token behind a module that can stop answering (hanging-token.c, compiled here with the
-// machine's C compiler against pkcs11js's PKCS#11 headers): C_Sign or C_Login wait inside the
-// module while `hold(...)` is on, in whichever thread called them; and every login is counted. A hostile token, not a stand-in
+// machine's C compiler against pkcs11js's PKCS#11 headers): C_Sign, C_Login or C_Initialize wait
+// inside the module while `hold(...)` is on, in whichever thread called them; and every login is counted. A hostile token, not a stand-in
 // for cloakpipe's code: every call it does answer is SoftHSM's own.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { ROOT, tempDir } from './cli.js';
+import { CLI, ROOT, tempDir } from './cli.js';
 import { freshToken, SOFTHSM_MODULE, type Token } from './softhsm.js';
 
 const SOURCE = join(ROOT, 'test/helpers/hanging-token.c');
@@ -21,12 +21,15 @@ function module(): string {
   return (built = out);
 }
 
+/** The calls the module can hold: C_Sign, C_Login, C_Initialize. */
+export type Held = 'sign' | 'login' | 'init';
+
 export interface HangingToken extends Token {
   /** The module path of the hostile module (in `uri()` already). */
   modulePath: string;
-  /** C_Sign (or C_Login) waits inside the module until `answer()`. */
-  hold(what: 'sign' | 'login'): void;
-  answer(what: 'sign' | 'login'): void;
+  /** C_Sign (C_Login, C_Initialize) waits inside the module until `answer()`. */
+  hold(what: Held): void;
+  answer(what: Held): void;
   /** Every C_Login the module answered, by its CKR value (0 = CKR_OK, 0xa0 = CKR_PIN_INCORRECT). */
   logins(): number[];
 }
@@ -44,4 +47,21 @@ export function hangingToken(): HangingToken {
     answer: (what) => rmSync(`${base}.${what}`, { force: true }),
     logins: () => (existsSync(`${base}.logins`) ? readFileSync(`${base}.logins`, 'utf8').split('\n').filter(Boolean).map(Number) : []),
   };
+}
+
+/** The command's exit, or null when it is still running `ms` later (it is then killed). */
+export function runFor(args: string[], env: NodeJS.ProcessEnv, ms: number): Promise<{ code: number | null; signal: string | null; stderr: string } | null> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve(null);
+    }, ms);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stderr });
+    });
+  });
 }

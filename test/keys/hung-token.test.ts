@@ -5,31 +5,13 @@
 // still ends. The real binary and a real SoftHSM token; every wait bounded.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { readFileSync } from 'node:fs';
-import { CLI, MEMORY, cloakpipe, tempDir, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
+import { MEMORY, cloakpipe, tempDir, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { startGate } from '../helpers/gate.js';
 import { hsmSkip } from '../helpers/softhsm.js';
-import { hangingToken, type HangingToken } from '../helpers/hanging-token.js';
-
-/** The command's exit, or null when it is still running `ms` later (it is then killed). */
-function runFor(args: string[], env: NodeJS.ProcessEnv, ms: number): Promise<{ code: number | null; signal: string | null; stderr: string } | null> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      resolve(null);
-    }, ms);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stderr });
-    });
-  });
-}
+import { hangingToken, runFor, type HangingToken } from '../helpers/hanging-token.js';
 
 /** A home whose gate key is in a token that answers until told to hold (answered again after the test). */
 function homeOnHangingToken(t: TestContext): { tok: HangingToken; env: NodeJS.ProcessEnv; home: string } {
