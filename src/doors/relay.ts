@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { isRpcId } from '../wire/jsonrpc.js';
 import { scanId } from '../wire/id-scan.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
-import { digestBytes } from '../core/digest.js';
+import { digestBytes, type Digest } from '../core/digest.js';
 import type { Call } from '../core/call.js';
 import type { RefusalCode } from '../core/refusal.js';
 import { outcomeOf, type CallOutcome, type RefusalData, type UpstreamReply } from '../core/outcome.js';
@@ -37,7 +37,8 @@ import { notForwardedResponse, refusalResponse, unknownOutcomeResponse, upstream
 /** What the relay needs from the gate: the gate itself (its default session) or gate.view(session). */
 export interface RelayGate {
   handleCall(call: Omit<Call, 'taskId'>, forward: Forward): Promise<CallOutcome>;
-  refuseWire(code: RefusalCode, detail: string, line: Uint8Array): Promise<RefusalData>;
+  /** `line`: the refused message's bytes, or the digest of one too large to hold. */
+  refuseWire(code: RefusalCode, detail: string, line: Uint8Array | { digest: Digest }): Promise<RefusalData>;
   /** The refusal for a call the gate failed on before it could answer otherwise. */
   failClosedRefusal(detail: string): RefusalData;
   observeServerOutput(output: JsonValue): void;
@@ -302,7 +303,7 @@ export class Relay {
   // ── host → upstream ──────────────────────────────────────────────────────────────────────
 
   private fromHost(frame: InboundFrame): void {
-    if (frame.kind === 'oversize') return this.refuse('frame_too_large', `line longer than ${frame.limit} bytes`, frame.id);
+    if (frame.kind === 'oversize') return this.refuse('frame_too_large', `line longer than ${frame.limit} bytes`, frame.id, { digest: frame.digest });
     const line = frame.bytes;
     // MCP's stdio messages end with a newline; the SDK's server never reads a last line without
     // one (the host died mid-write): the gate does not run it either.
@@ -438,7 +439,7 @@ export class Relay {
   }
 
   /** Refuse and record a host message; `id` undefined: a notification, recorded, not answered. */
-  private refuse(code: RefusalCode, detail: string, id: RpcId | null | undefined, line: Uint8Array = NO_LINE): void {
+  private refuse(code: RefusalCode, detail: string, id: RpcId | null | undefined, line: Uint8Array | { digest: Digest } = NO_LINE): void {
     this.refusing++;
     this.flow();
     const task = this.gate.refuseWire(code, detail, line).then(
@@ -457,7 +458,7 @@ export class Relay {
   // ── upstream → host ──────────────────────────────────────────────────────────────────────
 
   private fromUpstream(frame: InboundFrame): void {
-    if (frame.kind === 'oversize') return dropped('frame_too_large', null);
+    if (frame.kind === 'oversize') return dropped('frame_too_large', frame.digest);
     // Not completely sent (the SDK's client never reads a last line without its newline).
     if (frame.unterminated) return dropped('unterminated_line', frame.bytes);
     let msg: RpcMessage;
@@ -682,6 +683,7 @@ function taskIdOf(v: JsonValue | undefined): string | undefined {
 }
 
 /** An upstream message that never reaches the host: logged by its digest only. */
-function dropped(cause: string, bytes: Uint8Array | null, level: 'info' | 'warn' = 'warn'): void {
-  log[level]('upstream_message_dropped', { cause, ...(bytes ? { line_digest: digestBytes(bytes) } : {}) });
+function dropped(cause: string, bytes: Uint8Array | Digest | null, level: 'info' | 'warn' = 'warn'): void {
+  if (bytes !== null) log[level]('upstream_message_dropped', { cause, line_digest: typeof bytes === 'string' ? bytes : digestBytes(bytes) });
+  else log[level]('upstream_message_dropped', { cause });
 }

@@ -62,7 +62,7 @@ export class StdioHostTransport implements Transport {
     while (!this.paused && this.queue.length > 0) {
       const ev = this.queue.shift()!;
       if (ev.kind === 'line') this.onframe?.(ev.unterminated ? { kind: 'frame', bytes: ev.line, unterminated: true } : { kind: 'frame', bytes: ev.line });
-      else if (ev.kind === 'tooLargeEnd') this.onframe?.({ kind: 'oversize', id: ev.id, limit: this.maxLineBytes });
+      else if (ev.kind === 'tooLargeEnd') this.onframe?.({ kind: 'oversize', id: ev.id, limit: this.maxLineBytes, digest: ev.digest });
     }
     if (this.paused && this.queue.length > 0) this.input.pause();
     if (this.ended && this.queue.length === 0 && !this.paused) this.finish();

@@ -3,6 +3,7 @@
 // transport faces the tool server (a child process, an HTTP URL). Transports only frame bytes:
 // parsing, matching and deciding are the relay's, so every door gets the same checks.
 import type { RpcId } from '../wire/jsonrpc.js';
+import type { Digest } from '../core/digest.js';
 
 /**
  * What a transport hands the relay: the bytes of one message exactly as received (never
@@ -13,7 +14,8 @@ export type InboundFrame =
   /** `unterminated`: the peer's stream ended before this message's delimiter (a stdio line
    *  without its newline): it was not completely sent. */
   | { kind: 'frame'; bytes: Uint8Array; unterminated?: true }
-  | { kind: 'oversize'; id: RpcId | null; limit: number };
+  /** `digest`: of the whole message, hashed as it streamed by (it was never held). */
+  | { kind: 'oversize'; id: RpcId | null; limit: number; digest: Digest };
 
 /** How the peer went away: a process's exit status, or null when it has none (a closed stream). */
 export interface TransportClosed {

@@ -96,7 +96,7 @@ export class Gate {
   view(session: GateSession) {
     return {
       handleCall: (call: Omit<Call, 'taskId'>, forward: Forward) => this.handleCall(call, forward, session),
-      refuseWire: (code: RefusalCode, detail: string, line: Uint8Array) => this.refuseWire(code, detail, line, this.whoOf(session)),
+      refuseWire: (code: RefusalCode, detail: string, line: Uint8Array | { digest: Digest }) => this.refuseWire(code, detail, line, this.whoOf(session)),
       failClosedRefusal: (detail: string) => this.failClosedRefusal(detail),
       observeServerOutput: (output: JsonValue) => this.observeServerOutput(output, session),
       observeToolList: (result: JsonValue) => this.observeToolList(result, session),
@@ -172,8 +172,8 @@ export class Gate {
   }
 
   /** Record a wire-level refusal (the message was never forwarded), tied to `who` sent it when known. */
-  async refuseWire(code: RefusalCode, detail: string, line: Uint8Array, who: Who = {}): Promise<RefusalData> {
-    const line_digest = digestBytes(line);
+  async refuseWire(code: RefusalCode, detail: string, line: Uint8Array | { digest: Digest }, who: Who = {}): Promise<RefusalData> {
+    const line_digest = line instanceof Uint8Array ? digestBytes(line) : line.digest; // a line too large to hold: hashed as it passed
     const entry = await this.recordRefusal(code, { line_digest, ...whoFields(who) });
     log.info('wire_refusal', { reason: code, entry, line_digest });
     return { reason: code, detail, ...this.digests(), entry };

@@ -1,12 +1,16 @@
 // Newline-delimited framing for MCP's stdio transport. Guards against a peer that never sends a
 // newline: a line longer than the maximum is reported once (frame_too_large) and its bytes are
 // dropped until the next newline, so the framer never holds more than maxLineBytes of one line.
-// With `recoverIds`, the discarded bytes still pass through a bounded-memory id scan, and a
-// `tooLargeEnd` event at the line's end carries the id it read (a host can match the refusal).
+// With `recoverIds`, the discarded bytes still pass through a bounded-memory id scan and a
+// running SHA-256, and a `tooLargeEnd` event at the line's end carries the id it read (a host
+// can match the refusal) and the digest of the whole line (its record names what was refused).
+import { createHash, type Hash } from 'node:crypto';
 import { IdScanner } from './id-scan.js';
+import type { Digest } from '../core/digest.js';
 import type { RpcId } from './jsonrpc.js';
 
 export const DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024;
+const CR = Buffer.from([0x0d]);
 
 /**
  * A blank line (empty, or only spaces, tabs and CRs) carries no message and is skipped, never
@@ -22,8 +26,9 @@ export function isBlank(line: Uint8Array): boolean {
 export type FrameEvent =
   | { kind: 'line'; line: Buffer }
   | { kind: 'tooLarge'; tooLarge: true }
-  /** With `recoverIds`: the oversize line ended; the id read from it, or null. */
-  | { kind: 'tooLargeEnd'; id: RpcId | null };
+  /** With `recoverIds`: the oversize line ended; the id read from it, or null, and the digest
+   *  of its bytes as a complete line's would be (without `\n` and one trailing `\r`). */
+  | { kind: 'tooLargeEnd'; id: RpcId | null; digest: Digest };
 
 export interface LineFramerOptions {
   /** Largest line accepted, in bytes, counting everything before the `\n` (a `\r` included). */
@@ -39,6 +44,9 @@ export class LineFramer {
   private discarding = false;
   private readonly recoverIds: boolean;
   private scan: IdScanner | null = null;
+  private hash: Hash | null = null;
+  /** The discarded line's last byte so far was `\r`, not yet hashed: it may end the line. */
+  private heldCR = false;
 
   constructor(opts: LineFramerOptions = {}) {
     this.maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -60,7 +68,7 @@ export class LineFramer {
       const nl = buf.indexOf(0x0a, start);
       const end = nl < 0 ? buf.length : nl;
       if (this.discarding) {
-        this.scan?.push(buf.subarray(start, end));
+        this.discarded(buf.subarray(start, end));
         if (nl >= 0) this.endDiscard(events);
       } else {
         this.append(buf, start, end, events);
@@ -90,8 +98,10 @@ export class LineFramer {
     if (this.size + len > this.maxLineBytes) {
       if (this.recoverIds) {
         this.scan = new IdScanner();
-        for (const p of this.parts) this.scan.push(p);
-        this.scan.push(buf.subarray(start, end));
+        this.hash = createHash('sha256');
+        this.heldCR = false;
+        for (const p of this.parts) this.discarded(p);
+        this.discarded(buf.subarray(start, end));
       }
       this.parts = [];
       this.size = 0;
@@ -104,10 +114,21 @@ export class LineFramer {
     this.size += len;
   }
 
+  /** Bytes of an oversize line: scanned for its id and hashed as they pass, never held. */
+  private discarded(bytes: Buffer): void {
+    if (!this.scan || !this.hash || bytes.length === 0) return;
+    this.scan.push(bytes);
+    if (this.heldCR) this.hash.update(CR);
+    this.heldCR = bytes[bytes.length - 1] === 0x0d;
+    this.hash.update(this.heldCR ? bytes.subarray(0, bytes.length - 1) : bytes);
+  }
+
   private endDiscard(events: FrameEvent[]): void {
     this.discarding = false;
-    if (this.scan) events.push({ kind: 'tooLargeEnd', id: this.scan.result() });
+    if (this.scan && this.hash) events.push({ kind: 'tooLargeEnd', id: this.scan.result(), digest: `sha256:${this.hash.digest('hex')}` });
     this.scan = null;
+    this.hash = null;
+    this.heldCR = false;
   }
 
   private emitLine(events: FrameEvent[]): void {

@@ -90,11 +90,12 @@ export class ProcessTransport implements Transport {
     };
     const child = spawnUpstream(this.command, this.args, (e) => report(null, null, e), this.options);
     this.child = child;
-    const framer = new LineFramer({ maxLineBytes: MAX_SERVER_LINE });
+    // recoverIds: an oversize line is reported at its end with its digest (for the log).
+    const framer = new LineFramer({ maxLineBytes: MAX_SERVER_LINE, recoverIds: true });
     const deliver = (events: FrameEvent[], unterminated = false) => {
       for (const ev of events) {
         if (ev.kind === 'line') this.onframe?.(unterminated ? { kind: 'frame', bytes: ev.line, unterminated } : { kind: 'frame', bytes: ev.line });
-        else if (ev.kind === 'tooLarge') this.onframe?.({ kind: 'oversize', id: null, limit: MAX_SERVER_LINE });
+        else if (ev.kind === 'tooLargeEnd') this.onframe?.({ kind: 'oversize', id: ev.id, limit: MAX_SERVER_LINE, digest: ev.digest });
       }
     };
     child.stdout!.on('data', (chunk: Buffer) => deliver(framer.push(chunk)));
