@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
 import type { ChainView } from '../home/open.js';
-import { storeTarget } from '../store/target.js';
+import { GATE_ID, storeTarget } from '../store/target.js';
+import { visible } from './visible.js';
 import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
 import { AnchorError } from '../ledger/anchors/errors.js';
 import { formatDuration } from '../util/duration.js';
@@ -174,14 +175,24 @@ export async function run(argv: string[]): Promise<number> {
     return ok ? 0 : 1;
   }
   for (const r of reports) {
-    for (const w of r.warnings) process.stderr.write(`cloakpipe verify: gate ${r.gate}: warning: ${w}\n`);
-    process.stdout.write(`gate ${r.gate}: ${reportLines(r).join('\n')}\n`);
+    for (const w of r.warnings) process.stderr.write(`cloakpipe verify: gate ${shownGate(r.gate)}: warning: ${w}\n`);
+    process.stdout.write(`gate ${shownGate(r.gate)}: ${reportLines(r).join('\n')}\n`);
   }
   return ok ? 0 : 1;
 }
 
+/**
+ * A gate's name as the store holds it, for the auditor's terminal: a name init would not accept
+ * (a row written around init) is quoted and its hidden characters escaped, so an escape
+ * sequence in it cannot hide or rewrite the verdict printed after it.
+ */
+function shownGate(id: string): string {
+  return GATE_ID.test(id) ? id : visible(JSON.stringify(id));
+}
+
 function registeredKeyWarning(v: ChainView): string {
-  return `checked against the key registered for gate ${v.gateId} in the store itself: whoever can write the store can replace both; give --gate ${v.gateId} --public-key PEM with a key held apart`;
+  const g = shownGate(v.gateId!);
+  return `checked against the key registered for gate ${g} in the store itself: whoever can write the store can replace both; give --gate ${g} --public-key PEM with a key held apart`;
 }
 
 interface Trust {
