@@ -13,7 +13,7 @@ import { openHomeWith } from '../home/open.js';
 import { DecisionJournal } from '../inbox/decision-journal.js';
 import { isLoopback } from '../doors/http-auth.js';
 import { loginToken, Sessions, TokenError } from '../inbox/auth.js';
-import { InboxServer } from '../inbox/server.js';
+import { DEFAULT_INBOX_CONNECTIONS, InboxServer } from '../inbox/server.js';
 import { loadApproverKey, MAX_TTL_MS } from './approve.js';
 import { refuseGateKey } from '../approvals/keys.js';
 import { checkTlsFlags, readTls, TLS_OPTIONS, type TlsFiles } from './tls-files.js';
@@ -32,13 +32,19 @@ const OPTIONS = {
   listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8932', help: 'where to serve the page (a loopback address unless --auth-token-file)' },
   'auth-token-file': { type: 'string', arg: 'FILE', help: 'the login token (one line, 16+ characters, mode 0600); required to listen beyond loopback', defaultText: 'a new token each start, printed' },
   ttl: { type: 'string', arg: 'DURATION', default: '15m', help: 'how long an approval receipt is valid (at most 24h)' },
+  'max-connections': {
+    type: 'string',
+    arg: 'N',
+    default: String(DEFAULT_INBOX_CONNECTIONS),
+    help: 'open connections at most (each open page holds one for its updates); one beyond is closed at once. Keep it under the descriptor limit (ulimit -n), which the store shares',
+  },
   ...TLS_OPTIONS,
 } satisfies Options;
 
 const HELP = `usage: cloakpipe inbox serve --approver-key PEM|pkcs11:URI [--approver-pin-file FILE]
                            [--home DIR | --store URL] [--key pkcs11:URI] [--pin-file FILE]
                            [--listen 127.0.0.1:8932] [--auth-token-file FILE] [--ttl 15m]
-                           [--tls-cert PEM --tls-key PEM]
+                           [--max-connections 256] [--tls-cert PEM --tls-key PEM]
 
 Serve the approval inbox: a page listing the calls refused approval_required, newest first,
 updated as they arrive. Each shows the tool, every argument as it would be forwarded, the task,
@@ -103,6 +109,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!loopback && tokenFile === undefined)
     throw new UsageError(`--listen ${host} is not a loopback address: give --auth-token-file so only those holding the token can approve`);
   checkTlsFlags(values);
+  const maxConnections = Number(values['max-connections']);
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) throw new UsageError('--max-connections must be a positive integer');
   const ttlMs = duration(values.ttl as string, '--ttl');
   if (ttlMs > MAX_TTL_MS) throw new UsageError('--ttl is at most 24h: an approval is for a call about to happen');
   let token;
@@ -155,6 +163,7 @@ export async function run(argv: string[]): Promise<number> {
     // The embedded store commits ledger.db and operations.db one after the other (a fleet's store: as one).
     ...('gateId' in home.store ? {} : { journal: new DecisionJournal(join(home.paths.dir, 'inbox-decisions')) }),
     sessions: new Sessions(token.token),
+    maxConnections,
     host,
     port,
     loopback,

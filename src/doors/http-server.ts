@@ -100,8 +100,7 @@ export class HttpDoor {
         else res.end();
       });
     };
-    this.server = boundedServer(handler, o.tls);
-    this.server.maxConnections = o.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.server = boundedServer(handler, o.tls, o.maxConnections ?? DEFAULT_MAX_CONNECTIONS);
   }
 
   get sessionCount(): number {

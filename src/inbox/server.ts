@@ -28,6 +28,11 @@ const MAX_LISTED = MAX_OPEN_REQUESTS;
  */
 export const LIST_CALL_BYTES = 64 * 1024;
 const MAX_FORM_BYTES = 4096;
+/**
+ * Connections at once by default: a person's browsers hold a few each (an event stream, a fetch
+ * or two); a flood of idle sockets must not take the descriptors the store needs (ADR 085).
+ */
+export const DEFAULT_INBOX_CONNECTIONS = 256;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const HEADERS: Record<string, string> = {
@@ -50,6 +55,8 @@ export interface InboxServerOptions extends DecisionParts {
   loopback: boolean;
   /** Serve HTTPS: the page's origin is https only, its cookie Secure, browsers told to keep to it (HSTS). */
   tls?: { cert: Buffer; key: Buffer };
+  /** Connections open at once; one beyond is closed as it comes (ADR 085, as the HTTP door). */
+  maxConnections?: number;
   /** How often the store is read for new and expired requests (ms). */
   pollMs?: number;
   say: (message: string) => void;
@@ -107,7 +114,7 @@ export class InboxServer {
     if (completed > 0) this.o.say(`completed ${completed} decision(s) a stop had cut short`);
     const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res).catch((e) => this.fail(res, e));
     const tls = this.o.tls;
-    const server = boundedServer(handler, tls);
+    const server = boundedServer(handler, tls, this.o.maxConnections ?? DEFAULT_INBOX_CONNECTIONS);
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -14,9 +14,14 @@ export const HEADERS_MS = 10_000;
 // which would triple the 10 s).
 const BOUNDS = { headersTimeout: HEADERS_MS, requestTimeout: 300_000, connectionsCheckingInterval: 1_000 };
 
-/** An HTTP server, or HTTPS with `tls`, with the bounds above. */
-export function boundedServer(handler: (req: IncomingMessage, res: ServerResponse) => void, tls?: { cert: Buffer; key: Buffer }): Server {
-  return tls
+/**
+ * An HTTP server, or HTTPS with `tls`, with the bounds above; `maxConnections` open at once, one
+ * beyond closed as it is accepted (ADR 085).
+ */
+export function boundedServer(handler: (req: IncomingMessage, res: ServerResponse) => void, tls?: { cert: Buffer; key: Buffer }, maxConnections?: number): Server {
+  const server = tls
     ? createTlsServer({ ...BOUNDS, cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', handshakeTimeout: HEADERS_MS }, handler)
     : createServer(BOUNDS, handler);
+  if (maxConnections !== undefined) server.maxConnections = maxConnections;
+  return server;
 }
