@@ -189,7 +189,7 @@ export class HttpDoor {
     if (!wantsJson && !wantsSse) return this.refuseUnread(req, res, 406, 'Not Acceptable: application/json or text/event-stream', who);
     // Past --max-in-flight a body waits unread (bounded), not read whole into the gate.
     if (named) this.touch(named); // a request that waits to be read is not idleness
-    if (named && !(await named.transport.admit(req))) {
+    if (named && !(await named.transport.admit(req, declaredLength(req)))) {
       if (!this.sessions.has(named.id)) return send(res, 404, rpcError(-32001, 'Session not found'));
       return send(res, 503, rpcError(-32000, `Service Unavailable: ${WAITING_UNREAD} requests of this session wait for calls to end`), { 'Retry-After': '1', Connection: 'close' });
     }
@@ -236,7 +236,7 @@ export class HttpDoor {
     // gets an error status (400, the refusal as the body, no id to name).
     if (msg.kind === 'notification' && msg.method === 'tools/call') return this.refuse(res, 400, 'invalid_request', 'a tools/call must be a request (it has no id)', body, null, who);
     if (msg.kind !== 'request') {
-      s.transport.post(body, null, res, false);
+      s.transport.post(body, null, res, false, msg.kind === 'notification' && msg.method === 'notifications/cancelled' ? cancelledId(msg.params) : undefined);
       res.writeHead(202).end();
       return;
     }
@@ -439,11 +439,24 @@ function send(res: ServerResponse, status: number, body: JsonObject | null, head
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(body));
 }
 
+/** The body's Content-Length, when it declares one. */
+function declaredLength(req: IncomingMessage): number | undefined {
+  const declared = Number(header(req, 'content-length') ?? NaN);
+  return Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined;
+}
+
 /** The body, or null once it passes `max` bytes (the rest is not read). */
 function readBody(req: IncomingMessage, max: number): Promise<Uint8Array | null> {
-  const declared = Number(header(req, 'content-length'));
-  if (Number.isFinite(declared) && declared > max) return Promise.resolve(null);
+  const declared = declaredLength(req);
+  if (declared !== undefined && declared > max) return Promise.resolve(null);
   return readBodyUpTo(req, max, 'pause');
+}
+
+/** The request a notifications/cancelled names. */
+function cancelledId(params: unknown): RpcId | undefined {
+  if (!params || typeof params !== 'object' || Array.isArray(params)) return undefined;
+  const id = (params as Record<string, unknown>).requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }
 
 function progressToken(params: unknown): string | undefined {

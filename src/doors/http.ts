@@ -33,6 +33,13 @@ const HELD_BYTES = 16 * 1024 * 1024;
 const READING = 4;
 /** POSTs of one session waiting, unread, for the relay: past this a POST is answered 503. */
 export const WAITING_UNREAD = 1024;
+/**
+ * A POST declaring at most this many bytes is read at once, even while the relay is paused: it may
+ * be a cancel or the host's answer to a request the server sent in the middle of a call, which
+ * start no call and must not wait behind the calls they end. A request among them waits read;
+ * what that holds is bounded by the door's connections (--max-connections of these at most).
+ */
+export const CONTROL_BYTES = 64 * 1024;
 
 const idKey = (id: unknown) => JSON.stringify(id);
 
@@ -45,8 +52,8 @@ export class HttpSessionTransport implements Transport {
   private backlog: string[] = [];
   private backlogBytes = 0;
   private started = false;
-  /** Bodies not yet handed to the relay (before start, or while it is paused). */
-  private early: InboundFrame[] = [];
+  /** Bodies not yet handed to the relay (before start, or while it is paused); a request's with its id. */
+  private early: { frame: InboundFrame; key?: string; cancelAfter?: true }[] = [];
   private closed = false;
   private paused = false;
   /** Bodies being read now (admitted), and the POSTs waiting to be admitted, oldest first. */
@@ -69,7 +76,8 @@ export class HttpSessionTransport implements Transport {
   }
 
   private flush(): void {
-    while (this.started && !this.paused && this.early.length > 0) this.onframe?.(this.early.shift()!);
+    // A paused relay still takes what starts no call (a cancel held behind its request).
+    while (this.started && this.early.length > 0 && (!this.paused || this.early[0].key === undefined)) this.onframe?.(this.early.shift()!.frame);
     this.admitNext();
   }
 
@@ -77,10 +85,11 @@ export class HttpSessionTransport implements Transport {
    * Wait until this session may read one more POST body: its relay takes frames, and fewer than
    * READING are being read or wait read. Resolves false (answer 503) past WAITING_UNREAD
    * waiting or once the session ended; `done()` must follow a true, once the body is read or not.
+   * A body that declares at most CONTROL_BYTES (`declared`) never waits.
    */
-  admit(req: { once(event: 'close', f: () => void): unknown }): Promise<boolean> {
+  admit(req: { once(event: 'close', f: () => void): unknown }, declared?: number): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
-    if (this.ready() && this.unread.length === 0) {
+    if ((this.ready() && this.unread.length === 0) || (declared !== undefined && declared <= CONTROL_BYTES)) {
       this.reading++;
       return Promise.resolve(true);
     }
@@ -118,8 +127,22 @@ export class HttpSessionTransport implements Transport {
     while ((this.ready() || this.closed) && this.unread.length > 0) this.unread.shift()!();
   }
 
-  /** One POST body for the relay; a request's answer goes to `res` (JSON or SSE). */
-  post(bytes: Uint8Array, request: { id: RpcId; progressToken?: string } | null, res: ServerResponse, sse: boolean): void {
+  /**
+   * One POST body for the relay; a request's answer goes to `res` (JSON or SSE). A message that
+   * is not a request starts no call: it reaches the relay even while it is paused, except a
+   * cancel (`cancels`) of a request still held here, which follows that request.
+   */
+  post(bytes: Uint8Array, request: { id: RpcId; progressToken?: string } | null, res: ServerResponse, sse: boolean, cancels?: RpcId): void {
+    const frame: InboundFrame = { kind: 'frame', bytes };
+    if (!request && this.started && this.paused) {
+      const at = cancels === undefined ? -1 : this.early.findIndex((e) => e.key === idKey(cancels));
+      // Once per held request: more cancels of it change nothing, and would grow this queue.
+      if (at >= 0 && !this.early[at].cancelAfter) {
+        this.early[at].cancelAfter = true;
+        this.early.splice(at + 1, 0, { frame });
+      } else this.onframe?.(frame);
+      return;
+    }
     if (request) {
       this.waiting.set(idKey(request.id), { res, sse, progressToken: request.progressToken });
       res.on('close', () => {
@@ -128,7 +151,7 @@ export class HttpSessionTransport implements Transport {
         if (w?.res === res && !res.writableEnded) this.waiting.delete(idKey(request.id));
       });
     }
-    this.early.push({ kind: 'frame', bytes });
+    this.early.push(request ? { frame, key: idKey(request.id) } : { frame });
     this.flush();
   }
 
