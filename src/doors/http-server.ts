@@ -18,7 +18,8 @@ import type { GateSession } from '../gate/session.js';
 import { Relay } from './relay.js';
 import { DEFAULT_MAX_CONNECTIONS } from './limits.js';
 import type { Transport } from './transport.js';
-import { HttpSessionTransport, WAITING_UNREAD } from './http.js';
+import { CONTROL_BYTES, HttpSessionTransport, WAITING_UNREAD } from './http.js';
+import { ByteBudget, SESSIONLESS_BYTES } from './http-body-budget.js';
 import { refusalResponse } from './responses.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { originAllowed, type Principal } from './http-auth.js';
@@ -76,6 +77,9 @@ interface Session {
   done: Promise<void>;
 }
 
+/** The client hung up while its body waited to be read: nobody to answer. */
+class ClientGone extends Error {}
+
 const rpcError = (code: number, message: string, id: RpcId | null = null): JsonObject => ({ jsonrpc: '2.0', id, error: { code, message } });
 
 export class HttpDoor {
@@ -92,10 +96,14 @@ export class HttpDoor {
   /** Opens in progress: drain waits for them, so none starts or is recorded past the shutdown entry. */
   private readonly openings = new Set<Promise<unknown>>();
   private draining = false;
+  /** Bytes of the bodies no session admits, read at once (ADR 092). */
+  private readonly sessionless: ByteBudget;
 
   constructor(private readonly o: HttpDoorOptions) {
+    this.sessionless = new ByteBudget(Math.max(SESSIONLESS_BYTES, o.maxBodyBytes));
     const handler = (req: IncomingMessage, res: ServerResponse) => {
-      this.handle(req, res).catch(() => {
+      this.handle(req, res).catch((e) => {
+        if (e instanceof ClientGone) return void res.destroy();
         if (!res.headersSent) send(res, 500, rpcError(-32603, 'cloakpipe: internal error'));
         else res.end();
       });
@@ -194,11 +202,13 @@ export class HttpDoor {
       return send(res, 503, rpcError(-32000, `Service Unavailable: ${WAITING_UNREAD} requests of this session wait for calls to end`), { 'Retry-After': '1', Connection: 'close' });
     }
     let body: Uint8Array | null;
-    try {
-      body = await readBody(req, this.o.maxBodyBytes);
-    } finally {
-      named?.transport.done();
-    }
+    if (named) {
+      try {
+        body = await readBody(req, this.o.maxBodyBytes);
+      } finally {
+        named.transport.done();
+      }
+    } else body = await this.readSessionless(req);
     if (body === null) return this.refuse(res, 413, 'frame_too_large', `body longer than ${this.o.maxBodyBytes} bytes`, new Uint8Array(), null, who, true);
     let msg: RpcMessage;
     try {
@@ -359,9 +369,27 @@ export class HttpDoor {
    * it may carry a call (ADR 086). Over --max-body it is not read further; the entry has no body.
    */
   private async refuseUnread(req: IncomingMessage, res: ServerResponse, status: number, message: string, who: Who): Promise<void> {
-    const body = await readBody(req, this.o.maxBodyBytes);
+    const body = await this.readSessionless(req);
     if (body === null) res.setHeader('Connection', 'close');
     return this.refuseHttp(res, status, message, body ?? new Uint8Array(), who);
+  }
+
+  /**
+   * A body no session admits, read once the door-wide budget holds its bytes (its Content-Length,
+   * else --max-body); until then it waits unread. A small declared body (a cancel, an
+   * initialize) does not wait behind large ones: the connection cap bounds what those hold.
+   */
+  private async readSessionless(req: IncomingMessage): Promise<Uint8Array | null> {
+    const declared = declaredLength(req);
+    const max = this.o.maxBodyBytes;
+    if ((declared !== undefined && declared <= CONTROL_BYTES) || (declared ?? 0) > max) return readBody(req, max);
+    const bytes = declared ?? max;
+    if (!(await this.sessionless.take(bytes, req))) throw new ClientGone();
+    try {
+      return await readBody(req, max);
+    } finally {
+      this.sessionless.release(bytes);
+    }
   }
 
   /** A refusal of the HTTP exchange (not of the body's content): recorded `invalid_request`, answered with its status. */
