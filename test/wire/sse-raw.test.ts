@@ -56,3 +56,33 @@ test('an event that never ends is refused at the bound', () => {
 test('a field the format does not have breaks the stream', () => {
   assert.throws(() => new RawSseReader(1024).push(Buffer.from('data: {}\nevil: 1\n\n')), SseError);
 });
+
+// A model API's long event (a final response carrying every item) arrives in TLS records of
+// 16 KiB or less. Scanning and copying what was held again at every chunk cost the event's
+// length once a chunk: 16 MiB in 4 KiB chunks was minutes of the gate's CPU. The bound below
+// is a hung case's, a thousand times what the linear reader takes.
+test('an event at the bound, in 4 KiB chunks, is read in one pass', { timeout: 60_000 }, async () => {
+  const max = 16 * 1024 * 1024;
+  const ev = Buffer.from(`data: "${'x'.repeat(max - 12)}"\n\n`);
+  const reader = new RawSseReader(max);
+  const got = [];
+  for (let at = 0, n = 0; at < ev.length; at += 4096, n++) {
+    got.push(...reader.push(ev.subarray(at, at + 4096)));
+    if (n % 256 === 0) await new Promise((r) => setImmediate(r)); // lets the bound fire
+  }
+  assert.equal(got.length, 1);
+  assert.ok(Buffer.from(got[0].raw).equals(ev));
+  assert.equal(got[0].data?.length, max - 10);
+});
+
+test('the bound is the event\'s own bytes, however the stream is cut', () => {
+  for (const size of [64, 65]) {
+    const ev = Buffer.from(`data: ${'x'.repeat(size - 8)}\n\n`); // `size` bytes in all
+    for (let cut = 0; cut <= ev.length; cut++) {
+      const reader = new RawSseReader(64);
+      const read = () => [...reader.push(ev.subarray(0, cut)), ...reader.push(ev.subarray(cut))];
+      if (size <= 64) assert.equal(read().length, 1, `${size} bytes cut at ${cut}`);
+      else assert.throws(read, (e: unknown) => e instanceof SseError && e.cause === 'frame_too_large', `${size} bytes cut at ${cut}`);
+    }
+  }
+});
