@@ -63,6 +63,17 @@ export function decodeConfig(cfg: HostConfig, bytes: Uint8Array): string {
 
 /** Parses as the host would (JSON, or JSONC where it allows it); anything else is a ConfigError naming line and column. */
 export function parseConfig(cfg: HostConfig, text: string): ParsedConfig | undefined {
+  try {
+    return parseNested(cfg, text);
+  } catch (e) {
+    // jsonc-parser reads by recursion: a file nested some thousands deep (JSON.parse reads it)
+    // overflowed the stack, and wrap ended there without naming the file or doing the next.
+    if (e instanceof RangeError) throw new ConfigError(`${cfg.path}: nests deeper than wrap can read; left as is`);
+    throw e;
+  }
+}
+
+function parseNested(cfg: HostConfig, text: string): ParsedConfig | undefined {
   const errors: ParseError[] = [];
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const shift = text.length - body.length;

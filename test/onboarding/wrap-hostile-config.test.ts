@@ -93,3 +93,17 @@ test('a JSONC config that starts with a byte order mark (VS Code, Cursor) is wra
   assert.equal(u.status, 0, u.stderr);
   assert.deepEqual(readFileSync(vscode), before, 'every byte restored');
 });
+
+test('a config that nests twenty thousand deep in a key of its own (valid JSON, the host reads it) is named and left byte for byte; the configs after it are still done', () => {
+  const w = world();
+  const server = `{ "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }`;
+  const deep = put(join(w.project, '.mcp.json'), `{\n  "mcpServers": {\n    "ev": ${server}\n  },\n  "junk": ${'['.repeat(20_000)}${']'.repeat(20_000)}\n}\n`);
+  JSON.parse(readFileSync(deep, 'utf8')); // what the host reads
+  const cursor = put(join(w.project, '.cursor', 'mcp.json'), `{\n  "mcpServers": {\n    "ev": ${server}\n  }\n}\n`);
+  const before = readFileSync(deep);
+  const r = run(w, 'wrap', ['--host', 'claude-code', '--host', 'cursor', '--dry-run']);
+  assert.equal(r.status, 1, r.stderr);
+  assert.ok(r.stderr.includes(`${deep}: nests deeper than wrap can read; left as is`), r.stderr);
+  assert.ok(r.stdout.includes(`${cursor} (wrapped)`), `the next config is still done: ${r.stdout}`);
+  assert.deepEqual(readFileSync(deep), before, 'left byte for byte');
+});
