@@ -7,6 +7,7 @@ import { openGate } from '../gate/open.js';
 import { LlmDoor } from '../doors/llm/server.js';
 import { isLoopback, readTokenFile, type StaticTokens } from '../doors/http-auth.js';
 import { anchoring, authority, parseListen, serveUntilSignal } from './serve.js';
+import { DEFAULT_MAX_CONNECTIONS } from '../doors/limits.js';
 
 // Flags of the MCP doors that have no meaning here (no upstream server, no tools/list); the
 // model API's URL and call timeout mean something else here and are defined below.
@@ -21,6 +22,12 @@ export const OPTIONS = {
   'call-timeout': { type: 'string', arg: 'DURATION', default: '30m', help: 'a released call whose result no request has brought back this long ends outcome unknown' },
   'max-body': { type: 'string', arg: 'BYTES', default: String(16 * 1024 * 1024), help: 'largest request, response and stream event' },
   'stream-timeout': { type: 'string', arg: 'DURATION', default: '10m', help: 'longest a model API response may take, streamed or not' },
+  'max-connections': {
+    type: 'string',
+    arg: 'N',
+    default: String(DEFAULT_MAX_CONNECTIONS),
+    help: 'open agent connections at most (each request in flight is one, and each kept-alive idle one); one beyond is closed at once. Keep it under the descriptor limit (ulimit -n), which the model API connections and the databases share',
+  },
 } satisfies Options;
 
 const HELP = `usage: cloakpipe llm-proxy --manifest FILE --policy FILE --upstream-url URL [options]
@@ -64,6 +71,8 @@ export async function run(argv: string[]): Promise<number> {
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');
   const callTimeoutMs = timerDuration(values['call-timeout'] as string, '--call-timeout');
   const streamTimeoutMs = timerDuration(values['stream-timeout'] as string, '--stream-timeout');
+  const maxConnections = Number(values['max-connections']);
+  if (!Number.isSafeInteger(maxConnections) || maxConnections < 1) throw new UsageError('--max-connections must be a positive integer');
   const { anchorIntervalMs, anchors } = anchoring(values);
   const say = (m: string) => process.stderr.write(`cloakpipe llm-proxy: ${m}\n`);
   let tokens: StaticTokens | undefined;
@@ -87,6 +96,7 @@ export async function run(argv: string[]): Promise<number> {
     upstreamUrl,
     maxBodyBytes: maxBody,
     streamTimeoutMs,
+    maxConnections,
     onRefusal,
     ...(tokens ? { tokens } : {}),
     ...(values.agent !== undefined ? { agent: values.agent as string } : {}),

@@ -31,7 +31,9 @@ export function revive(v: unknown): unknown {
 /**
  * Token calls that have not returned: a thread held inside a module. Node joins its threads when
  * the process exits, so such a process would never end (ADR 081): it ends by SIGKILL instead,
- * saying so, once everything it could do is done.
+ * saying so, once everything it could do is done. Its exit status is then SIGKILL's (137 in a
+ * shell), whatever the command's own was, and what the key had still to sign (a gate's shutdown
+ * entry) is not signed (ADR 094).
  */
 let held = 0;
 let guarded = false;
@@ -48,7 +50,9 @@ function guard(): void {
   guarded = true;
   process.on('exit', (code) => {
     if (held === 0 && ![...lateModules].some((m) => m.stillLate())) return;
-    process.stderr.write(`cloakpipe: a PKCS#11 token never answered a call: exiting without waiting for it (status ${code})\n`);
+    process.stderr.write(
+      `cloakpipe: a PKCS#11 token never answered a call and the thread held in it cannot be stopped: ending by SIGKILL (exit status 137) instead of status ${code}; nothing more was signed with its key\n`,
+    );
     process.kill(process.pid, 'SIGKILL');
   });
 }

@@ -468,7 +468,7 @@ export class Pkcs11Signer implements Signer {
     const fresh = this.brokeAt < this.m.epoch;
     if (!fresh) {
       // Never C_Finalize under a running C_Sign, this signer's or another's.
-      if (this.m.lent > 0) throw new SignerUnavailable(`the key ${this.where} is reconnecting`);
+      if (this.m.lent > 0) throw new SignerUnavailable(`the key ${this.where} cannot sign: a signature the token began has not returned yet`);
       try {
         this.p.C_Finalize();
       } catch {

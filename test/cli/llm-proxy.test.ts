@@ -6,7 +6,7 @@ import { cloakpipe } from '../helpers/cli.js';
 
 const BASE = ['llm-proxy', '--manifest', 'm.yaml', '--policy', 'p.cedar'];
 
-test('llm-proxy refuses a missing or credentialed --upstream-url, a bad --on-refusal, a public listen without tokens, MCP-only flags', () => {
+test('llm-proxy refuses a missing or credentialed --upstream-url, a bad --on-refusal or --max-connections, a public listen without tokens, MCP-only flags', () => {
   const cases: [string[], RegExp][] = [
     [[], /missing required --upstream-url/],
     [['--upstream-url', 'https://sk-secret-123:x@api.example/v1'], /must not carry credentials/],
@@ -15,6 +15,8 @@ test('llm-proxy refuses a missing or credentialed --upstream-url, a bad --on-ref
     [['--upstream-url', 'https://api.example/v1', '--listen', '0.0.0.0:8933'], /not loopback: it needs --auth-token-file/],
     [['--upstream-url', 'https://api.example/v1', '--upstream-header', 'X: y'], /unknown option --upstream-header/],
     [['--upstream-url', 'https://api.example/v1', '--list-undeclared'], /unknown option --list-undeclared/],
+    [['--upstream-url', 'https://api.example/v1', '--max-connections', '0'], /--max-connections must be a positive integer/],
+    [['--upstream-url', 'https://api.example/v1', '--max-connections', 'many'], /--max-connections must be a positive integer/],
   ];
   for (const [flags, why] of cases) {
     const r = cloakpipe([...BASE, ...flags]);

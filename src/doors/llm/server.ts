@@ -11,6 +11,7 @@
 // model API needs reach it (the agent's API key among them, nothing of the gate's).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { boundedServer } from '../../util/http-server.js';
+import { DEFAULT_MAX_CONNECTIONS } from '../limits.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import { isJsonObject } from '../../core/json.js';
 import type { RefusalData } from '../../core/outcome.js';
@@ -41,6 +42,8 @@ export interface LlmDoorOptions {
   maxBodyBytes: number;
   /** Longest a streamed response may last. */
   streamTimeoutMs: number;
+  /** Agent connections open at once; one beyond is closed as it comes (ADR 085, as the HTTP door). */
+  maxConnections?: number;
   onRefusal: OnRefusal;
   /** Agents' credentials for the gate itself (Proxy-Authorization: Bearer …); none: loopback only. */
   tokens?: StaticTokens;
@@ -99,6 +102,7 @@ export class LlmDoor {
       this.active.add(task);
       void task.finally(() => this.active.delete(task));
     });
+    this.server.maxConnections = o.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     // Agents' HTTP clients keep connections for a few seconds: the gate keeps them longer, so
     // the client is always the side that closes an idle one (no request lost to the race).
     this.server.keepAliveTimeout = 65_000;
