@@ -21,7 +21,7 @@ export const OPTIONS = {
   'on-refusal': { type: 'string', arg: 'rewrite|error', default: 'rewrite', help: 'rewrite: the call becomes a text part; error: the response becomes HTTP 403 (an error event in a stream)' },
   'call-timeout': { type: 'string', arg: 'DURATION', default: '30m', help: 'a released call whose result no request has brought back this long ends outcome unknown' },
   'max-body': { type: 'string', arg: 'BYTES', default: String(16 * 1024 * 1024), help: 'largest request, response and stream event' },
-  'stream-timeout': { type: 'string', arg: 'DURATION', default: '10m', help: 'longest a model API response may take, streamed or not' },
+  'stream-timeout': { type: 'string', arg: 'DURATION', default: '10m', help: 'longest a model API response may take, streamed or not, and the agent to read it (cut and recorded beyond)' },
   'max-connections': {
     type: 'string',
     arg: 'N',

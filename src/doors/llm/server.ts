@@ -40,7 +40,7 @@ export interface LlmDoorOptions {
   upstreamUrl: URL;
   /** Largest request body, response body and stream event. */
   maxBodyBytes: number;
-  /** Longest a streamed response may last. */
+  /** Longest a response may last, read from the model API and read by the agent. */
   streamTimeoutMs: number;
   /** Agent connections open at once; one beyond is closed as it comes (ADR 085, as the HTTP door). */
   maxConnections?: number;
@@ -68,22 +68,23 @@ class TooLarge extends Error {}
 class AgentStalled extends Error {}
 
 /**
- * Resolves true once the agent has read what the response holds (or gone), false when the
- * deadline comes first: an agent that stops reading holds the handler no longer than that.
+ * Resolves true once the response is written out (`drain`: what it holds so far; `finish`:
+ * all of it) or the agent has gone, false when the deadline comes first: an agent that stops
+ * reading holds the handler, and the bytes waiting for it, no longer than that.
  */
-function drained(res: ServerResponse, deadline: AbortSignal): Promise<boolean> {
+function writtenOut(res: ServerResponse, event: 'drain' | 'finish', deadline: AbortSignal): Promise<boolean> {
   if (deadline.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const done = (read: boolean) => () => {
-      res.off('drain', onDrain);
-      res.off('close', onDrain);
+      res.off(event, onOut);
+      res.off('close', onOut);
       deadline.removeEventListener('abort', onDeadline);
       resolve(read);
     };
-    const onDrain = done(true);
+    const onOut = done(true);
     const onDeadline = done(false);
-    res.once('drain', onDrain);
-    res.once('close', onDrain);
+    res.once(event, onOut);
+    res.once('close', onOut);
     deadline.addEventListener('abort', onDeadline, { once: true });
   });
 }
@@ -230,8 +231,10 @@ export class LlmDoor {
       } catch {
         return sendJson(res, 502, { error: { message: 'cloakpipe: the model API error could not be read', type: 'upstream_error' } });
       }
-      res.writeHead(upstream.status, { ...headers, 'content-length': String(bytes.length) });
-      return void res.end(bytes);
+      return this.deliver(res, deadline, [], failClosed, () => {
+        res.writeHead(upstream.status, { ...headers, 'content-length': String(bytes.length) });
+        res.end(bytes);
+      });
     }
     if (/^text\/event-stream/i.test(type)) return this.stream(res, upstream, headers, format, decide, failClosed, abort, deadline);
     let bytes: Uint8Array;
@@ -260,17 +263,41 @@ export class LlmDoor {
     }
     await Promise.all(groups.map((g) => g.settled()));
     const refused = groups.flatMap((g) => g.refused);
-    if (refused.length === 0) {
-      // Every call allowed: the agent gets the model's bytes exactly.
-      res.writeHead(upstream.status, { ...headers, 'content-length': String(bytes.length) });
-      return void res.end(bytes);
-    }
-    if (this.o.onRefusal === 'error') {
-      groups.forEach((g) => g.withdrawAll());
-      const first = refused[0];
-      return sendJson(res, 403, format.errorBody(refusalText(first.tool, first.refusal), first.refusal), headers);
-    }
-    sendJson(res, upstream.status, format.rewriteBody(parsed, groups), headers);
+    return this.deliver(res, deadline, groups, failClosed, () => {
+      if (refused.length === 0) {
+        // Every call allowed: the agent gets the model's bytes exactly.
+        res.writeHead(upstream.status, { ...headers, 'content-length': String(bytes.length) });
+        res.end(bytes);
+      } else if (this.o.onRefusal === 'error') {
+        groups.forEach((g) => g.withdrawAll());
+        const first = refused[0];
+        sendJson(res, 403, format.errorBody(refusalText(first.tool, first.refusal), first.refusal), headers);
+      } else sendJson(res, upstream.status, format.rewriteBody(parsed, groups), headers);
+    });
+  }
+
+  /**
+   * A body written to the agent (`write`), waited for until it is out whole: one the agent does
+   * not read is cut at the response's deadline (--stream-timeout) and the cut recorded, so it
+   * holds its bytes no longer than a stream would. A body not out whole never reached the agent,
+   * so the calls it released are withdrawn (`not_forwarded`), also when the agent hung up before
+   * it was written.
+   */
+  private async deliver(
+    res: ServerResponse,
+    deadline: AbortSignal,
+    groups: HeldCalls<null>[],
+    failClosed: (detail: string, bytes: Uint8Array) => Promise<RefusalData>,
+    write: () => void,
+  ): Promise<void> {
+    // Gone already: a response ended on a closed socket reads as finished, so look first.
+    if (res.destroyed) return groups.forEach((g) => g.withdrawAll());
+    write();
+    const inTime = res.writableFinished || (await writtenOut(res, 'finish', deadline));
+    if (res.writableFinished) return;
+    if (!inTime) res.destroy();
+    groups.forEach((g) => g.withdrawAll());
+    if (!inTime) await failClosed('the agent did not read the response within the stream timeout', new Uint8Array());
   }
 
   private async stream(
@@ -311,7 +338,7 @@ export class LlmDoor {
           await rewriter.event(ev);
         }
         if (ended) break;
-        if (res.writableNeedDrain && !(await drained(res, deadline))) throw new AgentStalled();
+        if (res.writableNeedDrain && !(await writtenOut(res, 'drain', deadline))) throw new AgentStalled();
       }
       // The events a final CR completes; bytes that end no event are discarded (the format's rule).
       for (const ev of reader.finish().events) if (!ended) await rewriter.event(ev);
