@@ -161,8 +161,9 @@ export async function run(argv: string[]): Promise<number> {
   const reports: (VerifyReport & { gate: string })[] = [];
   try {
     for (const v of views) {
-      const r = await verifyOne({ snapshot: v.snapshot }, home ? homeKey() : (givenKey ?? v.publicKeyPem ?? undefined), trust, json);
-      if (!home && givenKey === undefined) r.warnings.push(registeredKeyWarning(v));
+      const registered = !home && givenKey === undefined;
+      const r = await verifyOne({ snapshot: v.snapshot }, home ? homeKey() : (givenKey ?? v.publicKeyPem ?? undefined), { ...trust, keyFromStore: registered }, json);
+      if (registered) r.warnings.push(registeredKeyWarning(v));
       if (home && homeKeyWarning) r.warnings.push(homeKeyWarning);
       reports.push({ gate: v.gateId!, ...r });
       ok &&= r.ok;
@@ -202,6 +203,7 @@ interface Trust {
   checkpoints: string[];
   workers?: number;
   allowEmpty: boolean;
+  keyFromStore?: boolean;
 }
 
 async function verifyOne(source: VerifySource, publicKey: string | undefined, trust: Trust, json: boolean): Promise<VerifyReport> {

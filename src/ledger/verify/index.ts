@@ -43,6 +43,12 @@ export interface VerifyOptions extends PoolOptions {
    * ledger (and its anchors) leaves exactly that (ADR 087).
    */
   allowEmpty?: boolean;
+  /**
+   * The key is the one registered for the chain in the store being checked, not one the auditor
+   * gave: one that is not an Ed25519 public key is that store's fault (a registration written
+   * around init) and fails the chain `key_invalid`, where a key given is a usage error.
+   */
+  keyFromStore?: boolean;
   onProgress?: (done: number, total: number) => void;
   /**
    * Each entry, in order, once its own and its chain checks passed: readers (scope) consume the
@@ -83,14 +89,18 @@ export interface VerifyReport {
 
 export class VerifyUsageError extends Error {}
 
-function toKey(k: string | KeyObject, what: string): KeyObject {
+function toKey(k: string | KeyObject, what: string, fromStore = false): KeyObject {
+  const refuse = (problem: string): never => {
+    if (fromStore) fail('key_invalid', null, `the key registered for this gate in the store ${problem}`);
+    throw new VerifyUsageError(`${what} ${problem}`);
+  };
   let key: KeyObject;
   try {
     key = typeof k === 'string' ? createPublicKey(k) : k;
   } catch {
-    throw new VerifyUsageError(`${what} is not a public key`);
+    return refuse('is not a public key');
   }
-  if (key.asymmetricKeyType !== 'ed25519') throw new VerifyUsageError(`${what} is not an Ed25519 public key`);
+  if (key.asymmetricKeyType !== 'ed25519') refuse('is not an Ed25519 public key');
   return key;
 }
 
@@ -132,7 +142,7 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     src = 'ledgerDb' in source ? openHomeSource(source.ledgerDb) : 'snapshot' in source ? openSnapshotSource(source.snapshot) : await openExportSource(source.exportFile);
     let key: KeyObject;
     if (opts.publicKey !== undefined) {
-      key = toKey(opts.publicKey, 'the gate public key');
+      key = toKey(opts.publicKey, 'the gate public key', opts.keyFromStore);
       if (src.embeddedKeyPem !== undefined) {
         let embedded: KeyObject | null = null;
         try {

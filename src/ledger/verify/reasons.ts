@@ -7,6 +7,7 @@ export type VerifyCode =
   | 'source_invalid' // the export's header or framing is unreadable (not an entry problem)
   | 'ledger_empty' // no entry at all: evidence of nothing (a deleted ledger reads the same); --allow-empty accepts it
   | 'key_mismatch' // the export names another gate key than the one given
+  | 'key_invalid' // the key registered for a chain in a shared store is not an Ed25519 public key
   | 'entry_malformed' // an entry that lacks v/seq/ts/prev/kind/sig
   | 'entry_not_canonical' // stored bytes that are not the RFC 8785 form of the entry (duplicate or reordered key, not strict JSON)
   | 'seq_not_contiguous' // a sequence number missing, repeated or out of order (deletion, swap)
