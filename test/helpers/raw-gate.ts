@@ -10,6 +10,13 @@ after(() => {
   for (const c of live) c.kill('SIGKILL');
 });
 
+/**
+ * How long a cold start may take to answer initialize, as startGate allows: the gate's start
+ * needs about 1.5 s of CPU, and on the suite's two shared cores under a batch of test files
+ * (load above 16 seen) its share of a core is small enough for that to pass 60 s.
+ */
+export const START_TIMEOUT_MS = 120_000;
+
 /** A process spoken to in raw lines over its stdio: the gate, or a server straight. */
 export class RawPeer {
   readonly child: ChildProcess;
@@ -56,17 +63,22 @@ export class RawPeer {
     const l = this.lines.shift();
     if (l !== undefined) return Promise.resolve(l);
     return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no line from the gate in time')), timeoutMs);
-      this.waiters.push((line) => {
+      const waiter = (line: string) => {
         clearTimeout(t);
         resolve(line);
-      });
+      };
+      // A waiter that gave up leaves the queue: the line that comes later is the next wait's.
+      const t = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new Error(`no line from the gate in ${timeoutMs} ms; its stderr ends:\n${this.stderr.slice(-2000)}`));
+      }, timeoutMs);
+      this.waiters.push(waiter);
     });
   }
 
   async initialize() {
     this.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) + '\n');
-    const r = await this.next();
+    const r = await this.next(START_TIMEOUT_MS);
     this.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
     // A ping round trip: everything sent so far has reached the server when it returns.
     this.send(JSON.stringify({ jsonrpc: '2.0', id: 'init-ping', method: 'ping' }) + '\n');
