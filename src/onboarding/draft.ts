@@ -5,6 +5,7 @@
 // with comments, Cedar) for a person to read and commit.
 import { buildManifest, parseManifestYaml } from '../contract/manifest.js';
 import { compilePattern } from '../contract/pattern.js';
+import { isDeepStrictEqual } from 'node:util';
 
 /** One entry of a tools/list answer, as the server gave it. */
 export interface ListedTool {
@@ -205,16 +206,28 @@ export function draftFromTools(tools: readonly ListedTool[], opts: DraftOptions)
   const seen = new Set<string>();
   /** Whether each declared tool may write, in declared's order: the policy's marks, found once. */
   const writes: boolean[] = [];
+  // A name listed twice with two definitions (on one page or two): a host may use the first, the
+  // last or both, so neither is drafted (the first was: a read on one page, a write on the next,
+  // was drafted a read). The gate too takes two definitions in one listing for a change.
+  const firstOf = new Map<string, ListedTool>();
+  const twoDefinitions = new Set<string>();
+  for (const t of tools) {
+    if (typeof t.name !== 'string') continue;
+    const first = firstOf.get(t.name);
+    if (first === undefined) firstOf.set(t.name, t);
+    else if (!isDeepStrictEqual(first, t)) twoDefinitions.add(t.name);
+  }
   for (const t of tools) {
     if (typeof t.name !== 'string' || !TOOL_NAME.test(t.name)) {
       skipped.push({ name: String(t.name), why: 'its name is not a valid manifest tool name' });
       continue;
     }
-    if (seen.has(t.name)) {
-      skipped.push({ name: t.name, why: 'listed twice; the first listing is declared' });
+    if (seen.has(t.name)) continue; // one definition listed again, or named below already
+    seen.add(t.name);
+    if (twoDefinitions.has(t.name)) {
+      skipped.push({ name: t.name, why: 'listed twice with two definitions; a host may use either: review the server, declare it by hand' });
       continue;
     }
-    seen.add(t.name);
     declared.push(t.name);
     const schema = isObj(t.inputSchema) ? t.inputSchema : {};
     const props = isObj(schema.properties) ? schema.properties : {};

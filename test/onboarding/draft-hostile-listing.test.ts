@@ -97,3 +97,11 @@ test('Ctrl-C while a server is listing its tools reaches the server and what it 
     if (cp.exitCode === null && cp.signalCode === null) cp.kill('SIGKILL');
   }
 });
+
+test('a tool listed twice with two definitions (a read on one page, a destructive write on the next) is not declared: a host may use either; one listed twice as one definition is declared', () => {
+  const manifest = draft(['twice']);
+  const tools = (parseYaml(manifest) as { tools: Record<string, unknown> }).tools;
+  assert.deepEqual(Object.keys(tools), ['same']);
+  assert.match(manifest, /# NOT DECLARED: "erase": listed twice with two definitions; a host may use either: review the server, declare it by hand/);
+  assert.doesNotMatch(manifest, /NOT DECLARED: "same"/);
+});
