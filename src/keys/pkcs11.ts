@@ -417,8 +417,8 @@ export class Pkcs11Signer implements Signer {
     }
   }
 
-  private rawSign(message: Uint8Array, params: Buffer | null): Buffer {
-    const { p, live } = this;
+  private rawSign(message: Uint8Array, params: Buffer | null, live = this.live): Buffer {
+    const { p } = this;
     if (!live) throw new SignerUnavailable(`the key ${this.where} is not connected`);
     p.C_SignInit(live.session, params ? { mechanism: CKM_EDDSA, parameter: params } : { mechanism: CKM_EDDSA }, live.key);
     return p.C_Sign(live.session, Buffer.from(message), Buffer.alloc(64));
@@ -483,12 +483,22 @@ export class Pkcs11Signer implements Signer {
       this.brokeAt = this.m.epoch; // the next try finalises
       throw new SignerUnavailable(`the key ${this.where} is unavailable: ${(e as Error).message}`);
     }
-    const same = keyIdOf(createPublicKey({ key: Buffer.concat([SPKI_PREFIX, got.raw]), format: 'der', type: 'spki' })) === this.keyId;
-    if (!same) {
+    const refuse = (why: string): never => {
       this.closeSessions(got.live);
       this.brokeAt = this.m.epoch;
-      throw new SignerUnavailable(`the token at ${this.where} now holds another key than the one opened`);
+      throw new SignerUnavailable(why);
+    };
+    const same = keyIdOf(createPublicKey({ key: Buffer.concat([SPKI_PREFIX, got.raw]), format: 'der', type: 'spki' })) === this.keyId;
+    if (!same) refuse(`the token at ${this.where} now holds another key than the one opened`);
+    // The private key under the name must be the opened public key's pair too, as at start: one
+    // put there by another tool beside the old public key would sign entries verify refuses.
+    let probe: Buffer;
+    try {
+      probe = this.rawSign(PROBE, null, got.live);
+    } catch (e) {
+      return refuse(`the key ${this.where} cannot sign (${ckr(e)})`);
     }
+    if (!verify(null, PROBE, this.publicKey, probe)) refuse(`the token at ${this.where} now holds another private key than the one opened: it does not sign for the opened public key`);
     this.live = got.live;
     this.log?.('the token is back: signing resumed');
   }
