@@ -5,7 +5,7 @@
 // unsigned index columns beside it), and that entry must verify with this gate's key before the
 // chain is continued.
 import type { GateKey } from './keys.js';
-import type { LedgerPort, TxParticipant } from '../store/ports.js';
+import { StoreError, type LedgerPort, type TxParticipant } from '../store/ports.js';
 import { GENESIS_PREV, parseStoredEntry, storedHash, verifyEntrySignature, type Entry, type EntryBody, type EntryFields, type LedgerEntry } from './entry.js';
 import { sealOne, sealRun, type ChainSealer, type PreSealed, type Sealed, type SealingRun } from './seal.js';
 
@@ -87,6 +87,10 @@ export class Ledger {
     }
     if (!Number.isSafeInteger(e.seq) || typeof e.ts !== 'string' || !verifyEntrySignature(e, this.key.publicKey))
       throw new LedgerError(`the newest ledger entry (seq ${Number(e.seq)}) is not signed by this home's gate key`);
+    // A signed body at another row than its own (an older entry replayed as the last row) is the
+    // key's signature on another entry: the chain would be continued from that older entry.
+    // Not the key's fault (a LedgerError says that at start): the store holds a row the gate never wrote there.
+    if (e.seq !== row.seq) throw new StoreError(`the newest ledger row (seq ${row.seq}) holds entry ${e.seq}: a row copied or moved outside the gate; restore the ledger from a backup`);
     const head = { seq: e.seq, ts: e.ts, hash: storedHash(row.body) };
     this.known = { body: row.body, head };
     return head;
