@@ -99,6 +99,7 @@ export class Gate {
       refuseWire: (code: RefusalCode, detail: string, line: Uint8Array | { digest: Digest }) => this.refuseWire(code, detail, line, this.whoOf(session)),
       failClosedRefusal: (detail: string) => this.failClosedRefusal(detail),
       observeServerOutput: (output: JsonValue) => this.observeServerOutput(output, session),
+      observeToolOutput: (tool: string, output: JsonValue) => this.observeToolOutput(tool, output, session),
       observeToolList: (result: JsonValue) => this.observeToolList(result, session),
       declares: (tool: string) => this.declares(tool),
     };
@@ -190,6 +191,23 @@ export class Gate {
       labels = session.serverOutput(output);
     } catch {
       return; // classify cannot fail on a value; nothing to record
+    }
+    void this.appendAll(labels);
+  }
+
+  /**
+   * The output of a declared tool's call that reached the host outside a call the gate
+   * forwarded (the LLM door: a result the agent sends back for a call the gate did not release,
+   * e.g. before a restart). The label rises as the tool's reply would raise it: its `returns`
+   * and classification.
+   */
+  observeToolOutput(tool: string, output: JsonValue, session: GateSession = this.session): void {
+    let labels: EntryFields[];
+    try {
+      const decl = this.declares(tool) ? this.parts.rules.lastLoaded.manifest.manifest.tools[tool] : undefined;
+      labels = decl ? (session.replyEffect(tool, decl)({ result: output }).entries ?? []) : session.serverOutput(output);
+    } catch {
+      return;
     }
     void this.appendAll(labels);
   }

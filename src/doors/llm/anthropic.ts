@@ -9,17 +9,22 @@ import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js
 import { HeldCalls, type Slot } from './held.js';
 import { readModelJson } from './model-json.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, undecidableTool, unattributedOutput, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, CallNames, isIndex, undecidableTool, unattributedOutput, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const messages = isJsonObject(request) ? request.messages : undefined;
   if (!Array.isArray(messages)) return [];
+  const named = new CallNames();
+  for (const m of messages) {
+    if (!isJsonObject(m) || !Array.isArray(m.content)) continue;
+    for (const b of m.content) if (isJsonObject(b) && b.type === 'tool_use') named.add(b.id, b.name);
+  }
   const out: ToolResult[] = [];
   // Wherever a tool_result stands: the API reads user messages' only, a reader may read others'.
   for (const m of messages) {
     if (!isJsonObject(m) || !Array.isArray(m.content)) continue;
     for (const b of m.content) {
-      if (isJsonObject(b) && b.type === 'tool_result' && isString(b.tool_use_id)) out.push({ id: b.tool_use_id, content: b.content ?? null, isError: b.is_error === true });
+      if (isJsonObject(b) && b.type === 'tool_result' && isString(b.tool_use_id)) out.push({ id: b.tool_use_id, content: b.content ?? null, isError: b.is_error === true, ...named.of(b.tool_use_id) });
     }
   }
   return out;

@@ -98,6 +98,26 @@ export function undecidableTool(tools: JsonValue | undefined, decidable: (tool: 
 
 export const encoder = new TextEncoder();
 
+/**
+ * The tools a request's record of the model's calls names, by call id: what a result sent back
+ * under an id is the output of. An id named twice, by two tools, names neither.
+ */
+export class CallNames {
+  private readonly names = new Map<string, string | null>();
+
+  add(id: JsonValue | undefined, tool: JsonValue | undefined): void {
+    if (!isString(id) || !isString(tool)) return;
+    const had = this.names.get(id);
+    this.names.set(id, had === undefined || had === tool ? tool : null);
+  }
+
+  /** `{ tool }` when one tool is named under `id`, else nothing. */
+  of(id: string): { tool?: string } {
+    const tool = this.names.get(id);
+    return tool ? { tool } : {};
+  }
+}
+
 /** The text of every refusal of a group, one line each. */
 export function refusalLines(group: CallGroup): string {
   return group.refused.map((r) => refusalText(r.tool, r.refusal)).join('\n');

@@ -9,14 +9,19 @@ import { encodeEvent, type RawSseEvent as SseEvent } from '../../wire/sse-raw.js
 import { HeldCalls, type Slot } from './held.js';
 import { readModelJson } from './model-json.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, undecidableTool, unattributedOutput, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, CallNames, isIndex, undecidableTool, unattributedOutput, isString, need, refusalLines, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const messages = isJsonObject(request) ? request.messages : undefined;
   if (!Array.isArray(messages)) return [];
+  const named = new CallNames();
+  for (const m of messages) {
+    if (!isJsonObject(m) || m.role !== 'assistant' || !Array.isArray(m.tool_calls)) continue;
+    for (const c of m.tool_calls) if (isJsonObject(c) && isJsonObject(c.function)) named.add(c.id, c.function.name);
+  }
   const out: ToolResult[] = [];
   for (const m of messages) {
-    if (isJsonObject(m) && m.role === 'tool' && isString(m.tool_call_id)) out.push({ id: m.tool_call_id, content: m.content ?? null, isError: false });
+    if (isJsonObject(m) && m.role === 'tool' && isString(m.tool_call_id)) out.push({ id: m.tool_call_id, content: m.content ?? null, isError: false, ...named.of(m.tool_call_id) });
   }
   return out;
 }

@@ -14,14 +14,16 @@ import { HeldCalls, refusalText, type Slot } from './held.js';
 import { readModelJson } from './model-json.js';
 import { openai } from './openai.js';
 import type { ToolResult } from './session.js';
-import { absent, appendBounded, isIndex, isString, need, undecidableTool, unattributedOutput, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
+import { absent, appendBounded, CallNames, isIndex, isString, need, undecidableTool, unattributedOutput, type LlmFormat, type StreamContext, type StreamRewriter } from './format.js';
 
 function results(request: JsonValue): ToolResult[] {
   const input = isJsonObject(request) ? request.input : undefined;
   if (!Array.isArray(input)) return [];
+  const named = new CallNames();
+  for (const item of input) if (isJsonObject(item) && item.type === 'function_call') named.add(item.call_id, item.name);
   const out: ToolResult[] = [];
   for (const item of input) {
-    if (isJsonObject(item) && item.type === 'function_call_output' && isString(item.call_id)) out.push({ id: item.call_id, content: item.output ?? null, isError: false });
+    if (isJsonObject(item) && item.type === 'function_call_output' && isString(item.call_id)) out.push({ id: item.call_id, content: item.output ?? null, isError: false, ...named.of(item.call_id) });
   }
   return out;
 }

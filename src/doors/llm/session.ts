@@ -26,7 +26,12 @@ export interface ToolResult {
   id: string;
   content: JsonValue;
   isError: boolean;
+  /** The tool the request's own record of the call names (the assistant's call under `id`), if any. */
+  tool?: string;
 }
+
+/** The gate as this door's session sees it: the relay's view, and a tool's output outside a released call. */
+export type LlmGate = RelayGate & { observeToolOutput(tool: string, output: JsonValue): void };
 
 export type Verdict = { release: true; withdraw: () => void } | { release: false; refusal: RefusalData };
 
@@ -50,7 +55,7 @@ export class LlmSession {
   private readonly handling = new Set<Promise<unknown>>();
 
   constructor(
-    private readonly gate: RelayGate,
+    private readonly gate: LlmGate,
     /** The task id calls are fingerprinted under (to match a receipt sent with the request). */
     private readonly taskId: () => string | null,
   ) {}
@@ -118,8 +123,9 @@ export class LlmSession {
 
   /**
    * The results a request carries: a released call's result settles it (label, result entry);
-   * one the gate never released (sent before it started, or made up) raises the label by
-   * classification, as server output outside a gated call does. A result under an id several
+   * one the gate never released (sent before it started, or made up) raises the label as that
+   * tool's reply would (its `returns` and classification) when the request's record of the call
+   * names a declared tool, else by classification, as server output outside a gated call does. A result under an id several
    * open calls share is none's for sure: each ends unknown, its label raised by its own tool.
    * A result seen before is read again only when its content changed: the history an agent
    * sends back is its own to edit, and the label must follow what reaches the model.
@@ -138,8 +144,9 @@ export class LlmSession {
         else for (const w of ws) w.reject(new Unattributed(reply));
       } else if (this.seen.get(r.id) !== digest || settled.has(r.id)) {
         // Never released, other content under a settled id, or a second result under an id
-        // this request already settled.
-        this.gate.observeServerOutput(r.content);
+        // this request already settled. A declared tool's name only: another is model text.
+        if (r.tool !== undefined && this.gate.declares(r.tool)) this.gate.observeToolOutput(r.tool, r.content);
+        else this.gate.observeServerOutput(r.content);
       }
       this.see(r.id, digest);
     }
