@@ -283,5 +283,9 @@ export async function startFakeModel(): Promise<FakeModel> {
       next();
     });
   });
+  // Its clients (the SDKs straight, the gate) reuse an idle connection for about 4 s; on a loaded
+  // machine their timers run late, and one this server had closed at Node's 5 s was reused:
+  // 'other side closed'. It keeps them longer than any client does, as the gate does its own.
+  server.keepAliveTimeout = 65_000;
   return { ...(await listenLocal(server)), server, seen };
 }
