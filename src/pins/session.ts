@@ -12,8 +12,8 @@ import type { Manifest } from '../contract/manifest-types.js';
 export class PinSession {
   /** tool → digest of the definition the server gave most recently in this session. */
   private readonly current = new Map<string, string>();
-  /** tool → the pin a changed definition was seen against in this session (held in memory too,
-   *  so a change the store failed to record still refuses while that pin holds). */
+  /** tool → the release and pin a changed definition was seen against in this session (held in
+   *  memory too, so a change the store failed to record still refuses while that pin holds). */
   private readonly changedAgainst = new Map<string, string>();
 
   constructor(
@@ -63,7 +63,7 @@ export class PinSession {
       seen.set(t.name, d);
       this.current.set(t.name, d);
       const pin = this.pinOf(t.name);
-      if (pin !== null && d !== pin) this.changedAgainst.set(t.name, pin);
+      if (pin !== null && d !== pin) this.changedAgainst.set(t.name, `${this.release} ${pin}`);
     }
     return seen;
   }
@@ -103,6 +103,6 @@ export class PinSession {
     if (pinned === null) return { pinned, changed: false };
     const now = this.current.get(tool) ?? pinned;
     const awaiting = row?.observed != null && row.observed !== pinned;
-    return { pinned, changed: now !== pinned || awaiting || this.changedAgainst.get(tool) === pinned };
+    return { pinned, changed: now !== pinned || awaiting || this.changedAgainst.get(tool) === `${this.release} ${pinned}` };
   }
 }
