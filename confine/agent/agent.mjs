@@ -182,6 +182,13 @@ async function main() {
         await sleep(250);
       }
       process.exit(4);
+    case 'shm':
+      // A file in the container's own /dev/shm (a tmpfs of its IPC namespace), then wait.
+      try {
+        writeFileSync('/dev/shm/c', p.canary);
+      } catch {}
+      await sleep(600000);
+      return;
     case 'notify_hold':
       frame('notify', { message: p.canary });
       await nextReply();

@@ -2,7 +2,7 @@
 // Builds the adversarial agent's image from files on this machine only (no registry, no pull):
 // FROM scratch + this host's node binary + the shared libraries `ldd` lists + confine/agent/.
 // Cached by content hash: an image labelled with the same hash is reused. Prints the image id
-// (sha256:...) on stdout. Usage: node confine/image/build.mjs [--variant volume]
+// (sha256:...) on stdout. Usage: node confine/image/build.mjs [--variant volume|healthcheck]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, chmodSync, realpathSync, statSync } from 'node:fs';
@@ -73,19 +73,28 @@ function build() {
   }
 }
 
-function buildVolumeVariant(base) {
-  const label = `cloakpipe.confine.variant=volume-${base.slice(7, 27)}`;
+/** Variants built FROM the base image: one Dockerfile instruction each. */
+const VARIANTS = {
+  volume: 'VOLUME /export',
+  // A healthcheck of the image's own, which the engine runs inside the container every second
+  // and whose output it keeps in the container's state: what the agent left in /dev/shm/c.
+  healthcheck: `HEALTHCHECK --interval=1s --timeout=2s --retries=1000 CMD ["/usr/bin/node", "-e", "process.stdout.write(require('fs').readFileSync('/dev/shm/c', 'utf8'))"]`,
+};
+
+function buildVariant(base, name) {
+  const label = `cloakpipe.confine.variant=${name}-${base.slice(7, 27)}`;
   const found = sh(['images', '-q', '--no-trunc', '--filter', `label=${label}`]).split('\n').filter(Boolean);
   if (found.length) return found[0];
   const ctx = mkdtempSync(join(tmpdir(), 'cloakpipe-image-'));
   try {
-    writeFileSync(join(ctx, 'Dockerfile'), `FROM ${base}\nVOLUME /export\n`);
-    sh(['build', '-q', '--label', label, '-t', 'cloakpipe-confine-agent:volume', ctx]);
-    return sh(['image', 'inspect', '--format', '{{.Id}}', 'cloakpipe-confine-agent:volume']);
+    writeFileSync(join(ctx, 'Dockerfile'), `FROM ${base}\n${VARIANTS[name]}\n`);
+    sh(['build', '-q', '--label', label, '-t', `cloakpipe-confine-agent:${name}`, ctx]);
+    return sh(['image', 'inspect', '--format', '{{.Id}}', `cloakpipe-confine-agent:${name}`]);
   } finally {
     rmSync(ctx, { recursive: true, force: true });
   }
 }
 
+if (variant && !Object.hasOwn(VARIANTS, variant)) throw new Error(`unknown --variant ${variant}`);
 const base = build();
-process.stdout.write((variant === 'volume' ? buildVolumeVariant(base) : base) + '\n');
+process.stdout.write((variant ? buildVariant(base, variant) : base) + '\n');

@@ -38,6 +38,7 @@ export type Violation =
   | 'oom_kill_disable'
   | 'open_stdin'
   | 'tty'
+  | 'healthcheck'
   | 'inspect_shape';
 
 const MAX_PIDS = 4096;
@@ -117,6 +118,9 @@ export function admissionViolations(inspect: unknown, pinnedImage: string): Viol
 
   if (cfg.OpenStdin !== true) v.add('open_stdin');
   if (cfg.Tty !== false) v.add('tty');
+  // None at all, or turned off: an image's own would run in the container, its output kept by the engine.
+  const health = cfg.Healthcheck === undefined || cfg.Healthcheck === null ? null : obj(cfg.Healthcheck);
+  if (health !== null && !(Array.isArray(health?.Test) && health.Test.length === 1 && health.Test[0] === 'NONE')) v.add('healthcheck');
   return [...v];
 }
 

@@ -47,6 +47,9 @@ export function hardenedProfile(imageId: string): CreateBody {
     NetworkDisabled: true,
     Env: [],
     Labels: { 'cloakpipe.confine': '1' },
+    // An image's HEALTHCHECK is a command the engine runs inside the container every interval,
+    // its output kept in the container's state on the host (inspect: State.Health.Log): off.
+    Healthcheck: { Test: ['NONE'] },
     HostConfig: {
       NetworkMode: 'none',
       ReadonlyRootfs: true,
