@@ -3,9 +3,12 @@
 // not; ADR 002): an inbox killed between them left the operator entry without the request taken
 // and its receipt offered (the ledger said "approved", the gate never got a receipt, the page still
 // showed the request, and a second approval signed a second receipt), or, the other way round, a
-// receipt no entry records. The inbox completes what a note left here says when it starts again:
-// the half that committed decides. A note holds ids, digests and the signed receipt (what
-// operations.db holds), never an argument value. PostgreSQL commits the pair as one: no notes.
+// receipt no entry records. The inbox completes what a note left here says as soon as its writer
+// is gone: when it starts again, and while it runs, each time it reads the store (a note another
+// inbox on the same home left, or its own whose completion failed): the half that committed
+// decides. A note of a live writer is its decision in progress and is left alone. A note holds
+// ids, digests and the signed receipt (what operations.db holds), never an argument value.
+// PostgreSQL commits the pair as one: no notes.
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -27,14 +30,51 @@ export interface DecisionNote {
   offer?: OfferedReceipt;
 }
 
+/** A process's state and when it started (clock ticks since boot), from /proc; null where unreadable. */
+function procStat(pid: number): { state: string; started: string } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields 3 on
+    return { state: f[0], started: f[19] }; // fields 3 and 22
+  } catch {
+    return null;
+  }
+}
+
+/** This process as a note's name gives its writer: its pid, and when it started (a pid is reused); 0 without /proc. */
+const SELF = `${process.pid}-${procStat(process.pid)?.started ?? 0}`;
+const NOTE_NAME = /^(\d+)-(\d+)-[0-9a-f]+\.json$/;
+
+/** Whether the process that wrote the note named `name` still runs (a name without its writer: not). */
+function writerRuns(name: string): boolean {
+  const m = NOTE_NAME.exec(name);
+  if (!m) return false;
+  const pid = Number(m[1]);
+  // Killed but not yet reaped (a zombie) is gone too: its locks and its decision are over.
+  const p = m[2] === '0' ? null : procStat(pid);
+  if (p !== null) return p.started === m[2] && p.state !== 'Z' && p.state !== 'X';
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 export class DecisionJournal {
+  /** This process's notes whose decision is still running: never completed beside it. */
+  private readonly deciding = new Set<string>();
+  /** A completion runs: another (the next read of the store) waits for the next turn. */
+  private recovering = false;
+
   constructor(private readonly dir: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
   /** Durable before the decision's transaction begins: its name, to drop once that committed. */
   write(note: DecisionNote): string {
-    const file = join(this.dir, `${randomBytes(12).toString('hex')}.json`);
+    const file = join(this.dir, `${SELF}-${randomBytes(12).toString('hex')}.json`);
+    this.deciding.add(file);
     const fd = openSync(file, 'wx', 0o600);
     try {
       writeAll(fd, JSON.stringify(note));
@@ -46,19 +86,71 @@ export class DecisionJournal {
     return file;
   }
 
+  /** The decision committed: its note goes. */
   drop(file: string): void {
-    unlinkSync(file);
+    this.deciding.delete(file);
+    gone(file);
   }
 
-  /** Completes every note left by a decision that did not finish (at start, or after a failed commit). */
+  /**
+   * Completes the note of this process's decision whose commit failed (`only`), else every note
+   * whose decision is over: this process's not deciding, and those whose writer no longer runs.
+   */
   async recover(store: Store, ledger: Ledger, only?: string): Promise<number> {
-    const files = only !== undefined ? [only] : readdirSync(this.dir).filter((n) => n.endsWith('.json')).map((n) => join(this.dir, n));
+    if (only !== undefined) {
+      try {
+        return await this.completeAll(store, ledger, [only]);
+      } finally {
+        this.deciding.delete(only); // completed, or left to the next read of the store
+      }
+    }
+    if (this.recovering) return 0;
+    this.recovering = true;
+    try {
+      return await this.completeAll(store, ledger, this.over());
+    } finally {
+      this.recovering = false;
+    }
+  }
+
+  /**
+   * Inside a decision's transaction on request `id` (the store's write locks held, so no other
+   * inbox is between its two commits): a note on that request whose decision is over is completed
+   * first, or this decision would take a request that the other's ledger half already decided.
+   * The notes completed, to drop once this transaction committed.
+   */
+  completeFor(store: Store, ledger: Ledger, id: string): string[] {
+    const done: string[] = [];
+    for (const file of this.over()) {
+      const note = readNote(file);
+      if (note === null || note.id !== id) continue; // a torn one: the next recover() drops it
+      complete(store, ledger, note);
+      done.push(file);
+    }
+    return done;
+  }
+
+  /** Notes whose decision is over: this process's not deciding, and those whose writer no longer runs. */
+  private over(): string[] {
+    return readdirSync(this.dir)
+      .filter((n) => n.endsWith('.json'))
+      .filter((n) => !this.deciding.has(join(this.dir, n)) && (n.startsWith(`${SELF}-`) || !writerRuns(n)))
+      .map((n) => join(this.dir, n));
+  }
+
+  /** Notes completed by another decision's transaction, once it committed. */
+  forget(files: string[]): void {
+    for (const f of files) gone(f);
+  }
+
+  private async completeAll(store: Store, ledger: Ledger, files: string[]): Promise<number> {
     let completed = 0;
     for (const file of files) {
       const note = readNote(file);
-      // A note cut while it was written: its transaction never began (it begins once the note is synced).
+      // A note cut while it was written: its transaction never began (it begins once the note is
+      // synced). One already gone: another inbox completed it (completing twice changes nothing).
       if (note !== null && (await store.transact(() => complete(store, ledger, note)))) completed++;
-      this.drop(file);
+      gone(file);
     }
     return completed;
   }
@@ -68,8 +160,16 @@ function readNote(file: string): DecisionNote | null {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as DecisionNote;
   } catch (e) {
-    if (e instanceof SyntaxError) return null;
+    if (e instanceof SyntaxError || (e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
+  }
+}
+
+function gone(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
 }
 

@@ -74,8 +74,11 @@ export async function decideRequest(parts: DecisionParts, id: string, action: 'a
   }
   const file = parts.journal?.write(note);
   let decided: Decided;
+  let completed: string[] = [];
   try {
     decided = await store.transact((): Decided => {
+      // Another inbox killed between its two commits on this request: its decision stands.
+      completed = parts.journal?.completeFor(store, ledger, id) ?? [];
       const taken = store.approvalRequests.take(id, at);
       if (!taken || taken.fingerprint !== r.fingerprint) return { ok: false, why: 'gone' };
       // A receipt for this call already waits, or was used: the request was recorded by a gate
@@ -96,5 +99,6 @@ export async function decideRequest(parts: DecisionParts, id: string, action: 'a
     throw e;
   }
   if (file !== undefined) parts.journal!.drop(file);
+  parts.journal?.forget(completed);
   return decided;
 }

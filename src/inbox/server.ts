@@ -141,8 +141,17 @@ export class InboxServer {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /** Expired requests go; a change in what is pending is pushed to every open page. */
+  /**
+   * Decisions a stop cut short (another inbox's on this home, or this one's whose completion
+   * failed) are completed; expired requests go; a change in what is pending is pushed to every open page.
+   */
   private async poll(): Promise<void> {
+    try {
+      const completed = (await this.o.journal?.recover(this.o.store, this.o.ledger)) ?? 0;
+      if (completed > 0) this.o.say(`completed ${completed} decision(s) a stop had cut short`);
+    } catch (e) {
+      this.tell(e);
+    }
     const now = new Date((this.o.clock ?? Date.now)()).toISOString();
     let ids: string;
     try {
