@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { realpathSync } from 'node:fs';
 import type * as Pkcs11 from 'pkcs11js';
 import { BoundedModule, tokenCallHeld, TokenLate } from './bounded-module.js';
+import { moduleFileRefusal } from './module-file.js';
 import { ed25519ph } from '@noble/curves/ed25519.js';
 import { keyIdOf, SignerUnavailable, type Signer, type ThreadKey } from '../core/signer.js';
 import type { Pkcs11Uri } from './uri.js';
@@ -188,6 +189,8 @@ export class Pkcs11Signer implements Signer {
     }
     let m = modules.get(real);
     if (!m) {
+      const refusal = moduleFileRefusal(path);
+      if (refusal) throw new TokenError(refusal);
       // Every call of the main thread's goes through the module's token thread, with a deadline.
       const thread = new BoundedModule(path);
       const p = thread.asBinding();

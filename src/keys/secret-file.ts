@@ -20,7 +20,8 @@ export class SecretFileError extends Error {
 /** Far more than any key or PIN file holds: a larger file is not one. */
 const MAX_SECRET_FILE = 64 * 1024;
 
-function ownedByReader(uid: number | bigint): boolean {
+/** Owned by the user the process runs as, or by root. */
+export function ownedByReader(uid: number | bigint): boolean {
   const me = process.geteuid?.();
   return me === undefined || Number(uid) === me || Number(uid) === 0;
 }
