@@ -12,8 +12,8 @@ import type { Manifest } from '../contract/manifest-types.js';
 export class PinSession {
   /** tool → digest of the definition the server gave most recently in this session. */
   private readonly current = new Map<string, string>();
-  /** tool → the release and pin a changed definition was seen against in this session (held in
-   *  memory too, so a change the store failed to record still refuses while that pin holds). */
+  /** tool → the release and pin a changed definition was recorded against in this session (a
+   *  later listing may not clear it, whatever the store row says now). */
   private readonly changedAgainst = new Map<string, string>();
 
   constructor(
@@ -33,11 +33,6 @@ export class PinSession {
   /** The manifest's own pins: authoritative, never rewritten by what the server says. */
   private get manifestPins(): Record<string, string> {
     return this.manifest().pins ?? {};
-  }
-
-  /** The pin in force for a tool, null before its first listing. */
-  private pinOf(tool: string, row = this.store.get(this.release, tool)): string | null {
-    return this.manifestPins[tool] ?? row?.digest ?? null;
   }
 
   /** The definitions of the listing in progress: a page after one with a nextCursor continues it
@@ -62,13 +57,11 @@ export class PinSession {
       this.listing.set(t.name, d);
       seen.set(t.name, d);
       this.current.set(t.name, d);
-      const pin = this.pinOf(t.name);
-      if (pin !== null && d !== pin) this.changedAgainst.set(t.name, `${this.release} ${pin}`);
     }
     return seen;
   }
 
-  /** Persist what a list showed (inside a transaction); returns the ledger facts. */
+  /** Persist what a list showed (inside a transaction: a fleet's store is read only there); returns the ledger facts. */
   recordList(seen: Map<string, string>, now: number): EntryFields[] {
     const facts: EntryFields[] = [];
     for (const [tool, digest] of seen) {
@@ -78,6 +71,7 @@ export class PinSession {
         this.store.insert(this.release, tool, manifestPin ?? digest, now);
         facts.push({ kind: 'pins', action: 'pinned', tool, digest: manifestPin ?? digest, source: manifestPin ? 'manifest' : 'tools/list' });
         if (manifestPin && manifestPin !== digest) {
+          this.changedAgainst.set(tool, `${this.release} ${manifestPin}`);
           this.store.setObserved(this.release, tool, digest);
           facts.push({ kind: 'pins', action: 'changed', tool, pinned: manifestPin, observed: digest });
         }
@@ -85,6 +79,7 @@ export class PinSession {
       }
       // The pinned definition shown again leaves a change awaiting review as it is.
       const pinned = manifestPin ?? row.digest;
+      if (digest !== pinned) this.changedAgainst.set(tool, `${this.release} ${pinned}`);
       if (digest !== pinned && digest !== row.observed) {
         this.store.setObserved(this.release, tool, digest);
         facts.push({ kind: 'pins', action: 'changed', tool, pinned, observed: digest });
@@ -99,7 +94,7 @@ export class PinSession {
    */
   status(tool: string): { pinned: string | null; changed: boolean } {
     const row = this.store.get(this.release, tool);
-    const pinned = this.pinOf(tool, row);
+    const pinned = this.manifestPins[tool] ?? row?.digest ?? null;
     if (pinned === null) return { pinned, changed: false };
     const now = this.current.get(tool) ?? pinned;
     const awaiting = row?.observed != null && row.observed !== pinned;

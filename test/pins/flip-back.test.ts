@@ -1,11 +1,14 @@
 // A server that changes a pinned tool's definition and then shows the pinned one again has not
 // undone anything: the host may hold either, and the server can flip again at will. The changed
 // tool stays refused tool_definition_changed, in this session and the next, until
-// `cloakpipe pins accept`. Official SDK client through the real binary, an SDK server that flips.
+// `cloakpipe pins accept`. Official SDK client through the real binary, an SDK server that flips;
+// on the embedded store and on a fleet's PostgreSQL (read only inside a transaction).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cloakpipe, helperScript, makeHome, PERMIT_ALL, writeFiles } from '../helpers/cli.js';
-import { call, ledgerOf, startGate, summary } from '../helpers/gate.js';
+import { call, startGate, summary } from '../helpers/gate.js';
+import { freshDatabase, initGate } from '../helpers/fleet.js';
+import { pgSkip } from '../store/postgres/pg.js';
 
 const MANIFEST = `version: 1
 release: rug@1
@@ -17,10 +20,12 @@ tools:
 const descriptionOf = async (g: Awaited<ReturnType<typeof startGate>>) =>
   (await g.client.listTools()).tools.find((t) => t.name === 'echo')?.description ?? '';
 
-test('a tool changed and then shown as pinned again stays refused until accepted', { timeout: 180_000 }, async () => {
+async function flipBack(store?: string): Promise<void> {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  const home = makeHome();
-  const start = () => startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('rug-pull-server.js')] });
+  const home = store ? initGate(store, 'rug') : makeHome();
+  const flags = store ? ['--store', store] : [];
+  const start = () => startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], flags, upstream: [process.execPath, helperScript('rug-pull-server.js')] });
+  const cli = (args: string[]) => cloakpipe([...args, '--home', home, ...flags]);
   let g = await start();
   assert.equal(await descriptionOf(g), 'Echo the text back', 'pinned on first sight');
   assert.equal(summary(await call(g, 'echo', { text: 'a' })), 'ok');
@@ -40,9 +45,9 @@ test('a tool changed and then shown as pinned again stays refused until accepted
   assert.match(summary(await call(g, 'echo', { text: 'd' })), /^tool_definition_changed/, 'still refused after a restart');
   await g.close();
 
-  const rows = JSON.parse(cloakpipe(['pins', 'list', '--home', home, '--json']).stdout);
+  const rows = JSON.parse(cli(['pins', 'list', '--json']).stdout);
   assert.notEqual(rows.find((r: any) => r.tool === 'echo').observed, null, 'awaiting review');
-  assert.equal(cloakpipe(['pins', 'accept', '--home', home, '--tool', 'echo']).status, 0);
+  assert.equal(cli(['pins', 'accept', '--tool', 'echo']).status, 0);
 
   // Accepted: the definition reviewed last (the steering one) is the pin now, and served.
   g = await start();
@@ -57,7 +62,12 @@ test('a tool changed and then shown as pinned again stays refused until accepted
   assert.match(summary(await call(g, 'echo', { text: 'f' })), /^tool_definition_changed/);
   await g.close();
 
-  const facts = ledgerOf(home).filter((e) => e.kind === 'pins').map((e) => `${e.action}:${e.tool}`);
-  assert.ok(!facts.includes('restored:echo'), 'a definition shown again is no restoration');
-  assert.ok(!JSON.stringify(ledgerOf(home)).includes('ops mailbox'), 'only digests of definitions are recorded');
-});
+  const entries = JSON.parse(`[${cli(['ledger', 'show', '--json']).stdout.trim().split('\n').join(',')}]`);
+  const facts = entries.filter((e: any) => e.kind === 'pins').map((e: any) => `${e.action}:${e.tool}`);
+  assert.ok(facts.includes('changed:echo') && !facts.includes('restored:echo'), 'a definition shown again is no restoration');
+  assert.ok(!JSON.stringify(entries).includes('ops mailbox'), 'only digests of definitions are recorded');
+}
+
+test('a tool changed and then shown as pinned again stays refused until accepted', { timeout: 180_000 }, () => flipBack());
+
+test('the same on a fleet\'s PostgreSQL store', { timeout: 180_000, ...pgSkip }, async () => flipBack(await freshDatabase()));
