@@ -109,8 +109,18 @@ function entrySecrets(entries: ConfigEntry[]): Set<string> {
       const o = e.value[k];
       if (isObj(o)) for (const v of Object.values(o)) if (typeof v === 'string' && v !== '') out.add(v);
     }
+    // Every entry's URL, also of one left as is: the diff shows it as context around another.
+    for (const k of ['url', 'serverUrl']) if (mayHoldKey(e.value[k])) out.add(e.value[k] as string);
   }
   return out;
+}
+
+/** A remote URL shown only when it is an origin alone: its credentials, path or query may hold a key. */
+function mayHoldKey(u: unknown): boolean {
+  if (typeof u !== 'string') return false;
+  if (!URL.canParse(u)) return u !== '';
+  const url = new URL(u);
+  return url.href !== `${url.origin}/`;
 }
 
 /** Each JSON string in the diff whose value is one of `values` shown as "<redacted>". */
@@ -154,7 +164,7 @@ function headersDigest(headers: [string, string][]): string {
 /** The header values and remote URL of an entry's original text (to keep them out of the unwrap diff). */
 function headerValuesOf(entryText: string): string[] {
   const v = parseJsonc(entryText) as { headers?: unknown; url?: unknown; serverUrl?: unknown } | undefined;
-  const urls = [v?.url, v?.serverUrl].filter((u): u is string => typeof u === 'string' && URL.canParse(u) && shownUrl(new URL(u)) !== new URL(u).origin);
+  const urls = [v?.url, v?.serverUrl].filter((u): u is string => mayHoldKey(u));
   return [...urls, ...(v && typeof v.headers === 'object' && v.headers !== null ? Object.values(v.headers).filter((x): x is string => typeof x === 'string') : [])];
 }
 

@@ -39,3 +39,19 @@ test("a URL's path and query are elided from the draft's header, from errors and
     await server.stop();
   }
 });
+
+test("the dry run's diff shows no remote entry's credentials, path or query, also of an entry it leaves as is (the context around a wrapped one)", () => {
+  const w = world();
+  const secrets = ['pw-URLSECRET', 'sk-PATHSECRET', 'sk-QSECRET', 'sk-BAREPW'];
+  const config = put(
+    join(w.project, '.mcp.json'),
+    `{\n  "mcpServers": {\n    "local": { "command": ${JSON.stringify(process.execPath)}, "args": ["server.js"] },\n` +
+      `    "creds": { "url": "https://user:pw-URLSECRET@example.com/mcp/sk-PATHSECRET?key=sk-QSECRET" },\n` +
+      `    "bare": { "type": "http", "url": "https://me:sk-BAREPW@example.org" },\n` +
+      `    "plain": { "url": "https://plain.example.net" }\n  }\n}\n`,
+  );
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', config, '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
+  assert.ok(r.stdout.includes('+++'), `a diff was shown: ${r.stdout}${r.stderr}`);
+  for (const s of secrets) assert.ok(!r.stdout.includes(s) && !r.stderr.includes(s), `${s} shown:\n${r.stdout}${r.stderr}`);
+  assert.ok(r.stdout.includes('"https://plain.example.net"'), 'a URL that is an origin alone is shown');
+});
