@@ -285,12 +285,16 @@ export class Pkcs11Signer implements Signer {
       if (keys.length === 0) throw new TokenError(`token ${this.tokenName()} holds no Ed25519 private key ${this.keyName()} (${opts.maker ?? 'cloakpipe init --key …'} creates one)`);
       if (keys.length > 1) throw new TokenError(`token ${this.tokenName()} holds ${keys.length} private keys matching ${this.keyName()}: name one by id=`);
       const key = keys[0];
-      const [type, sensitive, extractable] = p
-        .C_GetAttributeValue(session, key, [{ type: pkcs.CKA_KEY_TYPE }, { type: pkcs.CKA_SENSITIVE }, { type: pkcs.CKA_EXTRACTABLE }])
+      const [type, sensitive, extractable, loginOnly] = p
+        .C_GetAttributeValue(session, key, [{ type: pkcs.CKA_KEY_TYPE }, { type: pkcs.CKA_SENSITIVE }, { type: pkcs.CKA_EXTRACTABLE }, { type: pkcs.CKA_PRIVATE }])
         .map((a) => a.value as Buffer);
       if (ulong(type) !== CKK_EC_EDWARDS) throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} is not an Edwards-curve (Ed25519) key`);
       if (sensitive[0] !== 1 || extractable[0] !== 0)
         throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} can leave the token (CKA_SENSITIVE false or CKA_EXTRACTABLE true): refused`);
+      // A private key that is not CKA_PRIVATE signs in any session, logged in or not: whoever
+      // reaches the token signs as the gate without its PIN.
+      if (loginOnly[0] !== 1)
+        throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} can be used without logging in (CKA_PRIVATE false): refused`);
       const pubs = this.find(session, pkcs.CKO_PUBLIC_KEY);
       if (pubs.length !== 1) throw new TokenError(`token ${this.tokenName()} holds ${pubs.length} public keys matching ${this.keyName()} (one is needed beside the private key)`);
       const [params, point] = p.C_GetAttributeValue(session, pubs[0], [{ type: pkcs.CKA_EC_PARAMS }, { type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
