@@ -11,6 +11,7 @@
 // model API needs reach it (the agent's API key among them, nothing of the gate's).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { boundedServer } from '../../util/http-server.js';
+import { ByteBudget } from '../http-body-budget.js';
 import { DEFAULT_MAX_CONNECTIONS } from '../limits.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import { isJsonObject } from '../../core/json.js';
@@ -64,6 +65,11 @@ function formatOf(path: string): LlmFormat | null {
 }
 
 class TooLarge extends Error {}
+
+/** The least the agents' large request bodies may hold of the gate at once, read and sent (raised to --max-body). */
+const REQUEST_BYTES = 32 * 1024 * 1024;
+/** A body declared this small never waits for the budget (a short conversation's request). */
+const UNBUDGETED_BYTES = 64 * 1024;
 /** The agent stopped reading a stream (its socket full) until the stream's deadline. */
 class AgentStalled extends Error {}
 
@@ -93,6 +99,7 @@ export class LlmDoor {
   readonly server: Server;
   private readonly sessions = new Map<string, LlmSession>();
   private readonly active = new Set<Promise<void>>();
+  private readonly bodies: ByteBudget;
 
   constructor(private readonly o: LlmDoorOptions) {
     this.server = boundedServer((req, res) => {
@@ -104,6 +111,7 @@ export class LlmDoor {
       void task.finally(() => this.active.delete(task));
     });
     this.server.maxConnections = o.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.bodies = new ByteBudget(Math.max(REQUEST_BYTES, o.maxBodyBytes));
     // Agents' HTTP clients keep connections for a few seconds: the gate keeps them longer, so
     // the client is always the side that closes an idle one (no request lost to the race).
     this.server.keepAliveTimeout = 65_000;
@@ -152,60 +160,9 @@ export class LlmDoor {
       if (!who) return sendJson(res, 401, { error: { message: 'cloakpipe: missing or unknown Proxy-Authorization bearer token', type: 'authentication_error' } });
       agent = who.agent;
     }
-    let body: Buffer;
-    try {
-      body = await readBounded(req, this.o.maxBodyBytes);
-    } catch (e) {
-      if (e instanceof TooLarge) return sendJson(res, 413, { error: { message: `cloakpipe: request body larger than ${this.o.maxBodyBytes} bytes`, type: 'request_too_large' } });
-      throw e;
-    }
-    let session: LlmSession;
-    try {
-      session = this.session(agent);
-    } catch {
-      // A session opens under the task context: one that does not load refuses the request, recorded.
-      const detail = 'request: the gate could not open the agent\'s session (does the task context load?)';
-      const refusal = await this.o.gate.refuseWire('fail_closed', detail, body, agent !== undefined ? { agent } : {}).catch(() => this.o.gate.failClosedRefusal(detail));
-      return sendRefusedRequest(res, format, refusal);
-    }
-    const refuseRequest = async (code: RefusalCode, detail: string) => {
-      sendRefusedRequest(res, format, await session.refuseWhole(code, `request: ${detail}`, body));
-    };
-    // The tool results the request carries move the session label before the model's next
-    // proposals are decided: the request must be read as strictly as a response.
-    let request: JsonValue;
-    try {
-      request = parseStrict(decodeUtf8(body));
-    } catch (e) {
-      if (!(e instanceof WireError)) throw e;
-      return refuseRequest(e.code, e.detail);
-    }
-    session.results(format.results(request));
-    await new Promise((r) => setImmediate(r)); // the settled calls' label rises run first
-    // Tools the model API would run itself never come back as calls to decide: such a request
-    // is not forwarded (ADR 048). The results it carries settled above: the agent has them.
-    const undecidable = isJsonObject(request) ? format.undecidable(request) : null;
-    if (undecidable !== null) return refuseRequest('fail_closed', undecidable);
-    const receipts = receiptsOf(header(req, RECEIPT_HEADER));
-
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
-    // The whole response, read from the model API and read by the agent, within --stream-timeout.
-    const deadline = AbortSignal.timeout(this.o.streamTimeoutMs);
-    let upstream: Response;
-    try {
-      upstream = await fetch(new URL(this.o.upstreamUrl.href.replace(/\/$/, '') + url.pathname + url.search), {
-        method: 'POST',
-        headers: forwardedHeaders(req),
-        body: new Uint8Array(body),
-        signal: AbortSignal.any([abort.signal, deadline]),
-        // A redirect is not followed: fetch would resend the body and the agent's key (x-api-key
-        // and api-key are not dropped across origins) to wherever Location points.
-        redirect: 'manual',
-      });
-    } catch {
-      return sendJson(res, 502, { error: { message: 'cloakpipe: the model API could not be reached', type: 'upstream_unreachable' } });
-    }
+    const sent = await this.send(req, res, url, format, agent);
+    if (!sent) return;
+    const { session, receipts, abort, deadline, upstream } = sent;
     if (upstream.status >= 300 && upstream.status <= 399) {
       void upstream.body?.cancel().catch(() => undefined);
       return sendJson(res, 502, { error: { message: 'cloakpipe: the model API answered with a redirect, which the gate does not follow: give --upstream-url the address it redirects to', type: 'upstream_redirect' } });
@@ -274,6 +231,89 @@ export class LlmDoor {
         sendJson(res, 403, format.errorBody(refusalText(first.tool, first.refusal), first.refusal), headers);
       } else sendJson(res, upstream.status, format.rewriteBody(parsed, groups), headers);
     });
+  }
+
+  /**
+   * The agent's request read, checked and sent to the model API; null when it was answered here
+   * (refused, or the model API unreachable). The body and its parse live in this call only, not
+   * through the response. Bodies share a door-wide budget while they are read and sent: a large
+   * one waits unread in its socket until its declared bytes fit, so agents sending many large
+   * bodies slowly hold no more of the gate than the budget, as the HTTP door's bodies (ADR 092).
+   * A small one does not wait behind them: the connection cap bounds what those hold.
+   */
+  private async send(req: IncomingMessage, res: ServerResponse, url: URL, format: LlmFormat, agent: string | undefined) {
+    const declared = Number(req.headers['content-length']);
+    const known = req.headers['content-length'] !== undefined && Number.isSafeInteger(declared) && declared >= 0;
+    const holds = known && declared <= UNBUDGETED_BYTES ? 0 : Math.min(known ? declared : Infinity, this.o.maxBodyBytes);
+    if (holds > 0 && !(await this.bodies.take(holds, req))) return null; // the agent left while it waited
+    try {
+      let body: Buffer;
+      try {
+        body = await readBounded(req, this.o.maxBodyBytes);
+      } catch (e) {
+        if (e instanceof TooLarge) {
+          sendJson(res, 413, { error: { message: `cloakpipe: request body larger than ${this.o.maxBodyBytes} bytes`, type: 'request_too_large' } });
+          return null;
+        }
+        throw e;
+      }
+      let session: LlmSession;
+      try {
+        session = this.session(agent);
+      } catch {
+        // A session opens under the task context: one that does not load refuses the request, recorded.
+        const detail = 'request: the gate could not open the agent\'s session (does the task context load?)';
+        const refusal = await this.o.gate.refuseWire('fail_closed', detail, body, agent !== undefined ? { agent } : {}).catch(() => this.o.gate.failClosedRefusal(detail));
+        sendRefusedRequest(res, format, refusal);
+        return null;
+      }
+      const refuseRequest = async (code: RefusalCode, detail: string) => {
+        sendRefusedRequest(res, format, await session.refuseWhole(code, `request: ${detail}`, body));
+      };
+      // The tool results the request carries move the session label before the model's next
+      // proposals are decided: the request must be read as strictly as a response.
+      let request: JsonValue;
+      try {
+        request = parseStrict(decodeUtf8(body));
+      } catch (e) {
+        if (!(e instanceof WireError)) throw e;
+        await refuseRequest(e.code, e.detail);
+        return null;
+      }
+      session.results(format.results(request));
+      await new Promise((r) => setImmediate(r)); // the settled calls' label rises run first
+      // Tools the model API would run itself never come back as calls to decide: such a request
+      // is not forwarded (ADR 048). The results it carries settled above: the agent has them.
+      const undecidable = isJsonObject(request) ? format.undecidable(request) : null;
+      if (undecidable !== null) {
+        await refuseRequest('fail_closed', undecidable);
+        return null;
+      }
+      const receipts = receiptsOf(header(req, RECEIPT_HEADER));
+
+      const abort = new AbortController();
+      res.on('close', () => abort.abort());
+      // The whole response, read from the model API and read by the agent, within --stream-timeout.
+      const deadline = AbortSignal.timeout(this.o.streamTimeoutMs);
+      let upstream: Response;
+      try {
+        upstream = await fetch(new URL(this.o.upstreamUrl.href.replace(/\/$/, '') + url.pathname + url.search), {
+          method: 'POST',
+          headers: forwardedHeaders(req),
+          body: new Uint8Array(body),
+          signal: AbortSignal.any([abort.signal, deadline]),
+          // A redirect is not followed: fetch would resend the body and the agent's key (x-api-key
+          // and api-key are not dropped across origins) to wherever Location points.
+          redirect: 'manual',
+        });
+      } catch {
+        sendJson(res, 502, { error: { message: 'cloakpipe: the model API could not be reached', type: 'upstream_unreachable' } });
+        return null;
+      }
+      return { session, receipts, abort, deadline, upstream };
+    } finally {
+      if (holds > 0) this.bodies.release(holds);
+    }
   }
 
   /**
