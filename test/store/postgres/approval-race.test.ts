@@ -70,10 +70,18 @@ test('an approval that commits while a gate decides the same call: the gate deci
       gate.approvalRequests.record(request('req-retry'));
       return { allowedOn: [] };
     });
-    await until(
-      async () => (await inbox.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%approval_requests%FOR UPDATE%'`)).rowCount! > 0,
-      'the gate to wait for the request the inbox holds',
-    );
+    // Watched from a connection of its own: inside the inbox's open transaction pg_stat_activity
+    // is the snapshot its first read took.
+    const watch = new pg.Client({ connectionString: PG_URL });
+    await watch.connect();
+    try {
+      await until(
+        async () => (await watch.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%approval_requests%FOR UPDATE%'`)).rowCount! > 0,
+        'the gate to wait for the request the inbox holds',
+      );
+    } finally {
+      await watch.end();
+    }
     await inbox.query('COMMIT');
     assert.deepEqual(await decided, { allowedOn: ['rcpt-1'] }, 'the retry decided on the receipt the approval offered');
   } finally {
