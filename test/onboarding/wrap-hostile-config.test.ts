@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
 import { put, world, type World } from './host-world.js';
@@ -106,4 +106,19 @@ test('a config that nests twenty thousand deep in a key of its own (valid JSON, 
   assert.ok(r.stderr.includes(`${deep}: nests deeper than wrap can read; left as is`), r.stderr);
   assert.ok(r.stdout.includes(`${cursor} (wrapped)`), `the next config is still done: ${r.stdout}`);
   assert.deepEqual(readFileSync(deep), before, 'left byte for byte');
+});
+
+test('a config at a path longer than a file name may be (250 characters) is wrapped, its backup named within the limit, and unwrapped byte for byte', () => {
+  const w = world();
+  const deep = join(w.project, 'a'.repeat(120), 'b'.repeat(120));
+  const config = put(join(deep, 'servers.json'), `{\n  "mcpServers": {\n    "ev": { "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }\n  }\n}\n`);
+  const before = readFileSync(config);
+  const r = run(w, 'wrap', ['--host', config, '--timeout', '60s']);
+  assert.equal(r.status, 0, r.stderr);
+  const backups = readdirSync(join(w.gate, 'backups'));
+  assert.equal(backups.length, 1);
+  assert.ok(Buffer.byteLength(backups[0]) <= 255 && /servers\.json-[0-9a-f]{16}\.\d{4}-/.test(backups[0]), backups[0]);
+  assert.deepEqual(readFileSync(join(w.gate, 'backups', backups[0])), before, 'the backup holds the file as it was');
+  assert.equal(run(w, 'unwrap', ['--host', config]).status, 0);
+  assert.deepEqual(readFileSync(config), before);
 });
