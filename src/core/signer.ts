@@ -41,7 +41,7 @@ export interface Signer {
  * in, nor initialises or finalises the module: the lender owns them, and lends them one run at a
  * time).
  */
-export type ThreadKey = { kind: 'file'; key: KeyObject } | { kind: 'token'; modulePath: string; session: Buffer; handle: Buffer };
+export type ThreadKey = { kind: 'file'; key: KeyObject } | { kind: 'token'; modulePath: string; session: Buffer; handle: Buffer; publicKey: KeyObject };
 
 /** The key exists but cannot sign right now (the token was removed, the module fails). */
 export class SignerUnavailable extends Error {

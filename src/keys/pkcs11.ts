@@ -39,10 +39,18 @@ function ed25519phParams(): Buffer {
 
 const PROBE = Buffer.from('cloakpipe: does this token sign with this key?');
 
+/**
+ * What a token answered instead of a signature of its key (a fault, a failover to another key):
+ * the code the signing thread reports it by (thread-sign.ts).
+ */
+export const WRONG_SIGNATURE = 'WrongSignature';
+
 /** The CKR_ name of a binding error, or the error's class: never anything the caller passed in. */
 function ckr(e: unknown): string {
   if (e instanceof TokenLate) return e.message;
-  const m = /CKR_[A-Z0-9_]+/.exec(String((e as Error)?.message ?? ''));
+  const text = String((e as Error)?.message ?? '');
+  if (text.includes(WRONG_SIGNATURE)) return 'its signature does not verify with the gate key';
+  const m = /CKR_[A-Z0-9_]+/.exec(text);
   return m ? m[0] : ((e as Error)?.name ?? 'error');
 }
 
@@ -125,6 +133,8 @@ interface Live {
 
 export class Pkcs11Signer implements Signer {
   readonly publicKey: KeyObject;
+  /** The public key's 32 bytes (Ed25519ph signatures are checked with them). */
+  private readonly rawPublic: Buffer;
   readonly keyId: string;
   readonly where: string;
   /** Whether the token made a verifying Ed25519ph signature when opened. */
@@ -158,6 +168,7 @@ export class Pkcs11Signer implements Signer {
     const { live, raw, created } = this.connect(true);
     this.live = live;
     this.created = created;
+    this.rawPublic = raw;
     this.publicKey = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
     this.keyId = keyIdOf(this.publicKey);
     try {
@@ -431,12 +442,16 @@ export class Pkcs11Signer implements Signer {
     return p.C_Sign(live.session, Buffer.from(message), Buffer.alloc(64));
   }
 
-  // One signature; on failure the session is dropped and the next call reconnects.
+  // One signature, checked with the public key (a token may answer with something else); on
+  // failure the session is dropped and the next call reconnects.
   private signWith(message: Uint8Array, params: Buffer | null): Buffer {
     if (this.closed) throw new SignerUnavailable(`the key ${this.where} is closed`);
     if (!this.current()) this.reconnect();
     try {
-      return this.rawSign(message, params);
+      const sig = this.rawSign(message, params);
+      const good = params ? ed25519ph.verify(sig, message, this.rawPublic, { zip215: false }) : verify(null, message, this.publicKey, sig);
+      if (!good) throw new Error(WRONG_SIGNATURE);
+      return sig;
     } catch (e) {
       this.drop(`token signing failed (${ckr(e)})`);
       throw new SignerUnavailable(`the key ${this.where} cannot sign (${ckr(e)})`);
@@ -536,7 +551,7 @@ export class Pkcs11Signer implements Signer {
     this.lent = true;
     this.m.lent++;
     try {
-      return await use({ kind: 'token', modulePath: this.opts.uri.modulePath, session: live.lendable, handle: live.key });
+      return await use({ kind: 'token', modulePath: this.opts.uri.modulePath, session: live.lendable, handle: live.key, publicKey: this.publicKey });
     } catch (e) {
       failed = true;
       if (e instanceof ThreadHeld) held = e.returned;

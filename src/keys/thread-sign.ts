@@ -2,11 +2,11 @@
 // KeyObject, or a PKCS#11 session and key object that the main thread opened and logged in.
 // The thread only calls C_SignInit and C_Sign on the lent session: it never initialises,
 // finalises or logs in to the module (that state is the process's, owned by the lender).
-import { sign } from 'node:crypto';
+import { sign, verify } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type * as Pkcs11 from 'pkcs11js';
 import type { ThreadKey } from '../core/signer.js';
-import { CKM_EDDSA } from './pkcs11.js';
+import { CKM_EDDSA, WRONG_SIGNATURE } from './pkcs11.js';
 
 const modules = new Map<string, Pkcs11.PKCS11>();
 
@@ -21,12 +21,18 @@ function moduleAt(path: string): Pkcs11.PKCS11 {
   return p;
 }
 
-/** Ed25519 with the lent key, on this thread. */
+/**
+ * Ed25519 with the lent key, on this thread. A token's signature is checked with the public key
+ * before the run seals with it: a token may answer with something else (a fault, a failover to
+ * another key), and an entry it signed would be committed, its call forwarded, and verify refuse it.
+ */
 export function threadSigner(key: ThreadKey): (message: Buffer) => Buffer {
   if (key.kind === 'file') return (m) => sign(null, m, key.key);
   const p = moduleAt(key.modulePath);
   return (m) => {
     p.C_SignInit(key.session, { mechanism: CKM_EDDSA }, key.handle);
-    return p.C_Sign(key.session, m, Buffer.alloc(64));
+    const sig = p.C_Sign(key.session, m, Buffer.alloc(64));
+    if (!verify(null, m, key.publicKey, sig)) throw Object.assign(new Error(WRONG_SIGNATURE), { name: WRONG_SIGNATURE });
+    return sig;
   };
 }

@@ -20,9 +20,19 @@ static void wait_while_held(const char *what) {
   while (access(path, F_OK) == 0) usleep(5000);
 }
 
+/* While HANGING_TOKEN_FILE.corrupt exists, a signature comes back with one bit flipped: a token
+   that answers, but not with a signature of its key (a fault, a failover to another key). */
 static CK_RV held_sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG n, CK_BYTE_PTR sig, CK_ULONG_PTR len) {
+  const char *base = getenv("HANGING_TOKEN_FILE");
+  char path[4096];
+  CK_RV rv;
   wait_while_held("sign");
-  return real->C_Sign(s, data, n, sig, len);
+  rv = real->C_Sign(s, data, n, sig, len);
+  if (rv == CKR_OK && sig && base) {
+    snprintf(path, sizeof path, "%s.corrupt", base);
+    if (access(path, F_OK) == 0) sig[0] ^= 1;
+  }
+  return rv;
 }
 
 static CK_RV held_initialize(CK_VOID_PTR args) {

@@ -21,13 +21,13 @@ function module(): string {
   return (built = out);
 }
 
-/** The calls the module can hold: C_Sign, C_Login, C_Initialize. */
-export type Held = 'sign' | 'login' | 'init';
+/** The calls the module can hold: C_Sign, C_Login, C_Initialize; `corrupt`: signatures come back with a bit flipped. */
+export type Held = 'sign' | 'login' | 'init' | 'corrupt';
 
 export interface HangingToken extends Token {
   /** The module path of the hostile module (in `uri()` already). */
   modulePath: string;
-  /** C_Sign (C_Login, C_Initialize) waits inside the module until `answer()`. */
+  /** C_Sign (C_Login, C_Initialize) waits inside the module until `answer()`; or, `corrupt`, C_Sign answers wrong until then. */
   hold(what: Held): void;
   answer(what: Held): void;
   /** Every C_Login the module answered, by its CKR value (0 = CKR_OK, 0xa0 = CKR_PIN_INCORRECT). */
