@@ -118,17 +118,22 @@ export async function openGate(cfg: GateConfig): Promise<OpenedGate> {
         scope,
       ),
   });
-  await gate.record({
-    kind: 'startup',
-    mode: cfg.mode,
-    release: manifest.manifest.release,
-    manifest_digest: manifest.digest,
-    policy_digest: policy.digest,
-    context_digest: context.get().digest,
-    gate_key: key.keyId,
-    pid: process.pid,
-    operations_recovered: ops.recovered,
-  });
+  try {
+    await gate.record({
+      kind: 'startup',
+      mode: cfg.mode,
+      release: manifest.manifest.release,
+      manifest_digest: manifest.digest,
+      policy_digest: policy.digest,
+      context_digest: context.get().digest,
+      gate_key: key.keyId,
+      pid: process.pid,
+      operations_recovered: ops.recovered,
+    });
+  } catch (e) {
+    opened.close(); // the caller never gets the gate to close: the store and key end here
+    throw e;
+  }
   // Epochs: sealed every --anchor-interval and at shutdown (after the shutdown entry, so it is
   // covered), anchored outside the transaction; a failed anchor is an entry, never a stop.
   const anchoring = new Anchoring({
