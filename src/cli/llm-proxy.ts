@@ -66,6 +66,10 @@ export async function run(argv: string[]): Promise<number> {
   if (upstreamUrl.protocol !== 'https:' && upstreamUrl.protocol !== 'http:') throw new UsageError('--upstream-url must be http or https');
   // The credential is the agent's own, per request: none lives in the gate's command line.
   if (upstreamUrl.username || upstreamUrl.password) throw new UsageError('--upstream-url must not carry credentials');
+  // A request's path and query are appended to the base: a query or fragment there would end up
+  // inside the path. (Some services put a key in the query: never echoed.)
+  if (upstreamUrl.search || upstreamUrl.hash || upstreamUrl.href.endsWith('?') || upstreamUrl.href.endsWith('#'))
+    throw new UsageError("--upstream-url must not carry a query or fragment: each request's own path and query are appended to it");
   const { host, port } = parseListen(values.listen as string);
   const maxBody = Number(values['max-body']);
   if (!Number.isSafeInteger(maxBody) || maxBody < 1024) throw new UsageError('--max-body must be an integer of at least 1024');

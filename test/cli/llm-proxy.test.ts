@@ -6,11 +6,14 @@ import { cloakpipe } from '../helpers/cli.js';
 
 const BASE = ['llm-proxy', '--manifest', 'm.yaml', '--policy', 'p.cedar'];
 
-test('llm-proxy refuses a missing or credentialed --upstream-url, a bad --on-refusal or --max-connections, a public listen without tokens, MCP-only flags', () => {
+test('llm-proxy refuses a missing, credentialed or queried --upstream-url, a bad --on-refusal or --max-connections, a public listen without tokens, MCP-only flags', () => {
   const cases: [string[], RegExp][] = [
     [[], /missing required --upstream-url/],
     [['--upstream-url', 'https://sk-secret-123:x@api.example/v1'], /must not carry credentials/],
     [['--upstream-url', 'ftp://api.example/'], /must be http or https/],
+    [['--upstream-url', 'https://api.example/v1?key=sk-secret-123'], /must not carry a query or fragment/],
+    [['--upstream-url', 'https://api.example/v1#sk-secret-123'], /must not carry a query or fragment/],
+    [['--upstream-url', 'https://api.example/v1?'], /must not carry a query or fragment/],
     [['--upstream-url', 'https://api.example/v1', '--on-refusal', 'drop'], /--on-refusal must be rewrite or error/],
     [['--upstream-url', 'https://api.example/v1', '--listen', '0.0.0.0:8933'], /not loopback: it needs --auth-token-file/],
     [['--upstream-url', 'https://api.example/v1', '--upstream-header', 'X: y'], /unknown option --upstream-header/],
