@@ -9,6 +9,7 @@ import { log } from '../telemetry/log.js';
 
 /** An open POST waiting for the answer to its request. */
 interface Waiting {
+  id: RpcId;
   res: ServerResponse;
   sse: boolean;
   /** The request's progress token: its progress notifications go on its own stream. */
@@ -77,7 +78,8 @@ export class HttpSessionTransport implements Transport {
 
   private flush(): void {
     // A paused relay still takes what starts no call (a cancel held behind its request).
-    while (this.started && this.early.length > 0 && (!this.paused || this.early[0].key === undefined)) this.onframe?.(this.early.shift()!.frame);
+    // An ended session delivers nothing more: what waits here never runs (close() tells its POSTs).
+    while (this.started && !this.closed && this.early.length > 0 && (!this.paused || this.early[0].key === undefined)) this.onframe?.(this.early.shift()!.frame);
     this.admitNext();
   }
 
@@ -144,7 +146,7 @@ export class HttpSessionTransport implements Transport {
       return;
     }
     if (request) {
-      this.waiting.set(idKey(request.id), { res, sse, progressToken: request.progressToken });
+      this.waiting.set(idKey(request.id), { id: request.id, res, sse, progressToken: request.progressToken });
       res.on('close', () => {
         // The host hung up: a later answer has nowhere to go (the relay still records it).
         const w = this.waiting.get(idKey(request.id));
@@ -238,11 +240,18 @@ export class HttpSessionTransport implements Transport {
     cb?.({ code: null });
   }
 
-  /** Nothing more goes out: open streams are ended, waiting POSTs answered by the caller. */
+  /**
+   * Nothing more goes out: open streams are ended. A POST still waiting was never taken by the
+   * relay (held behind --max-in-flight when the session ended): it never ran, and is told so.
+   */
   async close(): Promise<void> {
     this.stream?.end();
     this.stream = null;
-    for (const w of this.waiting.values()) if (!w.res.writableEnded) w.res.end();
+    for (const w of this.waiting.values()) {
+      if (w.res.writableEnded) continue;
+      if (w.res.headersSent) w.res.end();
+      else w.res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: w.id, error: { code: -32001, message: 'Session not found: it ended before this request was read' } }));
+    }
     this.waiting.clear();
   }
 }
