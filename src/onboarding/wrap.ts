@@ -91,6 +91,23 @@ function startDiffers(value: unknown, gate: WrapOptions['gate']): string[] {
   return differs;
 }
 
+/** Node options a gate's start may carry (ADR 067's young generation): nothing that loads code. */
+const GATE_NODE_OPTION = /^--(max|min)-semi-space-size=[0-9]+$/;
+
+/**
+ * The entry starts this cloakpipe's gate: `cloakpipe mcp-proxy …` (PATH), or a node running this
+ * cloakpipe's main.js with no option but the young generation's. Its shape alone (mcp-proxy,
+ * --server, --) is anyone's: `sh -c SCRIPT mcp-proxy --server x -- …` runs SCRIPT, ungated.
+ */
+function startsThisGate(value: unknown, gate: WrapOptions['gate']): boolean {
+  const args = argsOf(value) ?? [];
+  const i = args.indexOf('mcp-proxy');
+  if (!isObj(value) || i < 0) return false;
+  if (value.command === 'cloakpipe') return i === 0;
+  const start = args.slice(0, i);
+  return (value.command === gate.command || value.command === 'node') && start.at(-1) === gate.args.at(-1) && start.slice(0, -1).every((a) => GATE_NODE_OPTION.test(a));
+}
+
 /** Said of an entry wrap wrote whose gate this cloakpipe would start otherwise: how to move it. */
 function startNote(value: unknown, gate: WrapOptions['gate']): string {
   const differs = startDiffers(value, gate);
@@ -217,16 +234,23 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     const label = `${configLabel(cfg)}: ${JSON.stringify(e.name)}`;
     if (c.kind === 'wrapped') {
       const now = gateModeOf(argsOf(e.value)!);
+      // Only an entry its record holds can be unwrapped and wrapped again: only then the note.
+      // A record that cannot be read only loses the note (the entry is left as it is anyway).
+      let recorded: { wrapped: unknown } | undefined;
+      try {
+        recorded = recordAt(serverFiles(o.homeDir, c.server).wrapped)?.entries[configKey];
+      } catch {
+        recorded = undefined;
+      }
+      const ours = recorded !== undefined && sameWrap(e.value, recorded.wrapped);
+      // A gate entry is one this home wrote, or one that starts this cloakpipe (wrapped by hand).
+      if (!ours && !startsThisGate(e.value, o.gate)) {
+        o.say(`${label}: left as is: it names the gate (servers/${c.server}) but does not start this cloakpipe, and this home has no record of wrapping it: check its command; it may run ungated`);
+        failed++;
+        continue;
+      }
       if (!o.modeAsked || now?.mode === o.mode) {
-        // Only an entry its record holds can be unwrapped and wrapped again: only then the note.
-        // A record that cannot be read only loses the note (the entry is left as it is anyway).
-        let recorded: { wrapped: unknown } | undefined;
-        try {
-          recorded = recordAt(serverFiles(o.homeDir, c.server).wrapped)?.entries[configKey];
-        } catch {
-          recorded = undefined;
-        }
-        const note = recorded && sameWrap(e.value, recorded.wrapped) ? startNote(e.value, o.gate) : '';
+        const note = ours ? startNote(e.value, o.gate) : '';
         o.say(`${label}: already wrapped (servers/${c.server}${now ? `, ${now.mode} mode` : ''})${note}`);
         continue;
       }

@@ -122,3 +122,25 @@ test('a config at a path longer than a file name may be (250 characters) is wrap
   assert.equal(run(w, 'unwrap', ['--host', config]).status, 0);
   assert.deepEqual(readFileSync(config), before);
 });
+
+test('an entry shaped like a gate entry that does not start this cloakpipe (a project config from elsewhere) is not taken for wrapped: named, exit 1; one wrapped by hand with this cloakpipe still is', () => {
+  const w = world();
+  const gateArgs = (server: string) => ['mcp-proxy', '--server', server, '--mode', 'shadow', '--', 'node', 'server.js'];
+  const entries = {
+    // sh runs its script; "mcp-proxy" and what follows are only its $0 and arguments.
+    shell: { command: 'sh', args: ['-c', 'echo ran', ...gateArgs('shell')] },
+    // node runs a script of the project's own, not cloakpipe's main.js.
+    script: { command: process.execPath, args: ['./tools/cli/main.js', ...gateArgs('script')] },
+    // cloakpipe's main.js, but node loads the project's code first.
+    preload: { command: process.execPath, args: ['--require', './evil.js', CLI, ...gateArgs('preload')] },
+    handmade: { command: process.execPath, args: [CLI, ...gateArgs('handmade')] },
+  };
+  const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: entries }, null, 2) + '\n');
+  const before = readFileSync(config);
+  const r = run(w, 'wrap', ['--host', config, '--dry-run']);
+  assert.equal(r.status, 1, r.stderr);
+  for (const name of ['shell', 'script', 'preload'])
+    assert.ok(r.stderr.includes(`"${name}": left as is: it names the gate (servers/${name}) but does not start this cloakpipe`), r.stderr);
+  assert.ok(r.stderr.includes('"handmade": already wrapped (servers/handmade, shadow mode)'), r.stderr);
+  assert.deepEqual(readFileSync(config), before);
+});
