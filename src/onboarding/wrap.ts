@@ -103,6 +103,8 @@ function startsThisGate(value: unknown, gate: WrapOptions['gate']): boolean {
   const args = argsOf(value) ?? [];
   const i = args.indexOf('mcp-proxy');
   if (!isObj(value) || i < 0) return false;
+  // NODE_OPTIONS in its environment loads code into the gate's node before cloakpipe's own.
+  if (isObj(value.env) && Object.keys(value.env).some((k) => k.toUpperCase() === 'NODE_OPTIONS')) return false;
   if (value.command === 'cloakpipe') return i === 0;
   const start = args.slice(0, i);
   return (value.command === gate.command || value.command === 'node') && start.at(-1) === gate.args.at(-1) && start.slice(0, -1).every((a) => GATE_NODE_OPTION.test(a));

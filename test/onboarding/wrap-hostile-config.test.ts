@@ -133,13 +133,15 @@ test('an entry shaped like a gate entry that does not start this cloakpipe (a pr
     script: { command: process.execPath, args: ['./tools/cli/main.js', ...gateArgs('script')] },
     // cloakpipe's main.js, but node loads the project's code first.
     preload: { command: process.execPath, args: ['--require', './evil.js', CLI, ...gateArgs('preload')] },
+    // The same through its environment.
+    envpreload: { command: process.execPath, args: [CLI, ...gateArgs('envpreload')], env: { NODE_OPTIONS: '--require ./evil.js' } },
     handmade: { command: process.execPath, args: [CLI, ...gateArgs('handmade')] },
   };
   const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: entries }, null, 2) + '\n');
   const before = readFileSync(config);
   const r = run(w, 'wrap', ['--host', config, '--dry-run']);
   assert.equal(r.status, 1, r.stderr);
-  for (const name of ['shell', 'script', 'preload'])
+  for (const name of ['shell', 'script', 'preload', 'envpreload'])
     assert.ok(r.stderr.includes(`"${name}": left as is: it names the gate (servers/${name}) but does not start this cloakpipe`), r.stderr);
   assert.ok(r.stderr.includes('"handmade": already wrapped (servers/handmade, shadow mode)'), r.stderr);
   assert.deepEqual(readFileSync(config), before);
