@@ -9,8 +9,8 @@
 // decides. A note of a live writer is its decision in progress and is left alone. A note holds
 // ids, digests and the signed receipt (what operations.db holds), never an argument value.
 // PostgreSQL commits the pair as one: no notes.
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, unlinkSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { syncFolder, writeAll } from '../util/atomic-write.js';
 import type { EntryFields } from '../core/entries.js';
@@ -41,18 +41,55 @@ function procStat(pid: number): { state: string; started: string } | null {
   }
 }
 
-/** This process as a note's name gives its writer: its pid, and when it started (a pid is reused); 0 without /proc. */
-const SELF = `${process.pid}-${procStat(process.pid)?.started ?? 0}`;
-const NOTE_NAME = /^(\d+)-(\d+)-[0-9a-f]+\.json$/;
+/**
+ * Where a pid means this process: the boot and the pid namespace (a home shared by containers, or
+ * by hosts over a network file system, sees notes whose pids name other processes here).
+ */
+export function pidSpace(): string {
+  const read = (f: () => string) => {
+    try {
+      return f();
+    } catch {
+      return '';
+    }
+  };
+  const boot = read(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+  const ns = read(() => readlinkSync('/proc/self/ns/pid'));
+  return createHash('sha256').update(`${boot}\n${ns}`).digest('hex').slice(0, 12);
+}
 
-/** Whether the process that wrote the note named `name` still runs (a name without its writer: not). */
-function writerRuns(name: string): boolean {
+/** This process as a note's name gives its writer: its pid space, its pid, and when it started (a pid is reused; 0 without /proc). */
+const SPACE = pidSpace();
+const SELF = `${SPACE}-${process.pid}-${procStat(process.pid)?.started ?? 0}`;
+const NOTE_NAME = /^([0-9a-f]{12})-(\d+)-(\d+)-[0-9a-f]+\.json$/;
+
+/**
+ * A note from another pid space is taken as its writer's decision in progress this long after it
+ * was written; a decision takes milliseconds. Its pid names no process here, and an inbox may
+ * never run there again (a container replaced): past this, it is completed here.
+ */
+const FOREIGN_NOTE_MS = 30_000;
+
+/**
+ * Whether the process that wrote the note `file` (named `name`) may still run: its own pid space
+ * asks the process; another's, the note's age; a name without its writer (written before notes
+ * named one) does not.
+ */
+function writerRuns(file: string, name: string): boolean {
   const m = NOTE_NAME.exec(name);
   if (!m) return false;
-  const pid = Number(m[1]);
+  const [, space, pidText, started] = m;
+  if (space !== SPACE) {
+    try {
+      return Date.now() - statSync(file).mtimeMs < FOREIGN_NOTE_MS;
+    } catch {
+      return false; // gone: another inbox completed it
+    }
+  }
+  const pid = Number(pidText);
   // Killed but not yet reaped (a zombie) is gone too: its locks and its decision are over.
-  const p = m[2] === '0' ? null : procStat(pid);
-  if (p !== null) return p.started === m[2] && p.state !== 'Z' && p.state !== 'X';
+  const p = started === '0' ? null : procStat(pid);
+  if (p !== null) return p.started === started && p.state !== 'Z' && p.state !== 'X';
   try {
     process.kill(pid, 0);
     return true;
@@ -134,7 +171,7 @@ export class DecisionJournal {
   private over(): string[] {
     return readdirSync(this.dir)
       .filter((n) => n.endsWith('.json'))
-      .filter((n) => !this.deciding.has(join(this.dir, n)) && (n.startsWith(`${SELF}-`) || !writerRuns(n)))
+      .filter((n) => !this.deciding.has(join(this.dir, n)) && (n.startsWith(`${SELF}-`) || !writerRuns(join(this.dir, n), n)))
       .map((n) => join(this.dir, n));
   }
 

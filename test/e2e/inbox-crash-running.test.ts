@@ -8,8 +8,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pidSpace } from '../../src/inbox/decision-journal.js';
 import { crashBetweenCommits } from '../helpers/crash-between-commits.js';
 import { inboxClient, startInbox, type RunningInbox } from '../helpers/inbox-server.js';
 import { call, ledger, records, setup, startGate, type Setup } from '../helpers/recording-gate.js';
@@ -84,7 +85,7 @@ test("a note whose writer still runs is left alone by a running inbox, and compl
     const started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]; // field 22
     const dir = join(s.home, 'inbox-decisions');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const name = `${writer.pid}-${started}-0123456789abcdef01234567.json`;
+    const name = `${pidSpace()}-${writer.pid}-${started}-0123456789abcdef01234567.json`;
     const head = Math.max(...ledger(s).map((e) => e.seq as number));
     writeFileSync(join(dir, name), JSON.stringify({ id: r.id, head, entry: { kind: 'operator', action: 'deny', request_entry: r.entry, fingerprint: 'sha256:0', tool: 'send_email' } }), { mode: 0o600 });
     // Several reads of the store later (one a second), the note is still there: its writer runs.
@@ -97,6 +98,39 @@ test("a note whose writer still runs is left alone by a running inbox, and compl
     assert.equal(ledger(s).filter((e) => e.kind === 'operator').length, 0);
   } finally {
     writer.kill('SIGKILL');
+    await survivor?.stop();
+    await g.close();
+  }
+});
+
+test('a note written in another pid space (another container or host on this home) is left alone while young, its pid naming no process here, and completed once older than a decision takes; one without a writer is completed at once', { timeout: 60_000 }, async () => {
+  const s = setup();
+  const g = await startGate(s);
+  let survivor: RunningInbox | undefined;
+  try {
+    const refused = await call(g, 'send_email', { to: 'elsewhere@example.com' });
+    assert.ok(!refused.ok && refused.reason === 'approval_required');
+    survivor = await startInbox({ home: s.home, approverKey: s.approverKey });
+    const [r] = await listed(await inboxClient(survivor));
+    const dir = join(s.home, 'inbox-decisions');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const here = pidSpace();
+    const there = here.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    // A pid no process here has (pid_max is at most 2^22): here it would read as a writer gone.
+    const foreign = `${there}-4999999-12345-0123456789abcdef01234567.json`;
+    const unnamed = '89abcdef0123456789abcdef.json'; // written before notes named their writer
+    const head = Math.max(...ledger(s).map((e) => e.seq as number));
+    const note = JSON.stringify({ id: r.id, head, entry: { kind: 'operator', action: 'deny', request_entry: r.entry, fingerprint: 'sha256:0', tool: 'send_email' } });
+    for (const n of [foreign, unnamed]) writeFileSync(join(dir, n), note, { mode: 0o600 });
+    await until(() => !notes(s).includes(unnamed), 15_000, 'the note without a writer was completed');
+    await new Promise((res) => setTimeout(res, 2500)); // two more reads of the store
+    assert.deepEqual(notes(s), [foreign], "the other pid space's young note is its writer's");
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(join(dir, foreign), old, old); // a writer there that never came back
+    await until(() => notes(s).length === 0, 15_000, "the other pid space's old note was completed");
+    assert.deepEqual((await listed(await inboxClient(survivor))).map((x) => x.id), [r.id], 'nothing of either had committed: the request still waits');
+    assert.equal(ledger(s).filter((e) => e.kind === 'operator').length, 0);
+  } finally {
     await survivor?.stop();
     await g.close();
   }
