@@ -134,6 +134,8 @@ export class Relay {
   private readonly tasks = new Set<Promise<void>>();
   private refusing = 0; // wire refusals being recorded (they hold a line's worth of state)
   private hostPaused = false;
+  /** The upstream is not reading what it was sent: the host is not read meanwhile. */
+  private upstreamFull = false;
   private hostEnded = false;
   private stopping = false;
   private upstreamExit: TransportClosed | null = null;
@@ -156,6 +158,10 @@ export class Relay {
     this.upstream.onframe = (f) => this.fromUpstream(f);
     this.upstream.onclose = (info) => this.upstreamGone(info);
     this.upstream.onlost = (id, lost) => this.requestLost(id, lost);
+    this.upstream.onfull = (full) => {
+      this.upstreamFull = full;
+      this.flow();
+    };
   }
 
   /** Start the upstream, then the host; resolves with the exit status when the session ends. */
@@ -204,10 +210,10 @@ export class Relay {
     });
   }
 
-  /** Pause the host at the bound, resume it below. */
+  /** Pause the host at the bound (or while the upstream reads nothing), resume it below. */
   private flow(): void {
     if (this.stopping) return;
-    const full = this.inFlight >= this.maxInFlight;
+    const full = this.inFlight >= this.maxInFlight || this.upstreamFull;
     if (full && !this.hostPaused) {
       this.hostPaused = true;
       this.host.pause?.();

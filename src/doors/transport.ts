@@ -59,6 +59,11 @@ export interface Transport {
    * transport's cancellation signal). Nothing is reported for it afterwards.
    */
   forget?(id: RpcId): void;
+  /**
+   * The peer is not reading what it was sent (true), or has caught up (false): a relay stops
+   * reading the other side meanwhile, so what waits for this peer stays bounded.
+   */
+  onfull?: (full: boolean) => void;
   /** Out-of-band trouble (a write that failed); not necessarily fatal. */
   onerror?: (error: Error) => void;
 }

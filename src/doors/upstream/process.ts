@@ -9,6 +9,12 @@ import { watchForOrphan } from './orphan-watch.js';
 
 /** Bounds the memory one server line may take; a longer line is dropped, never forwarded. */
 export const MAX_SERVER_LINE = 64 * 1024 * 1024;
+/**
+ * Bytes sent and not yet read by the server past which the transport reports it full: the host's
+ * notifications are not bounded by --max-in-flight, and a server that stops reading its stdin
+ * would otherwise have the gate hold all of them.
+ */
+export const SERVER_UNREAD_HIGH_WATER = 8 * 1024 * 1024;
 const KILL_AFTER_MS = 2000;
 
 /** Why the upstream could not be started; names the command and the OS's reason, nothing else. */
@@ -70,6 +76,8 @@ export class ProcessTransport implements Transport {
   onframe?: (frame: InboundFrame) => void;
   onclose?: (info: TransportClosed) => void;
   onerror?: (error: Error) => void;
+  onfull?: (full: boolean) => void;
+  private full = false;
   private child: ChildProcess | undefined;
   private exited = false;
   private closing = false;
@@ -120,8 +128,17 @@ export class ProcessTransport implements Transport {
   }
 
   send(message: string): void {
-    if (!this.alive || !this.child!.stdin!.writable) return;
-    writeBatched(this.child!.stdin!, message + '\n');
+    const stdin = this.child?.stdin;
+    if (!this.alive || !stdin?.writable) return;
+    writeBatched(stdin, message + '\n');
+    if (this.full || stdin.writableLength < SERVER_UNREAD_HIGH_WATER) return;
+    this.full = true;
+    this.onfull?.(true);
+    // Past the stream's own high-water mark a write returned false, so 'drain' follows.
+    stdin.once('drain', () => {
+      this.full = false;
+      this.onfull?.(false);
+    });
   }
 
   /**
