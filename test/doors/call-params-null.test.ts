@@ -1,8 +1,8 @@
-// A tools/call whose `arguments` or `_meta` is null. Straight to the SDK's server
-// (server-everything) each is refused before the tool runs: both are objects when present. The
-// gate read null as absent and forwarded `arguments: {}` (or no _meta): the server ran the tool.
-// The gate must not accept, record or forward a shape the server reads otherwise: each is refused
-// invalid_request and recorded, as `task: null` is (test/e2e/call-task-null.test.ts).
+// A tools/call whose `arguments`, `_meta` or `task` is null. Straight to the SDK's server
+// (server-everything) each is refused (or dropped) before the tool runs: all are objects when
+// present. The gate read null as absent and forwarded `arguments: {}`, no _meta, or `task: {}` (a
+// call sent with a task): the server ran the tool. The gate must not accept, record or forward a
+// shape the server reads otherwise: each is refused invalid_request and recorded.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { EVERYTHING, makeHome, writeFiles } from '../helpers/cli.js';
@@ -43,9 +43,9 @@ async function withParams(peer: RawPeer, extra: object, answered: boolean): Prom
   return { answer, ran };
 }
 
-for (const member of ['arguments', '_meta']) {
+for (const member of ['arguments', '_meta', 'task']) {
   test(`${member}: null is refused before the tool runs, straight to server-everything and through the gate`, { timeout: 180_000 }, async () => {
-    const direct = await withParams(new RawPeer([process.execPath, EVERYTHING, 'stdio']), { [member]: null }, member === 'arguments');
+    const direct = await withParams(new RawPeer([process.execPath, EVERYTHING, 'stdio']), { [member]: null }, member !== '_meta');
     if (direct.answer) assert.ok(direct.answer.error, 'the server refuses it');
     assert.equal(direct.ran, false, 'straight, the tool did not run');
     const home = makeHome();

@@ -6,42 +6,19 @@
 // it, and once the flood goes, an SDK host connects and calls as before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
-import net from 'node:net';
+import { floodIdle } from '../helpers/connection-flood.js';
 import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { httpClient, startHttpGate } from '../helpers/http-gate.js';
 
 const CAP = 16;
 const FLOOD = 64;
 
-const descriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-
 test(`--max-connections ${CAP}: of ${FLOOD} idle sockets, those past the bound are closed at once; then a host calls as before`, { timeout: 90_000 }, async () => {
   const f = writeFiles({ 'm.yaml': 'version: 1\nrelease: flood@1\ntools:\n  echo: { effect: read, arguments: { message: { type: string } } }\n', 'p.cedar': PERMIT_ALL });
   const g = await startHttpGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--max-connections', String(CAP)], upstream: [process.execPath, EVERYTHING] });
   const url = new URL(g.url);
   try {
-    const before = descriptors(g.child.pid!);
-    let closed = 0;
-    const sockets = await Promise.all(
-      Array.from(
-        { length: FLOOD },
-        () =>
-          new Promise<net.Socket>((resolve) => {
-            const s = net.connect(Number(url.port), url.hostname, () => resolve(s));
-            s.on('data', () => undefined); // read what the gate says (a 408), or its close is never seen
-            s.on('close', () => closed++);
-            s.on('error', () => undefined);
-          }),
-      ),
-    );
-    // Well inside the 10 s that the bound on headers gives an idle connection.
-    const deadline = Date.now() + 5000;
-    while (closed < FLOOD - CAP && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(closed, FLOOD - CAP, `of ${FLOOD} idle sockets, ${closed} were closed within 5 s`);
-    const held = descriptors(g.child.pid!) - before;
-    assert.ok(held <= CAP, `the gate holds ${held} more descriptors during the flood`);
-    for (const s of sockets) s.destroy();
+    await floodIdle(url, g.child.pid!, FLOOD, CAP, 'the gate');
     const c = await httpClient(g.url);
     const r = await c.callTool({ name: 'echo', arguments: { message: 'after the flood' } });
     assert.match((r.content as { text: string }[])[0].text, /after the flood/);

@@ -5,42 +5,19 @@
 // descriptors stay within it, and once it goes a logged-in client reads the list as before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
-import net from 'node:net';
+import { floodIdle } from '../helpers/connection-flood.js';
 import { inboxClient, startInbox } from '../helpers/inbox-server.js';
 import { setup } from '../helpers/recording-gate.js';
 
 const CAP = 16;
 const FLOOD = 64;
 
-const descriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
-
 test(`inbox --max-connections ${CAP}: of ${FLOOD} idle sockets, those past the bound are closed at once; then the page's API answers`, { timeout: 60_000 }, async () => {
   const s = setup();
   const inbox = await startInbox({ home: s.home, approverKey: s.approverKey, flags: ['--max-connections', String(CAP)] });
   const url = new URL(inbox.url);
   try {
-    const before = descriptors(inbox.pid);
-    let closed = 0;
-    const sockets = await Promise.all(
-      Array.from(
-        { length: FLOOD },
-        () =>
-          new Promise<net.Socket>((resolve) => {
-            const sock = net.connect(Number(url.port), url.hostname, () => resolve(sock));
-            sock.on('data', () => undefined); // read what the inbox says (a 408), or its close is never seen
-            sock.on('close', () => closed++);
-            sock.on('error', () => undefined);
-          }),
-      ),
-    );
-    // Well inside the 10 s the bound on headers gives an idle connection (ADR 068).
-    const deadline = Date.now() + 5000;
-    while (closed < FLOOD - CAP && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(closed, FLOOD - CAP, `of ${FLOOD} idle sockets, ${closed} were closed within 5 s`);
-    const held = descriptors(inbox.pid) - before;
-    assert.ok(held <= CAP, `the inbox holds ${held} more descriptors during the flood`);
-    for (const sock of sockets) sock.destroy();
+    await floodIdle(url, inbox.pid, FLOOD, CAP, 'the inbox');
     const api = await inboxClient(inbox);
     const list = await api('/api/requests');
     assert.equal(list.status, 200);

@@ -2,11 +2,13 @@
 // machine's C compiler against pkcs11js's PKCS#11 headers): C_Sign, C_Login or C_Initialize wait
 // inside the module while `hold(...)` is on, in whichever thread called them; and every login is counted. A hostile token, not a stand-in
 // for cloakpipe's code: every call it does answer is SoftHSM's own.
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import type { TestContext } from 'node:test';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { CLI, ROOT, tempDir } from './cli.js';
+import { CLI, MEMORY, PERMIT_ALL, ROOT, cloakpipe, tempDir, writeFiles } from './cli.js';
 import { freshToken, SOFTHSM_MODULE, type Token } from './softhsm.js';
 
 const SOURCE = join(ROOT, 'test/helpers/hanging-token.c');
@@ -64,4 +66,29 @@ export function runFor(args: string[], env: NodeJS.ProcessEnv, ms: number): Prom
       resolve({ code, signal, stderr });
     });
   });
+}
+
+/** A home whose gate key is in a hanging token (`held` answered again after the test). */
+export function homeOnHangingToken(t: TestContext, held: Held = 'sign'): { tok: HangingToken; env: NodeJS.ProcessEnv; home: string } {
+  const tok = hangingToken();
+  t.after(() => tok.answer(held));
+  const env = { ...process.env, ...tok.env, CLOAKPIPE_PKCS11_PIN: undefined };
+  const home = join(tempDir(), 'home');
+  const init = cloakpipe(['init', '--home', home, '--key', tok.uri(), '--pin-file', tok.pinFile], { env });
+  assert.equal(init.status, 0, init.stderr);
+  return { tok, env, home };
+}
+
+/** One write tool on server-memory: `create_entities`, its arguments `entity(name)`. */
+export const entity = (name: string) => ({ entities: [{ name, entityType: 'note', observations: [] }] });
+
+/**
+ * What a gate on that home needs to run server-memory with `create_entities` declared (for
+ * startGate or RawGate), and the server's memory file, where a forwarded call leaves its name.
+ */
+export function memoryGate(tok: HangingToken, home: string, release: string) {
+  const memory = join(tempDir(), 'memory.jsonl');
+  const manifest = `version: 1\nrelease: ${release}\ntools:\n  create_entities:\n    effect: write\n    arguments:\n      entities: { type: array, max_items: 5, required: true, items: { type: object } }\n`;
+  const f = writeFiles({ 'm.yaml': manifest, 'p.cedar': PERMIT_ALL });
+  return { memory, options: { home, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--pin-file', tok.pinFile], upstream: [process.execPath, MEMORY], env: { ...tok.env, MEMORY_FILE_PATH: memory } } };
 }

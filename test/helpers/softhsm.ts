@@ -74,9 +74,9 @@ export const pkcs = createRequire(import.meta.url)('pkcs11js') as typeof Pkcs11;
 
 /**
  * `use` with a read-write session of the token straight through SoftHSM (not cloakpipe's code),
- * logged in as the user with `pin`: what an operator's tool would do to the token.
+ * logged in as the user with `pin` (null: not logged in): what an operator's tool would do to the token.
  */
-export function straightToToken<T>(t: Token, pin: string, use: (p: Pkcs11.PKCS11, session: Buffer) => T): T {
+export function straightToToken<T>(t: Token, pin: string | null, use: (p: Pkcs11.PKCS11, session: Buffer) => T): T {
   process.env.SOFTHSM2_CONF = t.env.SOFTHSM2_CONF;
   const p = new pkcs.PKCS11();
   p.load(SOFTHSM_MODULE);
@@ -84,9 +84,27 @@ export function straightToToken<T>(t: Token, pin: string, use: (p: Pkcs11.PKCS11
   try {
     const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trim() === t.label)!;
     const session = p.C_OpenSession(slot, pkcs.CKF_SERIAL_SESSION | pkcs.CKF_RW_SESSION);
-    p.C_Login(session, pkcs.CKU_USER, pin);
+    if (pin !== null) p.C_Login(session, pkcs.CKU_USER, pin);
     return use(p, session);
   } finally {
     p.C_Finalize();
   }
+}
+
+/**
+ * An EdDSA pair under the label `gate` made straight through SoftHSM, as another tool would make
+ * it: no CKA_ID; `curve` Ed25519 unless told; a private key that needs a login unless `loginFree`;
+ * `verify` sets CKA_VERIFY on the public key.
+ */
+export function pairMadeElsewhere(t: Token, o: { curve?: 'ed25519' | 'ed448'; loginFree?: boolean; verify?: boolean } = {}): void {
+  const oid = Buffer.from(o.curve === 'ed448' ? '06032b6571' : '06032b6570', 'hex');
+  straightToToken(t, t.pin, (p, session) => {
+    const label = { type: pkcs.CKA_LABEL, value: 'gate' };
+    p.C_GenerateKeyPair(
+      session,
+      { mechanism: 0x1055 }, // CKM_EC_EDWARDS_KEY_PAIR_GEN
+      [{ type: pkcs.CKA_TOKEN, value: true }, label, ...(o.verify ? [{ type: pkcs.CKA_VERIFY, value: true }] : []), { type: pkcs.CKA_EC_PARAMS, value: oid }],
+      [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_PRIVATE, value: !o.loginFree }, { type: pkcs.CKA_SIGN, value: true }, { type: pkcs.CKA_SENSITIVE, value: true }, { type: pkcs.CKA_EXTRACTABLE, value: false }],
+    );
+  });
 }

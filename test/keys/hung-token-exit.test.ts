@@ -6,29 +6,22 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { MEMORY, PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
+import { cloakpipe } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
 import { callRaw, openSession } from '../helpers/raw-session.js';
 import { hsmSkip } from '../helpers/softhsm.js';
-import { hangingToken } from '../helpers/hanging-token.js';
+import { entity, homeOnHangingToken, memoryGate } from '../helpers/hanging-token.js';
 
-const MANIFEST = 'version: 1\nrelease: exit@1\ntools:\n  create_entities:\n    effect: write\n    arguments:\n      entities: { type: array, max_items: 5, required: true, items: { type: object } }\n';
-const entity = (name: string) => ({ arguments: { entities: [{ name, entityType: 'note', observations: [] }] } });
+const call = (name: string) => ({ arguments: entity(name) });
 
 /** A gate whose token holds C_Sign after one signed call; `answered`: the token answers again before SIGTERM. */
 async function stopWhileHeld(t: TestContext, answered: boolean) {
-  const tok = hangingToken();
-  t.after(() => tok.answer('sign'));
-  const env = { ...process.env, ...tok.env, CLOAKPIPE_PKCS11_PIN: undefined };
-  const home = join(tempDir(), 'home');
-  const init = cloakpipe(['init', '--home', home, '--key', tok.uri(), '--pin-file', tok.pinFile], { env });
-  assert.equal(init.status, 0, init.stderr);
-  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  const g = new RawGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--pin-file', tok.pinFile], upstream: [process.execPath, MEMORY], env: { ...tok.env, MEMORY_FILE_PATH: join(tempDir(), 'memory.jsonl') } });
+  const { tok, env, home } = homeOnHangingToken(t);
+  const g = new RawGate(memoryGate(tok, home, 'exit@1').options);
   await openSession(g);
-  assert.ok((await callRaw(g, 1, 'create_entities', entity('before'))).result, 'the first call is answered');
+  assert.ok((await callRaw(g, 1, 'create_entities', call('before'))).result, 'the first call is answered');
   tok.hold('sign');
-  const refused = await callRaw(g, 2, 'create_entities', entity('held'));
+  const refused = await callRaw(g, 2, 'create_entities', call('held'));
   assert.equal(refused.error?.data?.reason, 'fail_closed', JSON.stringify(refused));
   if (answered) tok.answer('sign');
   g.child.kill('SIGTERM');

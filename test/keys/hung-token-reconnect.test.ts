@@ -6,29 +6,19 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { MEMORY, PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
+import { cloakpipe } from '../helpers/cli.js';
 import { call, startGate, summary, waitFor } from '../helpers/gate.js';
 import { hsmSkip } from '../helpers/softhsm.js';
-import { hangingToken, type Held } from '../helpers/hanging-token.js';
-
-const MANIFEST = 'version: 1\nrelease: reconnect@1\ntools:\n  create_entities:\n    effect: write\n    arguments:\n      entities: { type: array, max_items: 5, required: true, items: { type: object } }\n';
-const entity = (name: string) => ({ entities: [{ name, entityType: 'note', observations: [] }] });
+import { entity, homeOnHangingToken, memoryGate, type Held } from '../helpers/hanging-token.js';
 
 for (const [held, fn] of [
   ['init', 'C_Initialize'],
   ['login', 'C_Login'],
 ] as [Held, string][]) {
   test(`the token holding ${fn} while the gate reconnects: refused fail_closed within the bound, named; resumes once it answers`, hsmSkip, async (t: TestContext) => {
-    const tok = hangingToken();
-    t.after(() => tok.answer(held));
-    const env = { ...process.env, ...tok.env, CLOAKPIPE_PKCS11_PIN: undefined };
-    const home = join(tempDir(), 'home');
-    const init = cloakpipe(['init', '--home', home, '--key', tok.uri(), '--pin-file', tok.pinFile], { env });
-    assert.equal(init.status, 0, init.stderr);
-    const memory = join(tempDir(), 'memory.jsonl');
-    const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-    const g = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--pin-file', tok.pinFile], upstream: [process.execPath, MEMORY], env: { ...tok.env, MEMORY_FILE_PATH: memory } });
+    const { tok, env, home } = homeOnHangingToken(t, held);
+    const { memory, options } = memoryGate(tok, home, 'reconnect@1');
+    const g = await startGate(options);
     try {
       assert.equal(summary(await call(g, 'create_entities', entity('before'))), 'ok');
       tok.remove(); // the connection breaks: the next call reconnects

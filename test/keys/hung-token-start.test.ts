@@ -7,9 +7,9 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
+import { PERMIT_ALL, tempDir, writeFiles } from '../helpers/cli.js';
 import { hsmSkip } from '../helpers/softhsm.js';
-import { hangingToken, runFor, type Held } from '../helpers/hanging-token.js';
+import { hangingToken, homeOnHangingToken, runFor, type Held } from '../helpers/hanging-token.js';
 
 const CALLS: [Held, string][] = [
   ['init', 'C_Initialize'],
@@ -38,12 +38,7 @@ for (const [held, call] of CALLS) {
   });
 
   test(`mcp-proxy, the token holding ${call} at start: ends within the bound, named, nothing spawned`, hsmSkip, async (t: TestContext) => {
-    const tok = hangingToken();
-    t.after(() => tok.answer(held));
-    const env = { ...process.env, ...tok.env, CLOAKPIPE_PKCS11_PIN: undefined };
-    const home = join(tempDir(), 'home');
-    const init = cloakpipe(['init', '--home', home, '--key', tok.uri(), '--pin-file', tok.pinFile], { env });
-    assert.equal(init.status, 0, init.stderr);
+    const { tok, env, home } = homeOnHangingToken(t, held);
     tok.hold(held);
     const marker = join(tempDir(), 'spawned');
     const f = writeFiles({ 'm.yaml': 'version: 1\nrelease: held@1\ntools: {}\n', 'p.cedar': PERMIT_ALL });

@@ -3,26 +3,15 @@
 // checkpoint's, a Rekor anchor's, a group read's) and one on the signing thread (a call's
 // entries) are each given up on at a deadline, refused fail_closed, and a gate told SIGTERM
 // still ends. The real binary and a real SoftHSM token; every wait bounded.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { readFileSync } from 'node:fs';
-import { MEMORY, cloakpipe, tempDir, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
+import { cloakpipe, tempDir } from '../helpers/cli.js';
 import { startGate } from '../helpers/gate.js';
 import { hsmSkip } from '../helpers/softhsm.js';
-import { hangingToken, runFor, type HangingToken } from '../helpers/hanging-token.js';
-
-/** A home whose gate key is in a token that answers until told to hold (answered again after the test). */
-function homeOnHangingToken(t: TestContext): { tok: HangingToken; env: NodeJS.ProcessEnv; home: string } {
-  const tok = hangingToken();
-  t.after(() => tok.answer('sign'));
-  const env = { ...process.env, ...tok.env, CLOAKPIPE_PKCS11_PIN: undefined };
-  const home = join(tempDir(), 'home');
-  const init = cloakpipe(['init', '--home', home, '--key', tok.uri(), '--pin-file', tok.pinFile], { env });
-  assert.equal(init.status, 0, init.stderr);
-  return { tok, env, home };
-}
+import { entity, homeOnHangingToken, memoryGate, runFor } from '../helpers/hanging-token.js';
 
 test('a signature on the main thread that the token never answers: the command fails, named, instead of hanging', hsmSkip, async (t) => {
   const { tok, env, home } = homeOnHangingToken(t);
@@ -36,11 +25,8 @@ test('a signature on the main thread that the token never answers: the command f
 
 test('a token that stops answering under a running gate: the call is refused fail_closed, nothing forwarded, and SIGTERM still ends the gate', hsmSkip, async (t) => {
   const { tok, home } = homeOnHangingToken(t);
-  const memory = join(tempDir(), 'memory.jsonl');
-  const manifest = 'version: 1\nrelease: hung@1\ntools:\n  create_entities:\n    effect: write\n    arguments:\n      entities: { type: array, max_items: 5, required: true, items: { type: object } }\n';
-  const f = writeFiles({ 'm.yaml': manifest, 'p.cedar': PERMIT_ALL });
-  const g = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--pin-file', tok.pinFile], upstream: [process.execPath, MEMORY], env: { ...tok.env, MEMORY_FILE_PATH: memory } });
-  const entity = (name: string) => ({ entities: [{ name, entityType: 'note', observations: [] }] });
+  const { memory, options } = memoryGate(tok, home, 'hung@1');
+  const g = await startGate(options);
   const first = await g.client.callTool({ name: 'create_entities', arguments: entity('before') });
   assert.ok(!first.isError, JSON.stringify(first));
   tok.hold('sign');

@@ -6,21 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { cloakpipe, tempDir } from '../helpers/cli.js';
-import { freshToken, hsmSkip, pkcs, straightToToken } from '../helpers/softhsm.js';
-
-const ED448_OID = Buffer.from('06032b6571', 'hex');
+import { freshToken, hsmSkip, pairMadeElsewhere } from '../helpers/softhsm.js';
 
 test('an Ed448 key in the token under the label: init refuses it as another curve, exit 2, no PIN printed', hsmSkip, () => {
   const t = freshToken();
-  straightToToken(t, t.pin, (p, session) => {
-    const label = { type: pkcs.CKA_LABEL, value: 'gate' };
-    p.C_GenerateKeyPair(
-      session,
-      { mechanism: 0x1055 }, // CKM_EC_EDWARDS_KEY_PAIR_GEN
-      [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_EC_PARAMS, value: ED448_OID }],
-      [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_PRIVATE, value: true }, { type: pkcs.CKA_SIGN, value: true }, { type: pkcs.CKA_SENSITIVE, value: true }, { type: pkcs.CKA_EXTRACTABLE, value: false }],
-    );
-  });
+  pairMadeElsewhere(t, { curve: 'ed448' });
   const r = cloakpipe(['init', '--home', join(tempDir(), 'home'), '--key', t.uri(), '--pin-file', t.pinFile], { env: { ...process.env, ...t.env } });
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /is an Edwards-curve key of another curve than Ed25519/);

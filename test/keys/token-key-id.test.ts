@@ -8,7 +8,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe, tempDir } from '../helpers/cli.js';
-import { freshToken, hsmSkip, pkcs, straightToToken, type Token } from '../helpers/softhsm.js';
+import { freshToken, hsmSkip, pairMadeElsewhere, pkcs, straightToToken, type Token } from '../helpers/softhsm.js';
 
 /** CKA_ID of every object labelled `label`, by class. */
 function idsOf(t: Token, label: string): { priv: Buffer[]; pub: Buffer[] } {
@@ -40,15 +40,7 @@ test('init --key: the generated pair has one CKA_ID on both halves, the public k
 
 test('a pair made by another tool without CKA_ID still opens; its objects are left as they were', hsmSkip, () => {
   const t = freshToken();
-  straightToToken(t, t.pin, (p, session) => {
-    const label = { type: pkcs.CKA_LABEL, value: 'gate' };
-    p.C_GenerateKeyPair(
-      session,
-      { mechanism: 0x1055 }, // CKM_EC_EDWARDS_KEY_PAIR_GEN
-      [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_VERIFY, value: true }, { type: pkcs.CKA_EC_PARAMS, value: Buffer.from('06032b6570', 'hex') }],
-      [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_PRIVATE, value: true }, { type: pkcs.CKA_SIGN, value: true }, { type: pkcs.CKA_SENSITIVE, value: true }, { type: pkcs.CKA_EXTRACTABLE, value: false }],
-    );
-  });
+  pairMadeElsewhere(t, { verify: true });
   const home = join(tempDir(), 'home');
   const env = { ...process.env, ...t.env };
   // init opens the key, signs with it and verifies the signature with its public key.

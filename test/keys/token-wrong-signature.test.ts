@@ -7,25 +7,15 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { MEMORY, PERMIT_ALL, cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
+import { cloakpipe } from '../helpers/cli.js';
 import { call, startGate, summary } from '../helpers/gate.js';
 import { hsmSkip } from '../helpers/softhsm.js';
-import { hangingToken } from '../helpers/hanging-token.js';
-
-const MANIFEST = 'version: 1\nrelease: wrong-sig@1\ntools:\n  create_entities:\n    effect: write\n    arguments:\n      entities: { type: array, max_items: 5, required: true, items: { type: object } }\n';
-const entity = (name: string) => ({ entities: [{ name, entityType: 'note', observations: [] }] });
+import { entity, homeOnHangingToken, memoryGate } from '../helpers/hanging-token.js';
 
 test('a token whose signatures do not verify: every call refused fail_closed, nothing forwarded, the ledger verifies', hsmSkip, async (t: TestContext) => {
-  const tok = hangingToken();
-  t.after(() => tok.answer('corrupt'));
-  const env = { ...process.env, ...tok.env, CLOAKPIPE_PKCS11_PIN: undefined };
-  const home = join(tempDir(), 'home');
-  const init = cloakpipe(['init', '--home', home, '--key', tok.uri(), '--pin-file', tok.pinFile], { env });
-  assert.equal(init.status, 0, init.stderr);
-  const memory = join(tempDir(), 'memory.jsonl');
-  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
-  const g = await startGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--pin-file', tok.pinFile], upstream: [process.execPath, MEMORY], env: { ...tok.env, MEMORY_FILE_PATH: memory } });
+  const { tok, env, home } = homeOnHangingToken(t, 'corrupt');
+  const { memory, options } = memoryGate(tok, home, 'wrong-sig@1');
+  const g = await startGate(options);
   try {
     assert.equal(summary(await call(g, 'create_entities', entity('before'))), 'ok');
     tok.hold('corrupt');
