@@ -11,3 +11,11 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
  * take the descriptors that the upstreams and the databases need under a common limit (ADR 085).
  */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
+
+// The HTTP door's bytes for bodies that no session's admission bounds: initialize (no session
+// yet) and POSTs refused for their headers (read for the ledger's digest, ADR 086). Each may be
+// --max-body; without a bound across them, --max-connections such bodies were held at once.
+// A body waits unread (its bytes in its socket) until its bytes fit (ADR 092).
+
+/** The smallest budget: a few large bodies at once (raised to --max-body when that is larger). */
+export const SESSIONLESS_BYTES = 32 * 1024 * 1024;

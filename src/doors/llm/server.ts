@@ -11,7 +11,7 @@
 // model API needs reach it (the agent's API key among them, nothing of the gate's).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { boundedServer } from '../../util/http-server.js';
-import { ByteBudget } from '../http-body-budget.js';
+import { ByteBudget } from '../../util/byte-budget.js';
 import { DEFAULT_MAX_CONNECTIONS } from '../limits.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import { isJsonObject } from '../../core/json.js';
@@ -109,8 +109,7 @@ export class LlmDoor {
       });
       this.active.add(task);
       void task.finally(() => this.active.delete(task));
-    });
-    this.server.maxConnections = o.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    }, undefined, o.maxConnections ?? DEFAULT_MAX_CONNECTIONS);
     this.bodies = new ByteBudget(Math.max(REQUEST_BYTES, o.maxBodyBytes));
     // Agents' HTTP clients keep connections for a few seconds: the gate keeps them longer, so
     // the client is always the side that closes an idle one (no request lost to the race).

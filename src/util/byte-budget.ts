@@ -1,10 +1,6 @@
-// The HTTP door's bytes for bodies that no session's admission bounds: initialize (no session
-// yet) and POSTs refused for their headers (read for the ledger's digest, ADR 086). Each may be
-// --max-body; without a bound across them, --max-connections such bodies were held at once.
-// A body waits unread (its bytes in its socket) until its bytes fit (ADR 092).
-
-/** The smallest budget: a few large bodies at once (raised to --max-body when that is larger). */
-export const SESSIONLESS_BYTES = 32 * 1024 * 1024;
+// Bytes that request bodies may hold at once across a server, shared oldest first: a body waits
+// unread (its bytes in its socket) until its bytes fit, and leaves the queue when its client
+// hangs up. The HTTP door's bodies without a session (ADR 092) and the LLM door's large requests.
 
 /** What a request waits on: it leaves the queue when its client hangs up. */
 interface Closable {
