@@ -8,7 +8,7 @@
 // loopback, another port) and a leaked page: an approval is a signature with the approver's
 // key, so the bar is that of the key.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { readSecretFile, SecretFileError } from '../keys/secret-file.js';
 
 export const COOKIE = 'cloakpipe_inbox';
 const SESSION_MS = 12 * 3_600_000;
@@ -18,16 +18,17 @@ export class TokenError extends Error {}
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
-/** The login token: --auth-token-file (mode 0600, at least 16 characters), else a fresh one. */
+/**
+ * The login token: --auth-token-file, read as a key or PIN file is (the reader's own or root's,
+ * mode 0600, a regular file, no link of another user's), at least 16 characters; else a fresh one.
+ */
 export function loginToken(path: string | undefined): { token: string; generated: boolean } {
   if (path === undefined) return { token: randomBytes(24).toString('base64url'), generated: true };
   let text: string;
   try {
-    if ((statSync(path).mode & 0o077) !== 0) throw new TokenError(`${path} is readable by others: chmod 600 it`);
-    text = readFileSync(path, 'utf8').trim();
+    text = readSecretFile(path, 'login token file').toString('utf8').trim();
   } catch (e) {
-    if (e instanceof TokenError) throw e;
-    throw new TokenError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new TokenError(e instanceof SecretFileError ? e.message : `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
   if (!/^[\x21-\x7e]{16,512}$/.test(text)) throw new TokenError(`${path}: the token must be 16 to 512 printable characters, one line`);
   return { token: text, generated: false };
