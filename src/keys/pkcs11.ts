@@ -7,7 +7,7 @@
 // key only (its public key must be the one opened first). Several signers may share a module in
 // one process (the inbox holds an approver key and the gate key, ADR 061): its initialisation and
 // the handles it hands out are the process's, so no signer finalises it under another.
-import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { realpathSync } from 'node:fs';
 import type * as Pkcs11 from 'pkcs11js';
@@ -98,7 +98,9 @@ export interface TokenOpenOptions {
  * own would kill the others' sessions, and the numbers of their dead handles come back naming
  * new sessions and keys (a gate key signing with an approver's key). So the module counts its
  * finalisations (`epoch`): a handle from an earlier epoch is never used, nor closed. `lent`:
- * sessions a signing thread holds now; nothing finalises under a running C_Sign.
+ * sessions a signing thread holds now; nothing finalises under a running C_Sign. `logins`: the
+ * PIN (its digest) each token was logged in with in this epoch, by slot: a login is the process's
+ * too, so a second key's C_Login answers "already logged in" whatever its PIN.
  */
 interface Module {
   p: Pkcs11.PKCS11;
@@ -107,7 +109,10 @@ interface Module {
   users: number;
   epoch: number;
   lent: number;
+  logins: Map<number, { epoch: number; pin: Buffer }>;
 }
+
+const pinDigest = (pin: string) => createHash('sha256').update(pin, 'utf8').digest();
 
 const modules = new Map<string, Module>();
 
@@ -211,7 +216,7 @@ export class Pkcs11Signer implements Signer {
         thread.end();
         throw new TokenError(e instanceof TokenLate ? ckr(e) : `the PKCS#11 module ${path} cannot be loaded`);
       }
-      m = { p, thread, path: real, users: 0, epoch: 0, lent: 0 };
+      m = { p, thread, path: real, users: 0, epoch: 0, lent: 0, logins: new Map() };
       modules.set(real, m);
     }
     m.users++;
@@ -263,16 +268,7 @@ export class Pkcs11Signer implements Signer {
     }
     try {
       const pin = first ? opts.pin : this.pinAgain();
-      try {
-        p.C_Login(session, pkcs.CKU_USER, pin);
-      } catch (e) {
-        const code = ckr(e);
-        if (code !== 'CKR_USER_ALREADY_LOGGED_IN') {
-          const refused = code === 'CKR_PIN_INCORRECT' || code === 'CKR_PIN_LEN_RANGE' || code === 'CKR_PIN_INVALID' || code === 'CKR_PIN_LOCKED';
-          if (refused) this.refusedPin = pin;
-          throw new TokenError(refused ? `token ${this.tokenName()} refused the PIN (${code})` : `cannot log in to token ${this.tokenName()} (${code})`);
-        }
-      }
+      this.logIn(slot, session, pin);
       let keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
       let created = false;
       if (keys.length === 0 && opts.create && first) {
@@ -328,6 +324,30 @@ export class Pkcs11Signer implements Signer {
       if (e instanceof TokenError) throw e;
       throw new TokenError(`token ${this.tokenName()} failed (${ckr(e)})`);
     }
+  }
+
+  // Logs in with `pin`; when another key of this process has logged in to the token already, the
+  // token does not look at the PIN, so it must be the one the token took then (two keys in one
+  // token, each with its own PIN file: a wrong one would sign unchecked).
+  private logIn(slot: Buffer, session: Buffer, pin: string): void {
+    const { p, pkcs } = this;
+    const logins = this.m.logins;
+    const at = ulong(slot);
+    try {
+      p.C_Login(session, pkcs.CKU_USER, pin);
+    } catch (e) {
+      const code = ckr(e);
+      if (code !== 'CKR_USER_ALREADY_LOGGED_IN') {
+        const refused = code === 'CKR_PIN_INCORRECT' || code === 'CKR_PIN_LEN_RANGE' || code === 'CKR_PIN_INVALID' || code === 'CKR_PIN_LOCKED';
+        if (refused) this.refusedPin = pin;
+        throw new TokenError(refused ? `token ${this.tokenName()} refused the PIN (${code})` : `cannot log in to token ${this.tokenName()} (${code})`);
+      }
+      const took = logins.get(at);
+      if (took === undefined || took.epoch !== this.m.epoch || !timingSafeEqual(took.pin, pinDigest(pin)))
+        throw new TokenError(`token ${this.tokenName()} is logged in already (another key in it) and this key's PIN is not the PIN it took: refused`);
+      return;
+    }
+    logins.set(at, { epoch: this.m.epoch, pin: pinDigest(pin) });
   }
 
   // The PIN for logging in again: read anew (it may have been rotated since start), and never
