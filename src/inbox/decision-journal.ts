@@ -11,7 +11,7 @@
 // PostgreSQL commits the pair as one: no notes.
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, unlinkSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { syncFolder, writeAll } from '../util/atomic-write.js';
 import type { EntryFields } from '../core/entries.js';
 import type { Ledger } from '../ledger/ledger.js';
@@ -151,14 +151,18 @@ export class DecisionJournal {
   }
 
   /**
-   * Inside a decision's transaction on request `id` (the store's write locks held, so no other
-   * inbox is between its two commits): a note on that request whose decision is over is completed
-   * first, or this decision would take a request that the other's ledger half already decided.
-   * The notes completed, to drop once this transaction committed.
+   * Inside a decision's transaction on request `id`: every other note on that request is completed
+   * first, or this decision would take a request that a dead writer's ledger half already decided.
+   * Whether its writer runs is not asked here: the store's write locks are held, so no living
+   * process is between its two commits, and /proc is no witness at this instant (a process killed
+   * there has its locks released before it reads as gone). A living writer's note has nothing
+   * committed yet, or all of it: completing it changes nothing. The notes completed, to drop once
+   * this transaction committed (those whose writer is gone; a living writer drops its own).
    */
-  completeFor(store: Store, ledger: Ledger, id: string): string[] {
+  completeFor(store: Store, ledger: Ledger, id: string, own: string | undefined): string[] {
     const done: string[] = [];
-    for (const file of this.over()) {
+    for (const file of this.notes()) {
+      if (file === own) continue;
       const note = readNote(file);
       if (note === null || note.id !== id) continue; // a torn one: the next recover() drops it
       complete(store, ledger, note);
@@ -167,17 +171,27 @@ export class DecisionJournal {
     return done;
   }
 
-  /** Notes whose decision is over: this process's not deciding, and those whose writer no longer runs. */
-  private over(): string[] {
+  /** Every note in the folder. */
+  private notes(): string[] {
     return readdirSync(this.dir)
       .filter((n) => n.endsWith('.json'))
-      .filter((n) => !this.deciding.has(join(this.dir, n)) && (n.startsWith(`${SELF}-`) || !writerRuns(join(this.dir, n), n)))
       .map((n) => join(this.dir, n));
   }
 
-  /** Notes completed by another decision's transaction, once it committed. */
+  /** Whether the decision of note `file` is over: this process's not deciding, or its writer no longer runs. */
+  private isOver(file: string): boolean {
+    const n = basename(file);
+    return !this.deciding.has(file) && (n.startsWith(`${SELF}-`) || !writerRuns(file, n));
+  }
+
+  /** Notes whose decision is over. */
+  private over(): string[] {
+    return this.notes().filter((f) => this.isOver(f));
+  }
+
+  /** Notes completed by another decision's transaction, once it committed: those whose decision is over. */
   forget(files: string[]): void {
-    for (const f of files) gone(f);
+    for (const f of files) if (this.isOver(f)) gone(f);
   }
 
   private async completeAll(store: Store, ledger: Ledger, files: string[]): Promise<number> {

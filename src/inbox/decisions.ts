@@ -77,8 +77,8 @@ export async function decideRequest(parts: DecisionParts, id: string, action: 'a
   let completed: string[] = [];
   try {
     decided = await store.transact((): Decided => {
-      // Another inbox killed between its two commits on this request: its decision stands.
-      completed = parts.journal?.completeFor(store, ledger, id) ?? [];
+      // Another inbox (or this one) stopped between its two commits on this request: its decision stands.
+      completed = parts.journal?.completeFor(store, ledger, id, file) ?? [];
       const taken = store.approvalRequests.take(id, at);
       if (!taken || taken.fingerprint !== r.fingerprint) return { ok: false, why: 'gone' };
       // A receipt for this call already waits, or was used: the request was recorded by a gate

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pidSpace } from '../../src/inbox/decision-journal.js';
 import { crashBetweenCommits } from '../helpers/crash-between-commits.js';
@@ -64,6 +64,53 @@ test('an inbox killed between its two commits while another runs: the other comp
     assert.ok(!retries[1].ok && retries[1].reason === 'approval_invalid', JSON.stringify(retries[1]));
     assert.equal(records(s).filter((c) => c.arguments.to === args.to).length, 1, 'the call ran once');
   } finally {
+    await survivor?.stop();
+    await g.close();
+  }
+});
+
+test('an inbox stopped between its two commits whose note still reads as its writer running (the instant a killed process has dropped its locks and is not yet gone): a decision on the same request keeps the first one, never a second', { timeout: 120_000 }, async () => {
+  const s = setup();
+  const g = await startGate(s);
+  const alive = spawn('sleep', ['600'], { stdio: 'ignore' });
+  let survivor: RunningInbox | undefined;
+  try {
+    const args = { to: 'cut-while-exiting@example.com' };
+    const refused = await call(g, 'send_email', args);
+    assert.ok(!refused.ok && refused.reason === 'approval_required');
+    const crashing = await startInbox({ home: s.home, approverKey: s.approverKey, env: crashBetweenCommits() });
+    const capi = await inboxClient(crashing);
+    const [r] = await listed(capi);
+    await capi(`/api/requests/${r.id}/approve`, 'POST').catch(() => undefined);
+    await crashing.exited;
+    // Its note renamed to name a process that runs: what /proc shows of a killed process for a
+    // moment after its locks are released.
+    const [cut] = notes(s);
+    const stat = readFileSync(`/proc/${alive.pid}/stat`, 'utf8');
+    const started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const dir = join(s.home, 'inbox-decisions');
+    const renamed = `${pidSpace()}-${alive.pid}-${started}-${cut.split('-').pop()}`;
+    renameSync(join(dir, cut), join(dir, renamed));
+    survivor = await startInbox({ home: s.home, approverKey: s.approverKey });
+    const api = await inboxClient(survivor);
+    // The ledger half committed; the request is still listed (its operations half did not).
+    assert.deepEqual((await listed(api)).map((x) => x.id), [r.id]);
+    const second = await api(`/api/requests/${r.id}/deny`, 'POST');
+    assert.notEqual(second.status, 200, 'the request was decided already');
+    // Before, the deny took the request and appended a second operator entry beside the approval.
+    const operator = ledger(s).filter((e) => e.kind === 'operator');
+    assert.deepEqual(operator.map((e) => [e.action, e.request_entry]), [['approve', r.entry]]);
+    assert.deepEqual(await listed(api), []);
+    assert.deepEqual(notes(s), [renamed], "a running writer's note is left to it");
+    const retries = [await call(g, 'send_email', args), await call(g, 'send_email', args)];
+    assert.ok(retries[0].ok, JSON.stringify(retries[0]));
+    assert.ok(!retries[1].ok && retries[1].reason === 'approval_invalid', JSON.stringify(retries[1]));
+    assert.equal(records(s).filter((c) => c.arguments.to === args.to).length, 1, 'the call ran once');
+    alive.kill('SIGKILL');
+    await until(() => notes(s).length === 0, 15_000, 'the note was dropped once its writer was gone');
+    assert.equal(ledger(s).filter((e) => e.kind === 'operator').length, 1);
+  } finally {
+    alive.kill('SIGKILL');
     await survivor?.stop();
     await g.close();
   }
