@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { cloakpipe, tempDir } from '../helpers/cli.js';
-import { call, setup, startGate } from '../helpers/recording-gate.js';
+import { cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
+import { call, MANIFEST, setup, startGate } from '../helpers/recording-gate.js';
 
 /** Every file of the home and its sha256. */
 function files(home: string): Record<string, string> {
@@ -46,4 +46,27 @@ test('verify, ledger show and ledger export on a home whose gate was killed read
   delete before['ledger.db-shm'];
   delete after['ledger.db-shm'];
   assert.deepEqual(after, before);
+});
+
+test('ops list, scope report and verify on a closed home leave no -wal or -shm behind and every file as it was', async () => {
+  const s = setup();
+  const g = await startGate(s, { delayMs: 0 });
+  assert.equal((await call(g, 'write_note', { text: 'note', key: 'k-1' })).ok, true);
+  await g.close(); // a clean exit: SQLite checkpointed and deleted the gate's WAL
+  const before = files(s.home);
+  assert.deepEqual(Object.keys(before).filter((n) => /-(wal|shm)$/.test(n)), [], 'the closed home holds no WAL');
+
+  const ops = cloakpipe(['ops', 'list', '--home', s.home]);
+  assert.equal(ops.status, 0, ops.stderr);
+  assert.match(ops.stdout, /write_note/);
+  const scope = writeFiles({
+    's.yaml': `${MANIFEST}effects:\n  notes:\n    description: notes are written\n    paths:\n      - id: gateway\n        kind: agent\n        description: through the gate\n        route: { via: gate, tool: write_note }\n        mediator: { type: gate }\n`,
+  });
+  const report = cloakpipe(['scope', 'report', '--manifest', scope['s.yaml'], '--home', s.home, '--json']);
+  assert.ok(report.status === 0 || report.status === 1, report.stderr);
+  assert.equal(JSON.parse(report.stdout).ledger.verified, true);
+  const verify = cloakpipe(['verify', '--home', s.home]);
+  assert.equal(verify.status, 0, verify.stderr);
+
+  assert.deepEqual(files(s.home), before);
 });

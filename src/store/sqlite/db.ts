@@ -1,7 +1,7 @@
 // Opening a SQLite database the same way everywhere: WAL, full fsync on commit, a busy timeout
 // so two gates on one home wait for each other instead of failing.
 import Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { StoreError } from '../ports.js';
 
 export type Db = Database.Database;
@@ -32,6 +32,34 @@ function unreadable(path: string, e: unknown): StoreError {
   return new StoreError(`${path} is not a readable SQLite database (${c})`);
 }
 
+/**
+ * A read-only connection to a WAL database with no WAL beside it (a closed home) creates an empty
+ * -wal and -shm, and cannot delete them when it closes: every read left them in the home. SQLite's
+ * own no-file read (`immutable=1`) needs a URI, which better-sqlite3 does not open. So, after
+ * such a reader closes, an empty WAL it created is closed once more by a plain connection: as the
+ * last one (SQLite's own lock says so) it deletes both files, with no frame to checkpoint into
+ * the database; while a gate has the database open, it deletes nothing.
+ */
+function tidyOnClose(db: Db, path: string): void {
+  const close = db.close.bind(db);
+  db.close = () => {
+    close();
+    try {
+      if (statSync(`${path}-wal`).size !== 0) return db; // frames a gate wrote meanwhile stay its own
+      const rw = new Database(path, { fileMustExist: true });
+      try {
+        rw.pragma('busy_timeout = 1000');
+        rw.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get();
+      } finally {
+        rw.close();
+      }
+    } catch {
+      // No WAL, or no right to write here: what is left is SQLite's scratch, not evidence.
+    }
+    return db;
+  };
+}
+
 export function openDb(path: string, opts: OpenOptions = {}): Db {
   if (!opts.create && !existsSync(path)) throw new StoreError(`database missing: ${path} (run cloakpipe init)`);
   let db: Db;
@@ -39,7 +67,9 @@ export function openDb(path: string, opts: OpenOptions = {}): Db {
     // Read-only is opened so by SQLite, not only refused writes by query_only: the last
     // connection to close checkpoints a WAL left beside the file into it and deletes it, so
     // reading a home (verify, an export) would change the evidence it reads.
+    const walBefore = existsSync(`${path}-wal`);
     db = new Database(path, { fileMustExist: !opts.create, readonly: !!opts.readOnly });
+    if (opts.readOnly && !walBefore) tidyOnClose(db, path);
     // The busy timeout first: switching to WAL needs a lock that another gate (or one closing
     // and checkpointing) may hold for a moment.
     db.pragma('busy_timeout = 10000');
