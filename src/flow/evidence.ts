@@ -27,8 +27,7 @@ export function labelEntry(raise: LabelRaise, tool: string | null): LabelFields 
 export function flowAfterReply(session: FlowSession, toolName: string, tool: ToolDecl | undefined, reply: UpstreamReply): LabelFields | null {
   const output = reply.result !== undefined ? reply.result : reply.error;
   if (output === undefined) return null;
-  const raise = session.observe(toolName, tool, output);
-  return raise ? labelEntry(raise, toolName) : null;
+  return labelled(session, output, toolName, () => session.observe(toolName, tool, output));
 }
 
 /**
@@ -36,6 +35,17 @@ export function flowAfterReply(session: FlowSession, toolName: string, tool: Too
  * message, or the line's text when it does not parse. Call before the line is written.
  */
 export function flowServerOutput(session: FlowSession, output: JsonValue): LabelFields | null {
-  const raise = session.observeUnattributed(output);
-  return raise ? labelEntry(raise, null) : null;
+  return labelled(session, output, null, () => session.observeUnattributed(output));
+}
+
+/** The rise `observe` computes; an error while computing it raises the session to its highest
+ *  label (the host sees the output whatever happens here: fail closed is the label, ADR 102). */
+function labelled(session: FlowSession, output: JsonValue, tool: string | null, observe: () => LabelRaise | null): LabelFields | null {
+  let raise: LabelRaise | null;
+  try {
+    raise = observe();
+  } catch {
+    raise = session.failClosed(output);
+  }
+  return raise ? labelEntry(raise, tool) : null;
 }

@@ -11,7 +11,7 @@ import type { JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import { FlowError, LabelOrder } from './labels.js';
 
-export type RaiseCause = 'returns' | 'classify' | 'context';
+export type RaiseCause = 'returns' | 'classify' | 'context' | 'fail_closed';
 
 /** One rise of the session label; the digest names what caused it, never its content. */
 export interface LabelRaise {
@@ -150,6 +150,15 @@ export class FlowSession {
     const from = this.current;
     this.current = found;
     return { from, to: found, cause: 'classify', digest: safeDigest(output) };
+  }
+
+  /**
+   * Labelling `output` failed after the host may have seen it: what it held is unknown, so the
+   * session takes its highest label, as for the most sensitive data there is (fail closed).
+   */
+  failClosed(output: JsonValue): LabelRaise | null {
+    const top = this.order.highest;
+    return this.current === top ? null : this.raiseTo(top, 'fail_closed', safeDigest(output));
   }
 
   private raiseTo(to: string, cause: RaiseCause, digest: Digest): LabelRaise {

@@ -186,13 +186,7 @@ export class Gate {
    * in memory now, before the door writes the line; its ledger entry follows.
    */
   observeServerOutput(output: JsonValue, session: GateSession = this.session): void {
-    let labels: EntryFields[];
-    try {
-      labels = session.serverOutput(output);
-    } catch {
-      return; // classify cannot fail on a value; nothing to record
-    }
-    void this.appendAll(labels);
+    void this.appendAll(session.serverOutput(output)); // never throws: a labelling error raises to the highest
   }
 
   /**
@@ -202,14 +196,8 @@ export class Gate {
    * and classification.
    */
   observeToolOutput(tool: string, output: JsonValue, session: GateSession = this.session): void {
-    let labels: EntryFields[];
-    try {
-      const decl = this.declares(tool) ? this.parts.rules.lastLoaded.manifest.manifest.tools[tool] : undefined;
-      labels = decl ? (session.replyEffect(tool, decl)({ result: output }).entries ?? []) : session.serverOutput(output);
-    } catch {
-      return;
-    }
-    void this.appendAll(labels);
+    const decl = this.declares(tool) ? this.parts.rules.lastLoaded.manifest.manifest.tools[tool] : undefined;
+    void this.appendAll(decl ? (session.replyEffect(tool, decl)({ result: output }).entries ?? []) : session.serverOutput(output));
   }
 
   /**
