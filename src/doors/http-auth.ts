@@ -48,6 +48,16 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
   return origin === undefined || allowed.includes(origin);
 }
 
+/** The host name a `Host` header names, lowercase, without its port; null when it names none. */
+export function hostnameOf(host: string | undefined): string | null {
+  if (host === undefined || !/^[A-Za-z0-9.\-]+(:\d+)?$|^\[[0-9A-Fa-f:.]+\](:\d+)?$/.test(host)) return null;
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

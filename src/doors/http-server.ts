@@ -22,7 +22,7 @@ import { CONTROL_BYTES, HttpSessionTransport, WAITING_UNREAD } from './http.js';
 import { ByteBudget } from '../util/byte-budget.js';
 import { refusalResponse } from './responses.js';
 import { readBodyUpTo } from '../util/request-body.js';
-import { originAllowed, type Principal } from './http-auth.js';
+import { hostnameOf, isLoopback, originAllowed, type Principal } from './http-auth.js';
 import { allowOrigin, answerPreflight, isPreflight } from './http-cors.js';
 
 /** Checks a request's `Authorization` header: the agent it names, or null (401). */
@@ -98,6 +98,8 @@ export class HttpDoor {
   private draining = false;
   /** Bytes of the bodies no session admits, read at once (ADR 092). */
   private readonly sessionless: ByteBudget;
+  /** On a loopback listen, the host names a request may name (listen()); else any. */
+  private hostnames: ReadonlySet<string> | null = null;
 
   constructor(private readonly o: HttpDoorOptions) {
     this.sessionless = new ByteBudget(Math.max(SESSIONLESS_BYTES, o.maxBodyBytes));
@@ -117,6 +119,9 @@ export class HttpDoor {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://gate');
+    // DNS rebinding: a page whose name resolves to loopback is same-origin to its own name, and
+    // sends no Origin on its same-origin GETs. Only its name in Host tells it from a local client.
+    if (this.hostnames && !this.hostnames.has(hostnameOf(req.headers.host) ?? '')) return send(res, 403, rpcError(-32000, 'Forbidden: the Host header does not name this gate (a loopback name or --public-url)'));
     const origin = header(req, 'origin');
     // Every answer depends on Origin (403, or CORS headers naming it): caches must key on it.
     res.setHeader('Vary', 'Origin');
@@ -406,10 +411,14 @@ export class HttpDoor {
   }
 
   listen(port: number, host: string): Promise<void> {
+    // Any port: a forwarded one (ssh -L) names its own. Set before the first connection can come.
+    const names = isLoopback(host) ? new Set(['localhost', '127.0.0.1', '[::1]', hostnameOf(host.includes(':') ? `[${host}]` : host) ?? 'localhost']) : null;
+    this.hostnames = names;
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(port, host, () => {
         this.server.off('error', reject);
+        names?.add(this.o.publicUrl().hostname); // --public-url's: a local proxy's name
         resolve();
       });
     });
