@@ -2,14 +2,14 @@
 // `cloakpipe verify --ledger FILE --public-key PEM` (format: src/ledger/export.ts). In a fleet's
 // shared store, one gate's chain (this home's, or --gate NAME), or --all: one file per gate
 // (ADR 029), each verifiable alone against that gate's key.
-import { createPublicKey } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseFlags, required, UsageError } from './args.js';
 import { openChains, type ChainView } from '../home/open.js';
 import { exportLedger } from '../ledger/export.js';
 import { sayTo } from '../util/out/index.js';
-import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
+import { GATE_OPTION, opening, shownGate, STORE_OPTION } from './store-flags.js';
 import { GATE_ID } from '../store/target.js';
 import { writingOut } from './out-place.js';
 
@@ -23,13 +23,22 @@ key, the entries in order, then the anchors), atomically: the home's ledger, or 
 registered key), each verified alone: cloakpipe verify --ledger DIR/NAME.jsonl --public-key PEM.
 `;
 
-function keyOf(v: ChainView) {
+/** Why a registered chain cannot be exported (a row written around init), or its key. */
+function keyOf(v: ChainView, all: boolean): KeyObject | string {
+  // With --all a name is a file name: only what init accepts.
+  if (all && !GATE_ID.test(v.gateId!)) return 'its name in the store is not a valid gate id';
   if (v.publicKeyPem === null) throw new UsageError('cannot read the home public key');
+  let key: KeyObject | null = null;
   try {
-    return createPublicKey(v.publicKeyPem);
+    key = createPublicKey(v.publicKeyPem);
   } catch {
-    throw new UsageError(`the ${v.keyFrom === 'store' ? `key registered for gate ${JSON.stringify(v.gateId)}` : 'home public key'} is not a public key`);
+    // named below
   }
+  if (key?.asymmetricKeyType === 'ed25519') return key;
+  const problem = key === null ? 'is not a public key' : 'is not an Ed25519 public key';
+  if (v.keyFrom === 'home') throw new UsageError(`the home public key ${problem}`);
+  if (all) return `the key registered for it in the store ${problem}`;
+  throw new UsageError(`the key registered for gate ${JSON.stringify(v.gateId)} ${problem}`);
 }
 
 export async function run(argv: string[]): Promise<number> {
@@ -40,19 +49,25 @@ export async function run(argv: string[]): Promise<number> {
   const views = await opening(() => openChains({ home: values.home, store: values.store, gate: values.gate, all: values.all }));
   try {
     if (values.all) mkdirSync(out, { recursive: true, mode: 0o755 });
+    let ok = true;
     for (const v of views) {
-      // A name is a file name here: only what init accepts (a row written around init is refused).
-      if (values.all && !GATE_ID.test(v.gateId!)) throw new UsageError(`gate name ${JSON.stringify(v.gateId)} in the store is not a valid gate id`);
+      const key = keyOf(v, values.all === true);
+      if (typeof key === 'string') {
+        // One forged registration is that gate's failure, not every other gate's (as verify --store).
+        ok = false;
+        process.stdout.write(values.json ? JSON.stringify({ gate: v.gateId, error: key }) + '\n' : `gate ${shownGate(v.gateId!)}: not exported: ${key}\n`);
+        continue;
+      }
       const file = values.all ? join(out, `${v.gateId!}.jsonl`) : out;
-      const r = await writingOut(file, () => exportLedger(v.snapshot, keyOf(v), file, v.gateId ?? undefined));
+      const r = await writingOut(file, () => exportLedger(v.snapshot, key, file, v.gateId ?? undefined));
       const who = v.gateId === null ? '' : ` of gate ${v.gateId}`;
       sayTo(file).write(
         values.json ? JSON.stringify({ out: file, ...(v.gateId !== null ? { gate: v.gateId } : {}), ...r }) + '\n' : `exported ${r.entries} entries and ${r.anchors} anchors${who} to ${file}\n`,
       );
     }
     if (values.all && views.length === 0) process.stdout.write(values.json ? '' : 'no gate is registered in the store\n');
+    return ok ? 0 : 1;
   } finally {
     for (const v of views) v.snapshot.close();
   }
-  return 0;
 }

@@ -2,6 +2,8 @@
 // CLOAKPIPE_STORE, else the home's SQLite files) and, in a shared store, whose chain (--gate).
 import { UsageError, type Options } from './args.js';
 import { StoreError } from '../store/ports.js';
+import { GATE_ID } from '../store/target.js';
+import { visible } from './visible.js';
 
 export const STORE_OPTION = {
   store: {
@@ -25,4 +27,13 @@ export async function opening<T>(open: () => T | Promise<T>): Promise<T> {
     if (e instanceof HomeError || e instanceof StoreError) throw new UsageError(e.message);
     throw e;
   }
+}
+
+/**
+ * A gate's name as the store holds it, for the auditor's terminal: a name init would not accept
+ * (a row written around init) is quoted and its hidden characters escaped, so an escape
+ * sequence in it cannot hide or rewrite the verdict printed after it.
+ */
+export function shownGate(id: string): string {
+  return GATE_ID.test(id) ? id : visible(JSON.stringify(id));
 }

@@ -4,9 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { parseFlags, UsageError } from './args.js';
 import type { ChainView } from '../home/open.js';
-import { GATE_ID, storeTarget } from '../store/target.js';
-import { visible } from './visible.js';
-import { GATE_OPTION, opening, STORE_OPTION } from './store-flags.js';
+import { storeTarget } from '../store/target.js';
+import { GATE_OPTION, opening, shownGate, STORE_OPTION } from './store-flags.js';
 import { AnchorError } from '../ledger/anchors/errors.js';
 import { formatDuration } from '../util/duration.js';
 import { anchorTrust, verifyLedger, VerifyUsageError, type VerifyReport, type VerifySource } from '../ledger/verify/index.js';
@@ -180,15 +179,6 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`gate ${shownGate(r.gate)}: ${reportLines(r).join('\n')}\n`);
   }
   return ok ? 0 : 1;
-}
-
-/**
- * A gate's name as the store holds it, for the auditor's terminal: a name init would not accept
- * (a row written around init) is quoted and its hidden characters escaped, so an escape
- * sequence in it cannot hide or rewrite the verdict printed after it.
- */
-function shownGate(id: string): string {
-  return GATE_ID.test(id) ? id : visible(JSON.stringify(id));
 }
 
 function registeredKeyWarning(v: ChainView): string {
