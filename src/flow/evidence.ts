@@ -38,6 +38,11 @@ export function flowServerOutput(session: FlowSession, output: JsonValue): Label
   return labelled(session, output, null, () => session.observeUnattributed(output));
 }
 
+/** Output whose content the gate cannot read (given by reference): the worst a classify rule could find. */
+export function flowUnreadOutput(session: FlowSession, output: JsonValue): LabelFields | null {
+  return labelled(session, output, null, () => session.observeUnread(output));
+}
+
 /** The rise `observe` computes; an error while computing it raises the session to its highest
  *  label (the host sees the output whatever happens here: fail closed is the label, ADR 102). */
 function labelled(session: FlowSession, output: JsonValue, tool: string | null, observe: () => LabelRaise | null): LabelFields | null {

@@ -153,6 +153,16 @@ export class FlowSession {
   }
 
   /**
+   * Output whose content the gate cannot read (handed to the model by reference, ADR 103): as
+   * though it matched every classify rule, as output too large to scan does (ADR 003).
+   */
+  observeUnread(output: JsonValue): LabelRaise | null {
+    const worst = this.classifyRules()[0]; // highest first
+    if (worst === undefined || !this.order.above(worst.label, this.current)) return null;
+    return this.raiseTo(worst.label, 'classify', safeDigest(output));
+  }
+
+  /**
    * Labelling `output` failed after the host may have seen it: what it held is unknown, so the
    * session takes its highest label, as for the most sensitive data there is (fail closed).
    */

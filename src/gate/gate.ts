@@ -100,6 +100,7 @@ export class Gate {
       failClosedRefusal: (detail: string) => this.failClosedRefusal(detail),
       observeServerOutput: (output: JsonValue) => this.observeServerOutput(output, session),
       observeToolOutput: (tool: string, output: JsonValue) => this.observeToolOutput(tool, output, session),
+      observeUnreadOutput: (output: JsonValue) => void this.appendAll(session.unreadOutput(output)),
       observeToolList: (result: JsonValue) => this.observeToolList(result, session),
       declares: (tool: string) => this.declares(tool),
     };

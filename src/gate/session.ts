@@ -9,7 +9,7 @@ import type { UpstreamReply } from '../core/outcome.js';
 import type { EntryFields } from '../ledger/entry.js';
 import type { LabelFields } from '../core/entries.js';
 import type { FlowSession } from '../flow/session.js';
-import { flowAfterReply, flowServerOutput } from '../flow/evidence.js';
+import { flowAfterReply, flowServerOutput, flowUnreadOutput } from '../flow/evidence.js';
 import type { PinSession } from '../pins/session.js';
 import type { AfterReply } from './verdict.js';
 import type { ContextSource } from '../contract/context.js';
@@ -55,6 +55,12 @@ export class GateSession {
   /** Server output outside a gated call (resources/read, notifications, …): label entries. */
   serverOutput(output: JsonValue): EntryFields[] {
     const label = flowServerOutput(this.flow, output);
+    return label ? [this.tied(label)] : [];
+  }
+
+  /** Output whose content the gate cannot read (the LLM door: given by reference): label entries. */
+  unreadOutput(output: JsonValue): EntryFields[] {
+    const label = flowUnreadOutput(this.flow, output);
     return label ? [this.tied(label)] : [];
   }
 

@@ -13,6 +13,7 @@ import type { RefusalData, UpstreamReply } from '../../core/outcome.js';
 import { NotForwarded, Unattributed, type Forward } from '../../gate/gate.js';
 import type { RelayGate } from '../relay.js';
 import { META_APPROVAL } from '../../gate/checks/approval.js';
+import { byReference } from './by-reference.js';
 
 /** A call the model proposed, its arguments read strictly. */
 export interface ProposedCall {
@@ -31,7 +32,11 @@ export interface ToolResult {
 }
 
 /** The gate as this door's session sees it: the relay's view, and a tool's output outside a released call. */
-export type LlmGate = RelayGate & { observeToolOutput(tool: string, output: JsonValue): void };
+export type LlmGate = RelayGate & {
+  observeToolOutput(tool: string, output: JsonValue): void;
+  /** A tool's output the gate cannot read (given by reference): raised as the worst a classify rule could find. */
+  observeUnreadOutput(output: JsonValue): void;
+};
 
 export type Verdict = { release: true; withdraw: () => void } | { release: false; refusal: RefusalData };
 
@@ -134,6 +139,8 @@ export class LlmSession {
     const settled = new Set<string>();
     for (const r of results) {
       const digest = digestJson(r.content);
+      // What the model API fetches itself, the gate never reads (ADR 103); read once per content.
+      if ((this.seen.get(r.id) !== digest || settled.has(r.id)) && byReference(r.content)) this.gate.observeUnreadOutput(r.content);
       const ws = this.waiting.get(r.id);
       if (ws) {
         this.waiting.delete(r.id);
