@@ -202,14 +202,18 @@ export class HttpDoor {
     if (!wantsJson && !wantsSse) return this.refuseUnread(req, res, 406, 'Not Acceptable: application/json or text/event-stream', who);
     // Past --max-in-flight a body waits unread (bounded), not read whole into the gate.
     if (named) this.touch(named); // a request that waits to be read is not idleness
-    if (named && !(await named.transport.admit(req, declaredLength(req)))) {
+    // A body of no declared length (chunked) shows whether it is small by its first CONTROL_BYTES:
+    // a cancel sent so must not wait behind the call it ends. What is read waits as a small one's.
+    const head = named && declaredLength(req) === undefined ? await readHead(req, CONTROL_BYTES) : undefined;
+    const declared = head ? (head.ended ? head.bytes : undefined) : declaredLength(req);
+    if (named && !(await named.transport.admit(req, declared))) {
       if (!this.sessions.has(named.id)) return send(res, 404, rpcError(-32001, 'Session not found'));
       return send(res, 503, rpcError(-32000, `Service Unavailable: ${WAITING_UNREAD} requests of this session wait for calls to end`), { 'Retry-After': '1', Connection: 'close' });
     }
     let body: Uint8Array | null;
     if (named) {
       try {
-        body = await readBody(req, this.o.maxBodyBytes);
+        body = await readBody(req, this.o.maxBodyBytes, head);
       } finally {
         named.transport.done();
       }
@@ -482,11 +486,42 @@ function declaredLength(req: IncomingMessage): number | undefined {
   return Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined;
 }
 
-/** The body, or null once it passes `max` bytes (the rest is not read). */
-function readBody(req: IncomingMessage, max: number): Promise<Uint8Array | null> {
+/** The start of a body: at least `bytes` of it (one chunk past), or all of it when it `ended` within them. */
+interface Head {
+  chunks: Buffer[];
+  bytes: number;
+  ended: boolean;
+}
+
+/** Reads a body until it ends or passes `limit` bytes; the rest stays unread (paused). */
+function readHead(req: IncomingMessage, limit: number): Promise<Head> {
+  return new Promise((resolve, reject) => {
+    const head: Head = { chunks: [], bytes: 0, ended: false };
+    const stop = (): void => {
+      req.off('data', onData).off('end', onEnd).off('error', reject);
+      resolve(head);
+    };
+    const onData = (c: Buffer): void => {
+      head.chunks.push(c);
+      head.bytes += c.length;
+      if (head.bytes > limit) (req.pause(), stop());
+    };
+    const onEnd = (): void => ((head.ended = true), stop());
+    req.on('data', onData).once('end', onEnd).once('error', reject);
+  });
+}
+
+/** The body (after its `head`, when read), or null once it passes `max` bytes (the rest is not read). */
+async function readBody(req: IncomingMessage, max: number, head?: Head): Promise<Uint8Array | null> {
   const declared = declaredLength(req);
-  if (declared !== undefined && declared > max) return Promise.resolve(null);
-  return readBodyUpTo(req, max, 'pause');
+  if (declared !== undefined && declared > max) return null;
+  if (!head) return readBodyUpTo(req, max, 'pause');
+  if (head.bytes > max) return null;
+  if (head.ended) return Buffer.concat(head.chunks);
+  const rest = readBodyUpTo(req, max - head.bytes, 'pause');
+  req.resume(); // paused by readHead: a new 'data' listener does not restart it
+  const tail = await rest;
+  return tail === null ? null : Buffer.concat([...head.chunks, tail]);
 }
 
 /** The request a notifications/cancelled names. */
