@@ -23,7 +23,9 @@ in a PKCS#11 token (an HSM, or a KMS behind a PKCS#11 module): the Ed25519 pair 
 inside the token when it holds none there (CKM_EC_EDWARDS_KEY_PAIR_GEN; sensitive, not
 extractable), and the home records the URI (gate.token) and the public key (gate.pub), never a
 private key. The PIN comes from --pin-file FILE (mode 0600) or $CLOAKPIPE_PKCS11_PIN, never from
-the command line. A module, token, PIN or key that is not there: exit 2, named.
+the command line. A module, token, PIN or key that is not there: exit 2, named. A token key is
+one gate's (ADR 106): a fleet's store refuses one another gate registered, and init says so when
+the key was already in the token.
 `;
 
 export async function run(argv: string[]): Promise<number> {
@@ -41,6 +43,11 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`cloakpipe init: ${e.message}\n`);
     return 2;
   }
+  // The home cannot see other homes: a key it did not make may be another's (ADR 106).
+  if (values.key !== undefined && home.generated === false)
+    process.stderr.write(
+      `cloakpipe init: the key ${values.key as string} was already in the token: a key for one home only; another home signing with it would keep a ledger no one can tell from this one's by its key\n`,
+    );
   if (home.target.kind === 'postgres') {
     process.stdout.write(`initialized ${home.dir}\n  key     ${home.key}\n  public  ${home.pub}\n  gate id ${values['gate-id'] as string} (registered in the PostgreSQL store)\n`);
     return 0;

@@ -8,10 +8,12 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rm
 import { dirname, resolve } from 'node:path';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
-import { initPostgresStore } from '../store/postgres/store.js';
+import { initPostgresStore, registeredGates } from '../store/postgres/store.js';
 import { StoreError } from '../store/ports.js';
 import { GATE_ID, storeTarget, type StoreTarget } from '../store/target.js';
 import { generateGateKeyPem } from '../ledger/keys.js';
+import { createPublicKey } from 'node:crypto';
+import { keyIdOf } from '../core/signer.js';
 import { openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
 import { HomeError, checkHomeDir } from './open.js';
 
@@ -91,26 +93,58 @@ function makeDir(dir: string): string[] {
  * what this run created is removed, and a folder only when empty: a second init racing on the
  * same home loses at the key's exclusive create and must not take the winner's files with it.
  */
-function createOrUndo<T>(home: HomePaths, create: (made: string[]) => T): T {
-  const made: string[] = [];
+function createOrUndo<T>(home: HomePaths, create: (made: string[]) => T, made: string[] = []): T {
   try {
     return create(made);
   } catch (e) {
-    for (const f of made.reverse()) {
-      try {
-        rmSync(f, { force: true });
-      } catch {
-        try {
-          rmdirSync(f); // a folder: removed only when empty
-        } catch {
-          // what it holds is not this run's
-        }
-      }
-    }
+    undo(made);
     if (e instanceof HomeError) throw e;
     const code = (e as { code?: unknown }).code;
     const message = (e as Error).message;
     throw new HomeError(`could not create the home ${home.dir}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}: ${message}; the files this init had made are removed`);
+  }
+}
+
+/** Removes what an init made, newest first; a folder only when empty. */
+function undo(made: string[]): void {
+  for (const f of made.splice(0).reverse()) {
+    try {
+      rmSync(f, { force: true });
+    } catch {
+      try {
+        rmdirSync(f); // a folder: removed only when empty
+      } catch {
+        // what it holds is not this run's
+      }
+    }
+  }
+}
+
+/**
+ * A key another gate of the store registered is refused (ADR 106): an entry's signature does not
+ * name its gate, so two gates on one key keep chains that verify as each other's. Read before
+ * registering; two inits racing with one key can both pass (a unique key in the store closes it).
+ */
+async function refuseSharedKey(target: { url: string; schema?: string }, gateId: string, publicPem: string): Promise<void> {
+  const mine = keyIdOf(createPublicKey(publicPem));
+  let gates: { gate_id: string; public_key: string }[];
+  try {
+    gates = await registeredGates(target.url, target.schema);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === '42P01' || code === '3F000') return; // no schema yet: no gate registered
+    throw new HomeError(`the PostgreSQL store could not be read: ${code ? `PostgreSQL error ${code}` : (e as Error).message}`);
+  }
+  for (const g of gates) {
+    if (g.gate_id === gateId) continue;
+    let theirs: string;
+    try {
+      theirs = keyIdOf(createPublicKey(g.public_key));
+    } catch {
+      continue; // not a key: it names no gate key
+    }
+    if (theirs === mine)
+      throw new HomeError(`the gate key ${mine} is gate ${JSON.stringify(g.gate_id)}'s already in this store: each gate signs with a key of its own (a new object= in the token, or init without --key)`);
   }
 }
 
@@ -152,6 +186,8 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   if (gateId === undefined) throw new HomeError('--store postgres://… needs --gate-id NAME (this gate\'s name in the shared store)');
   if (!GATE_ID.test(gateId)) throw new HomeError('--gate-id: letters, digits, . _ - (at most 64), starting with a letter or digit');
   const home = resolveHome(dir);
+  const made: string[] = [];
+  let generated: boolean | undefined;
   if (existsSync(home.key) || existsSync(home.token)) {
     let had = '';
     try {
@@ -164,22 +200,32 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   } else {
     for (const [what, p] of [['ledger', home.ledger], ['operations', home.operations]] as const)
       if (existsSync(p)) throw new HomeError(`${p} exists without its gate key; refusing to create a new key beside an existing ${what} database`);
-    createOrUndo(home, (made) => {
-      made.push(...makeDir(home.dir));
-      chmodSync(home.dir, 0o700);
-      checkHomeDir(home);
-      made.push(...makeDir(home.approvals));
-      chmodSync(home.approvals, 0o700);
-      createGateKey(home, opts.key, made);
-      writePrivate(home.gateId, gateId + '\n', made);
-    });
+    createOrUndo(
+      home,
+      (made) => {
+        made.push(...makeDir(home.dir));
+        chmodSync(home.dir, 0o700);
+        checkHomeDir(home);
+        made.push(...makeDir(home.approvals));
+        chmodSync(home.approvals, 0o700);
+        generated = createGateKey(home, opts.key, made).generated;
+        writePrivate(home.gateId, gateId + '\n', made);
+      },
+      made,
+    );
   }
   const publicPem = readFileSync(home.pub, 'utf8');
+  try {
+    await refuseSharedKey(target, gateId, publicPem);
+  } catch (e) {
+    undo(made); // a home this run made for a key it may not register
+    throw e;
+  }
   try {
     await initPostgresStore({ url: target.url, gateId, publicKeyPem: publicPem, ...(target.schema ? { schema: target.schema } : {}) });
   } catch (e) {
     if (e instanceof StoreError) throw new HomeError(e.message);
     throw new HomeError(`the PostgreSQL store could not be initialised: ${(e as { code?: string }).code ? `PostgreSQL error ${(e as { code: string }).code}` : (e as Error).message}`);
   }
-  return { ...home, target };
+  return { ...home, target, ...(generated !== undefined ? { generated } : {}) };
 }
