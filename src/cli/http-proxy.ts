@@ -17,6 +17,7 @@ import { DEFAULT_MAX_LINE_BYTES } from '../wire/frame.js';
 import { upstreamUrlFrom } from './upstream-url.js';
 import { checkTlsFlags, readTls, TLS_OPTIONS, type TlsFiles } from './tls-files.js';
 import { anchoring, authority, parseListen, serveUntilSignal } from './serve.js';
+import { withUpstreamOnly } from '../onboarding/upstream-only-env.js';
 
 // --server: mcp-proxy only so far; refused here rather than accepted and ignored.
 const { upstream: _u, config: _c, 'max-frame': _f, server: _s, ...SHARED } = PROXY_OPTIONS;
@@ -151,7 +152,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const door: HttpDoor = new HttpDoor({
     gate: opened.gate,
-    upstream: remote ? remote.connect : () => new ProcessTransport(upstream[0], upstream.slice(1), { sharedStore: 'gateId' in opened.store }),
+    upstream: remote ? remote.connect : () => new ProcessTransport(upstream[0], upstream.slice(1), { env: withUpstreamOnly(process.env), sharedStore: 'gateId' in opened.store }),
     path,
     maxBodyBytes: maxBody,
     maxSessions,

@@ -11,6 +11,7 @@ import { serverGateFiles, ServerNameError } from '../onboarding/server-home.js';
 import { STORE_OPTION } from './store-flags.js';
 import { UPSTREAM_URL_OPTIONS, upstreamUrlFrom } from './upstream-url.js';
 import type { Transport } from '../doors/transport.js';
+import { withUpstreamOnly } from '../onboarding/upstream-only-env.js';
 
 export const OPTIONS = {
   manifest: { type: 'string', arg: 'FILE', help: 'the tool manifest (YAML or JSON, v1); required unless --server' },
@@ -52,8 +53,9 @@ Speaks MCP over stdio to the host, spawns the upstream server, and gates every t
 strict parsing, the manifest, the task context, the Cedar policy, approvals, operations and
 sensitivity labels; every decision is a signed ledger entry, durable before anything is
 forwarded. stdout carries only protocol frames; diagnostics go to stderr. The upstream gets the
-gate's environment minus CLOAKPIPE_* (and PGPASSWORD with --store postgres://…). An upstream
-that cannot be started is exit 2.
+gate's environment minus CLOAKPIPE_* (and PGPASSWORD with --store postgres://…), with each
+CLOAKPIPE_UPSTREAM_ENV_NAME given as NAME: how wrap passes NODE_OPTIONS, LD_PRELOAD and the like
+to the server alone. An upstream that cannot be started is exit 2.
 
 options:
 ${optionsHelp(OPTIONS)}
@@ -142,7 +144,7 @@ export async function run(argv: string[]): Promise<number> {
   const relay = new Relay({
     gate: opened.gate,
     host: new StdioHostTransport(process.stdin, process.stdout, maxLineBytes),
-    upstream: remote ? remote.connect() : (new ProcessTransport(upstream[0], upstream.slice(1), { sharedStore: 'gateId' in opened.store }) as Transport),
+    upstream: remote ? remote.connect() : (new ProcessTransport(upstream[0], upstream.slice(1), { env: withUpstreamOnly(process.env), sharedStore: 'gateId' in opened.store }) as Transport),
     maxLineBytes,
     maxInFlight,
     requestTimeoutMs: callTimeoutMs,

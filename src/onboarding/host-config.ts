@@ -265,6 +265,22 @@ export function setCommand(text: string, at: string[], name: string, command: st
 }
 
 /**
+ * The text with each of server NAME's env variables that `rename` maps moved to its new name,
+ * value kept; nothing else in the file changes.
+ */
+export function renameEnv(text: string, at: string[], name: string, env: Record<string, string>, rename: (k: string) => string | undefined): string {
+  const formattingOptions = formatOf(text);
+  let out = text;
+  for (const [k, v] of Object.entries(env)) {
+    const to = rename(k);
+    if (to === undefined) continue;
+    out = applyEdits(out, modify(out, [...at, name, 'env', k], undefined, { formattingOptions }));
+    out = applyEdits(out, modify(out, [...at, name, 'env', to], v, { formattingOptions }));
+  }
+  return out;
+}
+
+/**
  * The text with remote server NAME turned into a command entry: its URL and headers removed
  * (the headers now live in a 0600 file of the home), "type" set to "stdio" where the entry has
  * one, the command and args set; every other key stays.

@@ -14,7 +14,8 @@ import { backup } from './backup.js';
 import { unifiedDiff } from '../util/text-diff.js';
 import { checkDraftLoads, draftFromTools, draftSource, shownUrl } from './draft.js';
 import { listServerTools, ServerError } from './list-tools.js';
-import { classify, ConfigError, gateModeOf, parseConfig, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
+import { classify, ConfigError, gateModeOf, parseConfig, renameEnv, replaceEntry, setArg, setCommand, setRemoteCommand, type ConfigEntry } from './host-config.js';
+import { loadsIntoGate, UPSTREAM_ONLY } from './upstream-only-env.js';
 import { headerFileText } from '../doors/upstream/headers.js';
 import type { HostConfig } from './hosts.js';
 import { HEADERS_FILE, serverFiles, serverFolderName, ServerNameError } from './server-home.js';
@@ -103,12 +104,15 @@ function startsThisGate(value: unknown, gate: WrapOptions['gate']): boolean {
   const args = argsOf(value) ?? [];
   const i = args.indexOf('mcp-proxy');
   if (!isObj(value) || i < 0) return false;
-  // NODE_OPTIONS in its environment loads code into the gate's node before cloakpipe's own.
-  if (isObj(value.env) && Object.keys(value.env).some((k) => k.toUpperCase() === 'NODE_OPTIONS')) return false;
+  // NODE_OPTIONS (LD_PRELOAD, …) in its environment loads code into the gate's node before cloakpipe's own.
+  if (gateLoadsFromEnv(value).length > 0) return false;
   if (value.command === 'cloakpipe') return i === 0;
   const start = args.slice(0, i);
   return (value.command === gate.command || value.command === 'node') && start.at(-1) === gate.args.at(-1) && start.slice(0, -1).every((a) => GATE_NODE_OPTION.test(a));
 }
+
+/** The variables of an entry's env that its process loads code or trust from at start (upstream-only-env.ts). */
+const gateLoadsFromEnv = (value: unknown): string[] => (isObj(value) && isObj(value.env) ? Object.keys(value.env).filter(loadsIntoGate) : []);
 
 /** Said of an entry wrap wrote whose gate this cloakpipe would start otherwise: how to move it. */
 function startNote(value: unknown, gate: WrapOptions['gate']): string {
@@ -251,6 +255,13 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
         failed++;
         continue;
       }
+      // Written by a wrap that left them in the gate's env: its node takes them at every start.
+      const loads = gateLoadsFromEnv(e.value);
+      if (loads.length > 0) {
+        o.say(`${label}: its gate's own process takes ${loads.join(', ')} from its env (they load code into the gate or change what it trusts): unwrap it and wrap it again, so that only the server gets them`);
+        failed++;
+        continue;
+      }
       if (!o.modeAsked || now?.mode === o.mode) {
         const note = ours ? startNote(e.value, o.gate) : '';
         o.say(`${label}: already wrapped (servers/${c.server}${now ? `, ${now.mode} mode` : ''})${note}`);
@@ -338,6 +349,9 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
       o.say(`${label}: keeping ${files.manifest}${moved ? `, drafted when the server had another ${c.kind === 'stdio' ? 'command' : 'URL or headers'}: review it against this one` : ''}`);
     }
     next = c.kind === 'stdio' ? setCommand(next, parsed.at, e.name, o.gate.command, wrappedArgs) : setRemoteCommand(next, parsed.at, e.name, c.keys, o.gate.command, wrappedArgs);
+    // The host sets env on the process it starts, now the gate: what would load into it goes under a name only the gate reads, for the server alone.
+    const env = isObj(e.value) && isObj(e.value.env) ? (e.value.env as Record<string, string>) : {};
+    next = renameEnv(next, parsed.at, e.name, env, (k) => (loadsIntoGate(k) ? UPSTREAM_ONLY + k : undefined));
     const after = parseConfig(cfg, next)!.entries.find((x) => x.name === e.name)!;
     const record: Record_ = prior ? { ...prior, upstream } : { version: 1, name: e.name, upstream, entries: {} };
     record.entries[configKey] = { original: e.text, wrapped: JSON.parse(JSON.stringify(after.value)) };
