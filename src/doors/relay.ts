@@ -96,6 +96,7 @@ interface Pending {
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
+const CANCELLED = Buffer.from('notifications/cancelled');
 const NO_LINE = new Uint8Array();
 /**
  * Ids given up on that a session remembers (ADR 056): past it the oldest is forgotten, so a
@@ -150,6 +151,7 @@ export class Relay {
     this.upstream = opts.upstream;
     this.maxInFlight = opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.host.onframe = (f) => this.fromHost(f);
+    this.host.onurgent = (bytes) => this.urgent(bytes);
     this.host.onclose = () => {
       this.hostEnded = true;
       this.abandonTasks();
@@ -348,6 +350,26 @@ export class Relay {
   }
 
   /**
+   * A line read while the host is paused: a cancellation of a request in flight is acted on now
+   * (the host's flood may be waiting for that very request's place). Anything else waits.
+   */
+  private urgent(bytes: Uint8Array): boolean {
+    if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(CANCELLED) < 0) return false; // no parse for the rest
+    let msg: RpcMessage;
+    try {
+      msg = decodeLine(bytes, { maxLineBytes: this.opts.maxLineBytes });
+    } catch (e) {
+      if (!(e instanceof WireError)) throw e;
+      return false; // refused in its turn
+    }
+    if (msg.kind !== 'notification' || msg.method !== 'notifications/cancelled') return false;
+    const requestId = isJsonObject(msg.params ?? null) ? (msg.params as JsonObject).requestId : undefined;
+    if (!isRpcId(requestId) || !this.pending.has(idKey(requestId))) return false;
+    if (!this.cancel(msg.params)) this.toUpstream(msg.msg);
+    return true;
+  }
+
+  /**
    * notifications/cancelled for a request in flight: nothing more reaches the host for its id;
    * the upstream hears of it only when it was sent the request. True when fully handled here.
    */
@@ -359,6 +381,17 @@ export class Relay {
     // The host gave up on a request that is not a call: its place is freed now, not when the
     // server answers (it may never). A tasks/result for a gated call stays: its answer settles the call.
     if (entry.method !== 'tools/call' && entry.resultOf === undefined) this.giveUp(idKey(requestId as RpcId), entry, false);
+    // A forwarded call likewise: MCP lets the server leave a cancelled request unanswered (the
+    // SDK's server does), and waiting for --call-timeout held its place meanwhile. It ends now,
+    // outcome unknown (it may have run); an answer that still comes is dropped as a late one.
+    // One sent with a task is cancelled by tasks/cancel only, and keeps its place.
+    else if (entry.method === 'tools/call' && entry.waiter && !entry.task) {
+      const key = idKey(requestId as RpcId);
+      this.pending.delete(key);
+      this.abandon(key, false);
+      entry.waiter.reject(new TaskCancelled('cancelled by the host after it was forwarded'));
+      this.flow();
+    }
     return !entry.forwarded;
   }
 

@@ -1,6 +1,8 @@
 // The stdio door: the host's newline-delimited JSON-RPC on the gate's stdin and stdout, as a
-// Transport for the relay. It frames and nothing else; a paused door keeps the lines it has
-// already framed and reads no more from stdin, so the host's flood waits in the pipe.
+// Transport for the relay. It frames and nothing else. A paused door keeps the lines it has
+// framed and reads on only while they hold less than one line's worth (maxLineBytes), so the
+// host's flood waits in the pipe; what it reads meanwhile is offered to onurgent, so that a
+// cancellation behind the flood still reaches the call it cancels.
 import type { Readable, Writable } from 'node:stream';
 import { LineFramer, type FrameEvent } from '../wire/frame.js';
 import type { InboundFrame, Transport, TransportClosed } from './transport.js';
@@ -9,13 +11,20 @@ import { writeBatched } from '../util/batched-write.js';
 /** A framer's event; `unterminated`: the last line, which stdin ended before its newline. */
 type Framed = FrameEvent & { unterminated?: true };
 
+/** What a queued event costs: its bytes, and a little for itself (a flood of refused lines has none). */
+const weight = (ev: Framed) => 256 + (ev.kind === 'line' ? ev.line.length : 0);
+
 export class StdioHostTransport implements Transport {
   onframe?: (frame: InboundFrame) => void;
   onclose?: (info: TransportClosed) => void;
   onerror?: (error: Error) => void;
+  onurgent?: (bytes: Uint8Array) => boolean;
   private readonly framer: LineFramer;
   private queue: Framed[] = [];
+  /** Bytes of the lines in the queue. */
+  private queued = 0;
   private paused = false;
+  private closed = false;
   private ended = false;
 
   constructor(
@@ -42,29 +51,40 @@ export class StdioHostTransport implements Transport {
   /** Stop reading the host for good; what is already framed is dropped, writes still go out. */
   async close(): Promise<void> {
     this.queue = [];
+    this.queued = 0;
     this.paused = true;
+    this.closed = true;
     this.input.pause();
   }
 
   pause(): void {
     this.paused = true;
-    this.input.pause();
   }
 
   resume(): void {
+    if (this.closed) return;
     this.paused = false;
     this.deliver([]);
-    if (!this.paused && !this.ended) this.input.resume();
   }
 
   private deliver(events: Framed[]): void {
-    this.queue.push(...events);
+    if (this.closed) return;
+    for (const ev of events) {
+      // Read while paused: acted on now if the relay can (it may not reorder anything else).
+      if (this.paused && ev.kind === 'line' && !ev.unterminated && this.onurgent?.(ev.line)) continue;
+      this.queue.push(ev);
+      this.queued += weight(ev);
+    }
     while (!this.paused && this.queue.length > 0) {
       const ev = this.queue.shift()!;
+      this.queued -= weight(ev);
       if (ev.kind === 'line') this.onframe?.(ev.unterminated ? { kind: 'frame', bytes: ev.line, unterminated: true } : { kind: 'frame', bytes: ev.line });
       else if (ev.kind === 'tooLargeEnd') this.onframe?.({ kind: 'oversize', id: ev.id, limit: this.maxLineBytes, digest: ev.digest });
     }
-    if (this.paused && this.queue.length > 0) this.input.pause();
+    if (this.closed) return;
+    // What a paused door holds stays about two lines' worth: the queue's and the framer's.
+    if ((this.paused && this.queued >= this.maxLineBytes) || this.ended) this.input.pause();
+    else this.input.resume();
     if (this.ended && this.queue.length === 0 && !this.paused) this.finish();
   }
 
