@@ -19,7 +19,7 @@
 // is cancelled at the server, as MCP asks of a sender that times a request out (ADR 056).
 import { decodeLine, encodeMessage, WireError, type RpcId, type RpcMessage } from '../wire/message.js';
 import { randomUUID } from 'node:crypto';
-import { isRpcId } from '../wire/jsonrpc.js';
+import { idBytes, isRpcId, MAX_ID_BYTES } from '../wire/jsonrpc.js';
 import { scanId } from '../wire/id-scan.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import { digestBytes, type Digest } from '../core/digest.js';
@@ -323,6 +323,9 @@ export class Relay {
       if (!(e instanceof WireError)) throw e;
       return this.refuse(e.code, e.detail, scanId(line), line);
     }
+    // An id the gate would hold (and may remember) for the request's life: bounded (ADR 108),
+    // and not echoed back, as a scan of a refused line does not echo one of that size.
+    if (msg.kind === 'request' && idBytes(msg.id) > MAX_ID_BYTES) return this.refuse('invalid_request', `the id is longer than ${MAX_ID_BYTES} bytes`, null, line);
     if (msg.kind === 'request' && msg.method === 'tools/call') return this.handleCall(msg, line);
     // No id to answer: refused and recorded, never forwarded.
     if (msg.kind === 'notification' && msg.method === 'tools/call')

@@ -7,10 +7,10 @@
 // the `id` member's value, no other member of that well-formed part folds to `id`, and the
 // value is a string or an integer that the strict parser accepts. Anything else gives null.
 import { parseStrict, WireError } from './strict-parse.js';
-import { isRpcId, type RpcId } from './jsonrpc.js';
+import { isRpcId, MAX_ID_BYTES, type RpcId } from './jsonrpc.js';
 
 const MAX_KEY = 64; // longer keys cannot be `id` (even fully escaped it is 12 bytes)
-const MAX_ID = 1024; // an id longer than this is not echoed back
+const MAX_ID = MAX_ID_BYTES; // an id longer than this is not echoed back (ADR 108)
 
 type State =
   | 'start' // before the top-level value

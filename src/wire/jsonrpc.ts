@@ -17,6 +17,17 @@ const TOP_LEVEL = new Set(['jsonrpc', 'id', 'method', 'params', 'result', 'error
 const has = (o: JsonObject, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 const invalid = (detail: string): WireError => new WireError('invalid_request', detail);
 
+/**
+ * The longest id the gate takes on a request, in bytes of its JSON form (ADR 108). JSON-RPC and
+ * MCP set no bound, but the gate holds each request's id until it is answered (and remembers
+ * ids it gave up on): a host's 4 MiB ids would make --max-in-flight requests cost gigabytes.
+ * An SDK's ids are integers; a UUID is 38 bytes.
+ */
+export const MAX_ID_BYTES = 1024;
+
+/** The bytes of an id's JSON form. */
+export const idBytes = (id: RpcId): number => (typeof id === 'number' ? String(id).length : Buffer.byteLength(JSON.stringify(id)));
+
 /** A usable id: a string or an integer (the strict parser already bounds it to ±(2^53−1)). */
 export function isRpcId(v: unknown): v is RpcId {
   return typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));

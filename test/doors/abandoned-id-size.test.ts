@@ -1,7 +1,7 @@
 // The ids a session gave up on are remembered (ADR 056) so that a late answer cannot match a
-// request that reuses one; 4,096 of them at most. An id is whatever the host sends, up to a
-// line's 4 MiB: kept as they came, those 4,096 ids could hold 16 GiB. A long id is remembered
-// by its digest, and still cannot be reused while remembered.
+// request that reuses one; 4,096 of them at most. An id is whatever the host sends, up to 1 KiB
+// (ADR 108; before, a line's 4 MiB): kept as they came, those 4,096 ids could hold 4 MiB (16 GiB
+// before). A long id is remembered by its digest, and still cannot be reused while remembered.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openGate } from '../../src/gate/open.js';
@@ -17,7 +17,7 @@ tools:
 `;
 const MARK = 'LONG-ID-GIVEN-UP-ON';
 const IDS = 8;
-const longId = (k: number) => `${MARK}-${k}-${'x'.repeat(1 << 20)}`;
+const longId = (k: number) => `${MARK}-${k}-${'x'.repeat(960)}`; // the longest taken: 1 KiB
 
 test('a long id given up on is remembered by its digest, not kept whole, and is still refused while remembered', { timeout: 120_000 }, async () => {
   const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
