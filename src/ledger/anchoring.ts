@@ -8,7 +8,7 @@ import type { EntryFields } from './entry.js';
 import type { GateKey } from './keys.js';
 import type { Ledger } from './ledger.js';
 import { AnchorError } from './anchors/errors.js';
-import { anchorNotBefore, lastEpoch, lastTsOf, rootBytes, sealEpochInTx, type EpochEntry } from './epoch.js';
+import { anchorNotBefore, bodyIsKind, lastEpoch, lastTsOf, rootBytes, sealEpochInTx, type EpochEntry } from './epoch.js';
 import { anchorKindsOf, storeAnchor, type AnchorKind } from './epoch-anchors.js';
 
 export interface AnchorTargets {
@@ -94,9 +94,21 @@ export async function anchorEpoch(parts: AnchoringParts, epoch: EpochEntry, last
   return Promise.all(jobs);
 }
 
-/** True when every entry after the last epoch is an anchor_failure (nothing new to seal). */
+/**
+ * True when every entry after the last epoch is an anchor_failure (nothing new to seal), read
+ * from the signed bodies, not the kind column beside them. Stops at the first other entry: only
+ * a run of failure entries (a few per failed round) is ever read whole.
+ */
 function onlyFailuresSince(ledger: Ledger, epochSeq: number): boolean {
-  return ledger.port.countAfterExcept(epochSeq, 'anchor_failure') === 0;
+  const PAGE = 64;
+  for (let from = epochSeq + 1; ; from += PAGE) {
+    let n = 0;
+    for (const body of ledger.port.bodies(from, PAGE)) {
+      if (!bodyIsKind(body, 'anchor_failure')) return false;
+      n++;
+    }
+    if (n < PAGE) return true;
+  }
 }
 
 export class Anchoring {

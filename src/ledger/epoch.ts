@@ -9,6 +9,7 @@ import type { LedgerPort } from '../store/ports.js';
 import { parseStoredEntry, storedHash, type EntryOf } from './entry.js';
 import type { Ledger } from './ledger.js';
 import { MerkleTreeBuilder } from './merkle.js';
+import { StoreError } from '../store/ports.js';
 
 /** A stored epoch entry (its fields: core/entries.ts). */
 export type EpochEntry = EntryOf<'epoch'>;
@@ -62,6 +63,14 @@ export class EpochRoot {
   }
 }
 
+/**
+ * Whether a stored body is an entry of `kind`. A canonical body names its own kind at top level
+ * as exactly `"kind":"<kind>"`, which nested keys cannot match unescaped: only candidates are parsed.
+ */
+export function bodyIsKind(body: string, kind: string): boolean {
+  return body.includes(`"kind":${JSON.stringify(kind)}`) && parseStoredEntry(body).kind === kind;
+}
+
 /** The newest epoch entry, or null. */
 export function lastEpoch(port: LedgerPort): EpochEntry | null {
   const row = port.lastOfKind('epoch');
@@ -87,6 +96,9 @@ export function sealEpochInTx(ledger: Ledger): EpochEntry | null {
   let expect = first;
   for (const row of ledger.port.between(first, head.seq)) {
     if (row.seq !== expect) throw new Error(`ledger: seq ${expect} missing while sealing an epoch`);
+    // The epoch was found by the unsigned kind column: a newer epoch it hides would be sealed over.
+    if (row.seq > first && bodyIsKind(row.body, 'epoch'))
+      throw new StoreError(`ledger: entry ${row.seq} is an epoch entry the kind column does not name as one (the column was edited outside the gate); no epoch is sealed over it: restore the ledger from a backup`);
     acc.add(storedHash(row.body));
     expect++;
   }

@@ -4,22 +4,16 @@
 import type { LedgerSnapshot } from '../store/ports.js';
 import { EntryFormatError, parseStoredEntry, storedHash } from './entry.js';
 import type { EpochEntry } from './epoch.js';
-import { hashBytes } from './epoch.js';
+import { bodyIsKind, hashBytes } from './epoch.js';
 import { parseAnchors, type StoredAnchor } from './epoch-anchors.js';
 import { inclusionProof, leafHash } from './merkle.js';
 import { PROOF_FORMAT, PROOF_VERSION, type ProofFile } from './proof.js';
 
 export class ProveError extends Error {}
 
-// A canonical body names its own kind at top level as exactly this member; nested keys cannot
-// match it unescaped. Only candidates are parsed.
-const EPOCH_MEMBER = '"kind":"epoch"';
-
 function coveringEpoch(snap: LedgerSnapshot, seq: number): { epoch: EpochEntry; body: string } | null {
   for (const body of snap.bodies(seq + 1)) {
-    if (!body.includes(EPOCH_MEMBER)) continue;
-    const e = parseStoredEntry(body);
-    if (e.kind === 'epoch') return { epoch: e as unknown as EpochEntry, body };
+    if (bodyIsKind(body, 'epoch')) return { epoch: parseStoredEntry(body) as unknown as EpochEntry, body };
   }
   return null;
 }

@@ -245,10 +245,8 @@ export interface LedgerPort {
   bodies(fromSeq: number, limit: number): Iterable<string>;
   /** (seq, body) in seq order for first ≤ seq ≤ last. */
   between(first: number, last: number): Iterable<{ seq: number; body: string }>;
-  /** The newest entry of a kind (e.g. the last epoch), or null. */
+  /** The newest entry of a kind by the unsigned kind column (e.g. the last epoch), or null: a reader checks its body. */
   lastOfKind(kind: string): LedgerRow | null;
-  /** How many entries after `seq` are of another kind than `kind`. */
-  countAfterExcept(seq: number, kind: string): number;
 }
 
 /** One stored anchor of an epoch: `data` is the anchor's JSON as ledger/ wrote it. */

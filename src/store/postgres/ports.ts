@@ -540,15 +540,6 @@ export class PgLedger implements LedgerPort {
       return r.rows[0] ? entryFromRow(r.rows[0]) : null;
     });
   }
-
-  countAfterExcept(seq: number, kind: string): number {
-    const n = this.slot.get().fact<number>(key('after', seq, kind), async (c) =>
-      Number(
-        (await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${this.s}.entries WHERE gate_id = $1 AND seq > $2 AND kind <> $3`, [this.gateId, seq, kind])).rows[0].n,
-      ),
-    );
-    return n + this.appended().filter((r) => r.seq > seq && r.kind !== kind).length;
-  }
 }
 
 export class PgAnchors implements AnchorsPort {

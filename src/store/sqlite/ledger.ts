@@ -36,7 +36,6 @@ export class SqliteLedger implements LedgerPort {
       bodies: db.prepare(`SELECT body FROM ${s}.entries WHERE seq >= ? ORDER BY seq LIMIT ?`),
       between: db.prepare(`SELECT seq, body FROM ${s}.entries WHERE seq >= ? AND seq <= ? ORDER BY seq`),
       lastOfKind: db.prepare(`SELECT seq, ts, kind, hash, body FROM ${s}.entries WHERE kind = ? ORDER BY seq DESC LIMIT 1`),
-      countAfterExcept: db.prepare(`SELECT COUNT(*) AS n FROM ${s}.entries WHERE seq > ? AND kind <> ?`),
       storedBytes: db.prepare(`SELECT CAST(body AS BLOB) FROM ${s}.entries WHERE seq = ?`).pluck(),
     };
   }
@@ -69,10 +68,6 @@ export class SqliteLedger implements LedgerPort {
 
   lastOfKind(kind: string): LedgerRow | null {
     return this.strict((this.stmts.lastOfKind.get(kind) as LedgerRow | undefined) ?? null);
-  }
-
-  countAfterExcept(seq: number, kind: string): number {
-    return (this.stmts.countAfterExcept.get(seq, kind) as { n: number }).n;
   }
 }
 

@@ -1,0 +1,69 @@
+// The kind column beside each stored entry is an index the signature does not cover: whoever can
+// write the database can change it without verify noticing. Sealing an epoch must not take it on
+// trust. An edited column (the newest epoch's row relabelled, later decisions relabelled as
+// anchor failures) is named and nothing is sealed over it, rather than the gate key signing an
+// epoch that overlaps the last one (verify then refused the gate's own entry, epoch_invalid) or
+// leaving the new decisions out of every epoch while anchors fail. Through the real binary.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
+import { startOpensslTsa, type TestTsa } from '../helpers/openssl-tsa.js';
+import { session, tamper } from './session.js';
+
+let tsa: TestTsa | undefined;
+after(async () => tsa?.close());
+
+async function anchor(home: string, ...flags: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  try {
+    const r = await promisify(execFile)(process.execPath, [CLI, 'ledger', 'anchor', '--json', '--home', home, ...flags], { timeout: 60_000 });
+    return { status: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code?: number; stdout: string; stderr: string };
+    if (typeof err.code !== 'number') throw e;
+    return { status: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+test('an epoch row relabelled in the kind column: the next seal is refused, naming the row, and the ledger still verifies', async () => {
+  const home = makeHome();
+  await session(home, 1);
+  const first = await anchor(home);
+  assert.equal(first.status, 0, first.stderr);
+  const epochSeq = JSON.parse(first.stdout).epoch.seq as number;
+  await session(home, 1);
+  tamper(home, (db) => db.prepare(`UPDATE entries SET kind = 'decision' WHERE seq = ?`).run(epochSeq));
+
+  const second = await anchor(home);
+  assert.notEqual(second.status, 0, second.stdout);
+  assert.match(second.stderr, new RegExp(`entry ${epochSeq} is an epoch entry the kind column does not name as one`));
+  const v = cloakpipe(['verify', '--home', home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+});
+
+test('decisions relabelled as anchor failures in the kind column are still sealed while anchors fail', async () => {
+  tsa = await startOpensslTsa('Index TSA');
+  const root = join(tempDir(), 'tsa.pem');
+  writeFileSync(root, tsa.chainPem);
+  const down = ['--tsa', 'http://127.0.0.1:9/', '--tsa-root', root, '--timeout', '5s'];
+  const home = makeHome();
+  await session(home, 1);
+  const first = await anchor(home, ...down);
+  assert.equal(first.status, 1, first.stderr);
+  const epochSeq = JSON.parse(first.stdout).epoch.seq as number;
+  await session(home, 2);
+  // The failure entry and every decision after it now claim to be anchor failures.
+  tamper(home, (db) => db.prepare(`UPDATE entries SET kind = 'anchor_failure' WHERE seq > ?`).run(epochSeq));
+
+  const second = await anchor(home, ...down);
+  assert.equal(second.status, 1, second.stderr);
+  const r = JSON.parse(second.stdout) as { epoch: { seq: number; first: number }; sealed: boolean };
+  assert.equal(r.sealed, true, second.stdout);
+  assert.equal(r.epoch.first, epochSeq);
+  assert.ok(r.epoch.seq > epochSeq + 4, second.stdout);
+  const v = cloakpipe(['verify', '--home', home]);
+  assert.equal(v.status, 0, v.stdout + v.stderr);
+});
