@@ -302,6 +302,7 @@ export class Pkcs11Signer implements Signer {
       // reaches the token signs as the gate without its PIN.
       if (loginOnly[0] !== 1)
         throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} can be used without logging in (CKA_PRIVATE false): refused`);
+      this.checkSigns(session, key);
       const pubs = this.find(session, pkcs.CKO_PUBLIC_KEY);
       if (pubs.length !== 1) throw new TokenError(`token ${this.tokenName()} holds ${pubs.length} public keys matching ${this.keyName()} (one is needed beside the private key)`);
       const [params, point] = p.C_GetAttributeValue(session, pubs[0], [{ type: pkcs.CKA_EC_PARAMS }, { type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
@@ -348,6 +349,24 @@ export class Pkcs11Signer implements Signer {
       return;
     }
     logins.set(at, { epoch: this.m.epoch, pin: pinDigest(pin) });
+  }
+
+  // What would make every signature fail, named by the attribute to change (else the probe's
+  // CKR_KEY_FUNCTION_NOT_PERMITTED or CKR_USER_NOT_LOGGED_IN names nothing the user can act on).
+  private checkSigns(session: Buffer, key: Buffer): void {
+    const { p, pkcs } = this;
+    const [sign] = p.C_GetAttributeValue(session, key, [{ type: pkcs.CKA_SIGN }]).map((a) => a.value as Buffer);
+    if (sign[0] !== 1) throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} may not sign (CKA_SIGN false): the gate key must be a signing key`);
+    let always: Buffer | undefined;
+    try {
+      [always] = p.C_GetAttributeValue(session, key, [{ type: pkcs.CKA_ALWAYS_AUTHENTICATE }]).map((a) => a.value as Buffer);
+    } catch {
+      always = undefined; // a token without the attribute: no login is asked per signature
+    }
+    if (always?.[0] === 1)
+      throw new TokenError(
+        `the key ${this.keyName()} in token ${this.tokenName()} asks the PIN at each signature (CKA_ALWAYS_AUTHENTICATE true): the gate signs every entry; make the key without it`,
+      );
   }
 
   // The PIN for logging in again: read anew (it may have been rotated since start), and never

@@ -94,9 +94,10 @@ export function straightToToken<T>(t: Token, pin: string | null, use: (p: Pkcs11
 /**
  * An EdDSA pair under the label `gate` made straight through SoftHSM, as another tool would make
  * it: no CKA_ID; `curve` Ed25519 unless told; a private key that needs a login unless `loginFree`;
- * `verify` sets CKA_VERIFY on the public key.
+ * `verify` sets CKA_VERIFY on the public key; `alwaysAuthenticate` asks the PIN at each signature
+ * (CKA_ALWAYS_AUTHENTICATE); `sign: false` makes a private key that may not sign.
  */
-export function pairMadeElsewhere(t: Token, o: { curve?: 'ed25519' | 'ed448'; loginFree?: boolean; verify?: boolean } = {}): void {
+export function pairMadeElsewhere(t: Token, o: { curve?: 'ed25519' | 'ed448'; loginFree?: boolean; verify?: boolean; alwaysAuthenticate?: boolean; sign?: boolean } = {}): void {
   const oid = Buffer.from(o.curve === 'ed448' ? '06032b6571' : '06032b6570', 'hex');
   straightToToken(t, t.pin, (p, session) => {
     const label = { type: pkcs.CKA_LABEL, value: 'gate' };
@@ -104,7 +105,8 @@ export function pairMadeElsewhere(t: Token, o: { curve?: 'ed25519' | 'ed448'; lo
       session,
       { mechanism: 0x1055 }, // CKM_EC_EDWARDS_KEY_PAIR_GEN
       [{ type: pkcs.CKA_TOKEN, value: true }, label, ...(o.verify ? [{ type: pkcs.CKA_VERIFY, value: true }] : []), { type: pkcs.CKA_EC_PARAMS, value: oid }],
-      [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_PRIVATE, value: !o.loginFree }, { type: pkcs.CKA_SIGN, value: true }, { type: pkcs.CKA_SENSITIVE, value: true }, { type: pkcs.CKA_EXTRACTABLE, value: false }],
+      [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_PRIVATE, value: !o.loginFree }, { type: pkcs.CKA_SIGN, value: o.sign ?? true }, { type: pkcs.CKA_SENSITIVE, value: true }, { type: pkcs.CKA_EXTRACTABLE, value: false },
+       ...(o.alwaysAuthenticate ? [{ type: pkcs.CKA_ALWAYS_AUTHENTICATE, value: true }] : [])],
     );
   });
 }
