@@ -10,6 +10,7 @@ import type { LinearPattern } from '../contract/pattern.js';
 import type { JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import { FlowError, LabelOrder } from './labels.js';
+import { readable } from './readable.js';
 
 export type RaiseCause = 'returns' | 'classify' | 'context' | 'fail_closed';
 
@@ -203,9 +204,12 @@ export class FlowSession {
     const stack: JsonValue[] = [value];
     const scan = (s: string): boolean => {
       budget -= s.length;
+      // Also read as a model reads it (readable.ts); its length counts too: NFKC can expand.
+      const alt = readable(s);
+      if (alt !== null) budget -= alt.length;
       if (budget < 0) return false;
       for (const r of candidates) {
-        if (r.pattern.find(s)) {
+        if (r.pattern.find(s) || (alt !== null && r.pattern.find(alt))) {
           best = r.label;
           candidates = candidates.filter((c) => c.rank > r.rank);
           break; // rules are sorted highest first: nothing else in this string can beat it
