@@ -137,6 +137,9 @@ export class Relay {
   private hostPaused = false;
   /** The upstream is not reading what it was sent: the host is not read meanwhile. */
   private upstreamFull = false;
+  /** The host is not reading what it was sent: neither the upstream nor the host is read meanwhile. */
+  private hostFull = false;
+  private upstreamPaused = false;
   private hostEnded = false;
   private stopping = false;
   private upstreamExit: TransportClosed | null = null;
@@ -162,6 +165,10 @@ export class Relay {
     this.upstream.onlost = (id, lost) => this.requestLost(id, lost);
     this.upstream.onfull = (full) => {
       this.upstreamFull = full;
+      this.flow();
+    };
+    this.host.onfull = (full) => {
+      this.hostFull = full;
       this.flow();
     };
   }
@@ -212,10 +219,18 @@ export class Relay {
     });
   }
 
-  /** Pause the host at the bound (or while the upstream reads nothing), resume it below. */
+  /**
+   * Pause the host at the bound (or while either peer reads nothing), resume it below; pause the
+   * upstream while the host reads nothing (its notifications and server requests have no bound).
+   */
   private flow(): void {
+    if (this.hostFull !== this.upstreamPaused) {
+      this.upstreamPaused = this.hostFull;
+      if (this.hostFull) this.upstream.pause?.();
+      else this.upstream.resume?.();
+    }
     if (this.stopping) return;
-    const full = this.inFlight >= this.maxInFlight || this.upstreamFull;
+    const full = this.inFlight >= this.maxInFlight || this.upstreamFull || this.hostFull;
     if (full && !this.hostPaused) {
       this.hostPaused = true;
       this.host.pause?.();

@@ -7,9 +7,16 @@ import type { Readable, Writable } from 'node:stream';
 import { LineFramer, type FrameEvent } from '../wire/frame.js';
 import type { InboundFrame, Transport, TransportClosed } from './transport.js';
 import { writeBatched } from '../util/batched-write.js';
+import { UnreadBound } from './unread-bound.js';
 
 /** A framer's event; `unterminated`: the last line, which stdin ended before its newline. */
 type Framed = FrameEvent & { unterminated?: true };
+
+/**
+ * Bytes written to the host and not yet read by it past which the door reports itself full: the
+ * relay then reads neither the server nor the host until the host catches up.
+ */
+export const HOST_UNREAD_HIGH_WATER = 8 * 1024 * 1024;
 
 /** What a queued event costs: its bytes, and a little for itself (a flood of refused lines has none). */
 const weight = (ev: Framed) => 256 + (ev.kind === 'line' ? ev.line.length : 0);
@@ -19,6 +26,8 @@ export class StdioHostTransport implements Transport {
   onclose?: (info: TransportClosed) => void;
   onerror?: (error: Error) => void;
   onurgent?: (bytes: Uint8Array) => boolean;
+  onfull?: (full: boolean) => void;
+  private readonly unread = new UnreadBound(HOST_UNREAD_HIGH_WATER, (full) => this.onfull?.(full));
   private readonly framer: LineFramer;
   private queue: Framed[] = [];
   /** Bytes of the lines in the queue. */
@@ -45,7 +54,9 @@ export class StdioHostTransport implements Transport {
   }
 
   send(message: string): void {
-    if (this.output.writable) writeBatched(this.output, message + '\n');
+    if (!this.output.writable) return;
+    writeBatched(this.output, message + '\n');
+    this.unread.wrote(this.output);
   }
 
   /** Stop reading the host for good; what is already framed is dropped, writes still go out. */

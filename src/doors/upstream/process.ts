@@ -6,6 +6,7 @@ import { LineFramer, type FrameEvent } from '../../wire/frame.js';
 import type { InboundFrame, Transport, TransportClosed } from '../transport.js';
 import { writeBatched } from '../../util/batched-write.js';
 import { watchForOrphan } from './orphan-watch.js';
+import { UnreadBound } from '../unread-bound.js';
 
 /** Bounds the memory one server line may take; a longer line is dropped, never forwarded. */
 export const MAX_SERVER_LINE = 64 * 1024 * 1024;
@@ -77,7 +78,7 @@ export class ProcessTransport implements Transport {
   onclose?: (info: TransportClosed) => void;
   onerror?: (error: Error) => void;
   onfull?: (full: boolean) => void;
-  private full = false;
+  private readonly unread = new UnreadBound(SERVER_UNREAD_HIGH_WATER, (full) => this.onfull?.(full));
   private child: ChildProcess | undefined;
   private exited = false;
   private closing = false;
@@ -131,14 +132,16 @@ export class ProcessTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!this.alive || !stdin?.writable) return;
     writeBatched(stdin, message + '\n');
-    if (this.full || stdin.writableLength < SERVER_UNREAD_HIGH_WATER) return;
-    this.full = true;
-    this.onfull?.(true);
-    // Past the stream's own high-water mark a write returned false, so 'drain' follows.
-    stdin.once('drain', () => {
-      this.full = false;
-      this.onfull?.(false);
-    });
+    this.unread.wrote(stdin);
+  }
+
+  /** Stop reading the server's stdout (the host is not reading what the gate sends it). */
+  pause(): void {
+    this.child?.stdout?.pause();
+  }
+
+  resume(): void {
+    this.child?.stdout?.resume();
   }
 
   /**
