@@ -6,7 +6,7 @@
 // and at most a copy no one else may reach; the next run removes such a copy.
 import { accessSync, chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { realTarget, syncFolder, tempBeside, writeAll } from '../util/atomic-write.js';
+import { realTarget, syncFolder, tempBeside, tempStem, writeAll } from '../util/atomic-write.js';
 import { readBoundedFile } from '../util/regular-file.js';
 import { ConfigError, decodeConfig } from './host-config.js';
 import type { HostConfig } from './hosts.js';
@@ -52,7 +52,7 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 export function removeLeftovers(cfg: HostConfig, dryRun: boolean): string[] {
   const target = realTarget(cfg.path);
   const dir = dirname(target);
-  const pattern = new RegExp(`^\\.${escapeRe(basename(target))}\\.[0-9a-f]{12}\\.tmp$`);
+  const pattern = new RegExp(`^\\.${escapeRe(tempStem(basename(target)))}\\.[0-9a-f]{12}\\.tmp$`);
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => pattern.test(n));

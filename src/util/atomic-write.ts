@@ -3,7 +3,7 @@
 // a command's --out goes is src/util/out/.
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync, chmodSync, realpathSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** The file a path names, through symbolic links (replacing the link itself would cut it off). */
 export function realTarget(path: string): string {
@@ -24,9 +24,26 @@ export function syncFolder(dir: string): void {
   }
 }
 
-/** The temporary file a replace of `target` writes: `.NAME.<12 hex>.tmp` beside it. */
+/** A file name is at most 255 bytes; `.`, `.<12 hex>.tmp` take 18 of them. */
+const MAX_STEM_BYTES = 255 - 18;
+
+/**
+ * The part of a temporary name that names its target: the target's own name, or for a name too
+ * long to leave room (ENAMETOOLONG: a config named 240 characters was never replaced) its first
+ * bytes and a digest of the whole.
+ */
+export function tempStem(name: string): string {
+  if (Buffer.byteLength(name) <= MAX_STEM_BYTES) return name;
+  const digest = createHash('sha256').update(name).digest('hex').slice(0, 16);
+  let head = name.slice(0, MAX_STEM_BYTES - digest.length - 1);
+  while (Buffer.byteLength(head) > MAX_STEM_BYTES - digest.length - 1) head = head.slice(0, -1);
+  if (/[\ud800-\udbff]$/.test(head)) head = head.slice(0, -1); // never half a character
+  return `${head}-${digest}`;
+}
+
+/** The temporary file a replace of `target` writes: `.NAME.<12 hex>.tmp` beside it (NAME: tempStem). */
 export function tempBeside(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  return join(dirname(target), `.${tempStem(basename(target))}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
 /** Bytes on their way to a file: kept only by `commit`; `abort` leaves the target as it was. */

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
 import { put, world, type World } from './host-world.js';
 
@@ -121,6 +121,19 @@ test('a config at a path longer than a file name may be (250 characters) is wrap
   assert.deepEqual(readFileSync(join(w.gate, 'backups', backups[0])), before, 'the backup holds the file as it was');
   assert.equal(run(w, 'unwrap', ['--host', config]).status, 0);
   assert.deepEqual(readFileSync(config), before);
+});
+
+test('a config whose own name is 240 characters (a temporary name beside it would pass 255 bytes) is wrapped and unwrapped byte for byte, nothing left beside it', () => {
+  const w = world();
+  const config = put(join(w.project, `${'c'.repeat(235)}.json`), `{\n  "mcpServers": {\n    "ev": { "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }\n  }\n}\n`);
+  const before = readFileSync(config);
+  const r = run(w, 'wrap', ['--host', config, '--timeout', '60s']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(readFileSync(config, 'utf8').includes('mcp-proxy'), 'wrapped');
+  const u = run(w, 'unwrap', ['--host', config]);
+  assert.equal(u.status, 0, u.stderr);
+  assert.deepEqual(readFileSync(config), before);
+  assert.deepEqual(readdirSync(w.project), [basename(config)], 'no temporary copy left beside it');
 });
 
 test('an entry shaped like a gate entry that does not start this cloakpipe (a project config from elsewhere) is not taken for wrapped: named, exit 1; one wrapped by hand with this cloakpipe still is', () => {
