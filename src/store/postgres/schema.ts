@@ -4,6 +4,7 @@
 // databases that lack advisory locks serve too) and re-reads the applied versions under it.
 import type pg from 'pg';
 import { APPROVAL_REQUESTS, OFFERED_RECEIPTS, OPERATIONS, PINS, USED_RECEIPTS, type Table } from '../tables.js';
+import { StoreError } from '../ports.js';
 
 /** `schema` is an SQL identifier we choose (default `cloakpipe`), never user data. */
 export function ident(schema: string): string {
@@ -95,9 +96,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<nu
   await client.query('BEGIN');
   try {
     await client.query(`LOCK TABLE ${s}.migrations IN SHARE ROW EXCLUSIVE MODE`);
-    const { rows } = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.migrations`);
-    const have = rows[0].v ?? 0;
-    if (have > MIGRATIONS.length) throw new Error(`the PostgreSQL schema ${s} is at version ${have}, newer than this cloakpipe (${MIGRATIONS.length}): upgrade the gate`);
+    const have = await appliedVersion(client, s);
     for (let v = have + 1; v <= MIGRATIONS.length; v++) {
       await client.query(MIGRATIONS[v - 1](s));
       await client.query(`INSERT INTO ${s}.migrations (version) VALUES ($1)`, [v]);
@@ -110,11 +109,23 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<nu
   }
 }
 
-/** The schema's version, or 0 when it was never created (a gate refuses to start on it). */
+/**
+ * The schema's version, or 0 when it was never created (a gate refuses to start on it). A schema
+ * newer than this cloakpipe, or whose applied migrations are not 1..n, is refused (StoreError):
+ * it may mean something else by the same tables, so nothing reads, writes or migrates it.
+ */
 export async function schemaVersion(client: pg.ClientBase, schema: string): Promise<number> {
   const s = ident(schema);
   const { rows } = await client.query<{ t: string | null }>(`SELECT to_regclass($1) AS t`, [`${s}.migrations`]);
   if (rows[0].t === null) return 0;
-  const r = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.migrations`);
-  return r.rows[0].v ?? 0;
+  return appliedVersion(client, s);
+}
+
+async function appliedVersion(client: pg.ClientBase, s: string): Promise<number> {
+  const applied = (await client.query<{ version: number }>(`SELECT version FROM ${s}.migrations ORDER BY version`)).rows.map((r) => r.version);
+  const v = applied.length > 0 ? applied[applied.length - 1] : 0;
+  if (v > SCHEMA_VERSION) throw new StoreError(`the PostgreSQL schema is at version ${v}, newer than this cloakpipe (${SCHEMA_VERSION}): upgrade cloakpipe; the store was neither read nor changed`);
+  if (!applied.every((x, i) => x === i + 1))
+    throw new StoreError(`the PostgreSQL schema's migrations (${applied.join(', ')}) are not a version this cloakpipe knows: the store was neither read nor changed`);
+  return v;
 }

@@ -397,7 +397,7 @@ export async function openPostgresStore(opts: PostgresOptions): Promise<Postgres
   const pem = await withClient(opts.url, timeoutMs, async (c) => {
     const v = await schemaVersion(c, schema);
     if (v === 0) throw new StoreError(`no cloakpipe schema in the PostgreSQL store (run cloakpipe init --store … --gate-id NAME)`);
-    if (v !== SCHEMA_VERSION) throw new StoreError(`the PostgreSQL schema is at version ${v}, this gate needs ${SCHEMA_VERSION} (run cloakpipe init --store … to migrate, or upgrade the gate)`);
+    if (v !== SCHEMA_VERSION) throw new StoreError(`the PostgreSQL schema is at version ${v}, this gate needs ${SCHEMA_VERSION} (run cloakpipe init --store … to migrate)`);
     const r = await c.query<{ public_key: string }>(`SELECT public_key FROM ${ident(schema)}.gates WHERE gate_id = $1`, [opts.gateId]);
     if (r.rowCount === 0) throw new StoreError(`gate ${JSON.stringify(opts.gateId)} is not registered in the store (run cloakpipe init --store … --gate-id NAME)`);
     return r.rows[0].public_key;
@@ -416,7 +416,6 @@ export async function openPostgresOperationsReader(opts: { url: string; schema?:
   await withClient(opts.url, timeoutMs, async (c) => {
     const v = await schemaVersion(c, schema);
     if (v === 0) throw new StoreError(`no cloakpipe schema in the PostgreSQL store (run cloakpipe init --store … --gate-id NAME)`);
-    if (v > SCHEMA_VERSION) throw new StoreError(`the PostgreSQL schema is at version ${v}, newer than this cloakpipe (${SCHEMA_VERSION}): upgrade it`);
   });
   const slot = new UnitSlot();
   const tx = new Transactor(opts.url, slot, timeoutMs, 1, undefined, true);
@@ -426,7 +425,10 @@ export async function openPostgresOperationsReader(opts: { url: string; schema?:
 
 /** Every registered gate and its public key (PEM), by name. */
 export async function registeredGates(url: string, schema = 'cloakpipe', timeoutMs = 10_000): Promise<{ gate_id: string; public_key: string }[]> {
-  return withClient(url, timeoutMs, async (c) => (await c.query<{ gate_id: string; public_key: string }>(`SELECT gate_id, public_key FROM ${ident(schema)}.gates ORDER BY gate_id`)).rows);
+  return withClient(url, timeoutMs, async (c) => {
+    await schemaVersion(c, schema); // a schema this cloakpipe does not know is not read
+    return (await c.query<{ gate_id: string; public_key: string }>(`SELECT gate_id, public_key FROM ${ident(schema)}.gates ORDER BY gate_id`)).rows;
+  });
 }
 
 /** Rows of a chain fetched a page at a time: a page's bodies are what the heap holds. */

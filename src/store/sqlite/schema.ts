@@ -7,6 +7,30 @@
 import type { Db } from './db.js';
 import { APPROVAL_REQUESTS, OFFERED_RECEIPTS, OPERATIONS, PINS, USED_RECEIPTS, type Table } from '../tables.js';
 import { migrateRates } from './rates.js';
+import { StoreError } from '../ports.js';
+
+/**
+ * The schema version this cloakpipe writes, in each file's PRAGMA user_version (0: a home made
+ * before files carried one, read as this version). A newer file may mean something else by the
+ * same tables: it is refused before anything reads or writes it, never migrated down.
+ */
+export const SQLITE_SCHEMA_VERSION = 1;
+
+/** Refuses a file of a schema version this cloakpipe does not know; call before any write. */
+export function refuseUnknownVersion(db: Db, which: string, path: string, s = 'main'): void {
+  const v = db.pragma(`${s}.user_version`, { simple: true }) as number;
+  if (v >= 0 && v <= SQLITE_SCHEMA_VERSION) return;
+  throw new StoreError(
+    v > SQLITE_SCHEMA_VERSION
+      ? `${which} database ${path} is at schema version ${v}, newer than this cloakpipe (${SQLITE_SCHEMA_VERSION}): upgrade cloakpipe to use this home; it was neither read nor changed`
+      : `${which} database ${path} has schema version ${v}, which no cloakpipe writes: it was neither read nor changed; restore it from a backup`,
+  );
+}
+
+/** Records this cloakpipe's schema version in a file that carries none yet (a new or older home). */
+export function stampVersion(db: Db, s = 'main'): void {
+  if ((db.pragma(`${s}.user_version`, { simple: true }) as number) === 0) db.pragma(`${s}.user_version = ${SQLITE_SCHEMA_VERSION}`);
+}
 
 export function ensureLedgerSchema(db: Db, s = 'main'): void {
   db.exec(`

@@ -6,7 +6,7 @@
 // would let a write that already succeeded run again.
 import { closeSync, openSync, statSync } from 'node:fs';
 import { attachDb, openDb, type Db } from './db.js';
-import { ensureLedgerSchema, ensureOperationsSchema, missingTables, integrityCheck } from './schema.js';
+import { ensureLedgerSchema, ensureOperationsSchema, missingTables, integrityCheck, refuseUnknownVersion, stampVersion } from './schema.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteOperations, SqliteReceipts } from './operations.js';
 import { SqliteLedger, SqliteAnchors, ledgerSnapshot } from './ledger.js';
@@ -28,6 +28,7 @@ export interface SqlitePaths {
 const OPS = 'ops';
 
 function refuseDamaged(which: 'ledger' | 'operations', path: string, db: Db, schema: string): void {
+  refuseUnknownVersion(db, which, path, schema);
   const missing = missingTables(db, which, schema);
   if (missing.length > 0)
     throw new StoreError(
@@ -78,6 +79,8 @@ export function openSqliteStore(paths: SqlitePaths, opts: { create?: boolean } =
     attachDb(db, paths.operations, OPS, opts.create ? undefined : (d) => refuseDamaged('operations', paths.operations, d, OPS));
     ensureLedgerSchema(db, 'main'); // tables added since the home was made
     ensureOperationsSchema(db, OPS);
+    stampVersion(db, 'main');
+    stampVersion(db, OPS);
     // operations.db holds argument values (approval requests, ADR 058): a row deleted is zeroed
     // on its pages, free ones too, instead of left in the file's free space for good.
     db.pragma(`${OPS}.secure_delete = ON`);
@@ -123,7 +126,7 @@ export function sqliteStore(db: Db, files: FileId[] = []): SqliteStore {
 
 /** A read-only, consistent view of a ledger database as it is (for export and verify). */
 export function openLedgerSnapshot(path: string): LedgerSnapshot {
-  return ledgerSnapshot(openDb(path, { readOnly: true }));
+  return ledgerSnapshot(openDb(path, { readOnly: true, check: (db) => refuseUnknownVersion(db, 'ledger', path) }));
 }
 
 /**
@@ -132,7 +135,7 @@ export function openLedgerSnapshot(path: string): LedgerSnapshot {
  * without the operations table, is a StoreError naming it.
  */
 export function openOperationsReader(path: string): { operations: OperationsPort; close(): void } {
-  const db = openDb(path, { readOnly: true });
+  const db = openDb(path, { readOnly: true, check: (d) => refuseUnknownVersion(d, 'operations', path) });
   try {
     if (missingTables(db, 'operations').includes('operations'))
       throw new StoreError(`operations database ${path} does not hold the gate's schema (no table operations)`);
