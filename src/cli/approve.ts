@@ -1,12 +1,14 @@
 // cloakpipe approve: a person signs a receipt for one exact call (product.md section 5). With
 // --call it first shows what is approved (tool, arguments, task) and asks on the terminal; the
 // receipt is then bound to that call's fingerprint, valid for --ttl, and usable once.
-import { closeSync, createReadStream, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, openSync } from 'node:fs';
+import { atomicWrite } from '../util/atomic-write.js';
 import { KeyObject } from 'node:crypto';
 import { KeyError, loadEd25519PrivateKey } from '../ledger/keys.js';
 import { SignerUnavailable, type Signer } from '../core/signer.js';
 import { isPkcs11Uri } from '../keys/uri.js';
 import { openTokenSigner, TokenError } from '../keys/token.js';
+import { EXIT_TOKEN_HELD } from '../keys/exit-status.js';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { duration, parseFlags, UsageError } from './args.js';
@@ -40,7 +42,8 @@ until it expires.
                      guess (exit 2).
   --json             with --out or --home, print {"receipt","path","fingerprint","expires_at"}
 
-Exit status: 0 signed, 1 not confirmed, 2 usage or configuration error.
+Exit status: 0 signed, 1 not confirmed, 2 usage or configuration error,
+${EXIT_TOKEN_HELD}.
 `;
 
 /**
@@ -89,15 +92,6 @@ async function confirm(question: string): Promise<boolean> {
   } finally {
     rl.close();
     if (input !== process.stdin) (input as ReturnType<typeof createReadStream>).destroy();
-  }
-}
-
-function writeNew(path: string, text: string) {
-  const fd = openSync(path, 'wx', 0o600);
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -178,11 +172,10 @@ export async function run(argv: string[]): Promise<number> {
     const dir = resolveHome(v.home as string).approvals;
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      // Written under a name the gate ignores, then renamed: the gate never reads half a receipt.
-      const tmp = join(dir, `.${receipt.nonce}.tmp`);
-      writeNew(tmp, text);
+      // Written whole under a name the gate ignores, synced, then renamed: the gate never reads
+      // half a receipt (one write could be cut short: a full disk, a file size limit).
       path = join(dir, `${receipt.nonce}.json`);
-      renameSync(tmp, path);
+      atomicWrite(path, text, 0o600);
     } catch (e) {
       throw new UsageError(`cannot write into ${dir}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
     }

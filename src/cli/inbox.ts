@@ -15,6 +15,7 @@ import { isLoopback } from '../doors/http-auth.js';
 import { loginToken, Sessions, TokenError } from '../inbox/auth.js';
 import { DEFAULT_INBOX_CONNECTIONS, InboxServer } from '../inbox/server.js';
 import { loadApproverKey, MAX_TTL_MS } from './approve.js';
+import { EXIT_TOKEN_HELD } from '../keys/exit-status.js';
 import { refuseGateKey } from '../approvals/keys.js';
 import { checkTlsFlags, readTls, TLS_OPTIONS, type TlsFiles } from './tls-files.js';
 
@@ -73,7 +74,8 @@ options:
 ${optionsHelp(OPTIONS)}
   --help                          this text
 
-Exit status: 0 stopped by SIGTERM or SIGINT, 2 usage or configuration error.
+Exit status: 0 stopped by SIGTERM or SIGINT, 2 usage or configuration error,
+${EXIT_TOKEN_HELD}.
 `;
 
 /** What the page and the start line call the approver key: its file's name, or its object in its token. */

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { suggest, UsageError } from './args.js';
 import { OutputClosed } from '../util/out/index.js';
 import { outputFailed, watchStandardOutput } from './standard-output.js';
+import { EXIT_TOKEN_HELD } from '../keys/exit-status.js';
 
 const COMMANDS: Record<string, { file: string; summary: string }> = {
   init: { file: './init.js', summary: 'create the gate home: signing key, ledger and operations databases' },
@@ -33,7 +34,7 @@ const COMMANDS: Record<string, { file: string; summary: string }> = {
 
 function usage(): string {
   const lines = Object.entries(COMMANDS).map(([n, c]) => `  ${n.padEnd(16)}${c.summary}`);
-  return `usage: cloakpipe <command> [options]\n       cloakpipe --version\n\ncommands:\n${lines.join('\n')}\n\nRun 'cloakpipe <command> --help' for a command's options.\n`;
+  return `usage: cloakpipe <command> [options]\n       cloakpipe --version\n\ncommands:\n${lines.join('\n')}\n\nRun 'cloakpipe <command> --help' for a command's options.\n\nExit status: 0 success, 1 a check failed or a call was refused, 2 usage or configuration error,\n${EXIT_TOKEN_HELD}.\n`;
 }
 
 /** The package's own version: dist/src/cli/main.js sits three folders below package.json. */
