@@ -353,8 +353,11 @@ export class Gate {
       if (e instanceof NotForwarded) return this.notForwarded(d, entry.seq);
       const why: UnknownWhy =
         e instanceof TimeoutError ? 'timeout' : e instanceof UpstreamGone ? 'upstream_exit' : e instanceof TaskCancelled ? 'cancelled' : e instanceof Unattributed ? 'unattributed' : 'error';
-      // What reached the host raises the label now, as a reply would, though it is not recorded as this call's.
-      const label = e instanceof Unattributed ? session.replyEffect(call.tool, d.tool)(e.reply) : undefined;
+      // What reached the host raises the label now, as a reply would, though it is not recorded as
+      // this call's. A call that timed out may still bring its output to the host (a task's result,
+      // fetched later, is server output then): the tool's `returns` applies now, as if it had.
+      const label =
+        e instanceof Unattributed ? session.replyEffect(call.tool, d.tool)(e.reply) : why === 'timeout' ? session.replyEffect(call.tool, d.tool)({ result: null }) : undefined;
       const job = this.once(() => {
         const now = this.clock();
         for (const f of d.notes.afterFailure) f(why, now);
