@@ -81,6 +81,7 @@ export class StdioHostTransport implements Transport {
   private deliver(events: Framed[]): void {
     if (this.closed) return;
     for (const ev of events) {
+      if (ev.kind === 'tooLargeAnswer') continue; // a host sends requests: its refusal comes at the line's end
       // Read while paused: acted on now if the relay can (it may not reorder anything else).
       if (this.paused && ev.kind === 'line' && !ev.unterminated && this.onurgent?.(ev.line)) continue;
       this.queue.push(ev);

@@ -28,7 +28,10 @@ export type FrameEvent =
   | { kind: 'tooLarge'; tooLarge: true }
   /** With `recoverIds`: the oversize line ended; the id read from it, or null, and the digest
    *  of its bytes as a complete line's would be (without `\n` and one trailing `\r`). */
-  | { kind: 'tooLargeEnd'; id: RpcId | null; digest: Digest };
+  | { kind: 'tooLargeEnd'; id: RpcId | null; digest: Digest }
+  /** With `recoverIds`: the oversize line is a response to this id, known as soon as its top
+   *  level said so (before its end when the id and the result come first); at most once a line. */
+  | { kind: 'tooLargeAnswer'; id: RpcId };
 
 export interface LineFramerOptions {
   /** Largest line accepted, in bytes, counting everything before the `\n` (a `\r` included). */
@@ -47,6 +50,8 @@ export class LineFramer {
   private hash: Hash | null = null;
   /** The discarded line's last byte so far was `\r`, not yet hashed: it may end the line. */
   private heldCR = false;
+  /** The oversize line's answered id was reported. */
+  private answerTold = false;
 
   constructor(opts: LineFramerOptions = {}) {
     this.maxLineBytes = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -68,7 +73,7 @@ export class LineFramer {
       const nl = buf.indexOf(0x0a, start);
       const end = nl < 0 ? buf.length : nl;
       if (this.discarding) {
-        this.discarded(buf.subarray(start, end));
+        this.discarded(buf.subarray(start, end), events);
         if (nl >= 0) this.endDiscard(events);
       } else {
         this.append(buf, start, end, events);
@@ -100,8 +105,9 @@ export class LineFramer {
         this.scan = new IdScanner();
         this.hash = createHash('sha256');
         this.heldCR = false;
-        for (const p of this.parts) this.discarded(p);
-        this.discarded(buf.subarray(start, end));
+        this.answerTold = false;
+        for (const p of this.parts) this.discarded(p, events);
+        this.discarded(buf.subarray(start, end), events);
       }
       this.parts = [];
       this.size = 0;
@@ -115,16 +121,26 @@ export class LineFramer {
   }
 
   /** Bytes of an oversize line: scanned for its id and hashed as they pass, never held. */
-  private discarded(bytes: Buffer): void {
+  private discarded(bytes: Buffer, events: FrameEvent[]): void {
     if (!this.scan || !this.hash || bytes.length === 0) return;
     this.scan.push(bytes);
+    this.tellAnswer(events);
     if (this.heldCR) this.hash.update(CR);
     this.heldCR = bytes[bytes.length - 1] === 0x0d;
     this.hash.update(this.heldCR ? bytes.subarray(0, bytes.length - 1) : bytes);
   }
 
+  /** A reader waiting for this answer need not wait for the line's end, which may never come. */
+  private tellAnswer(events: FrameEvent[]): void {
+    const id = this.answerTold ? null : this.scan!.answered();
+    if (id === null) return;
+    this.answerTold = true;
+    events.push({ kind: 'tooLargeAnswer', id });
+  }
+
   private endDiscard(events: FrameEvent[]): void {
     this.discarding = false;
+    if (this.scan) this.tellAnswer(events);
     if (this.scan && this.hash) events.push({ kind: 'tooLargeEnd', id: this.scan.result(), digest: `sha256:${this.hash.digest('hex')}` });
     this.scan = null;
     this.hash = null;

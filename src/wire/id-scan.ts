@@ -38,9 +38,22 @@ export class IdScanner {
   private idMembers = 0; // top-level members whose key folds to `id`
   private capturing = false; // the current value belongs to the exact key `id`
   private idToken: Buffer | null = null;
+  private sawMethod = false; // a top-level `method`: a request or a notification
+  private sawOutcome = false; // a top-level `result` or `error`: a response
 
   push(chunk: Uint8Array): void {
     for (let i = 0; i < chunk.length && this.state !== 'fail' && this.state !== 'done'; i++) this.step(chunk[i]!);
+  }
+
+  /**
+   * The id of a response, read so far: the line's top level has named its `result` or `error`
+   * and its only `id` member (a string or an integer), and no `method`. Known while the line is
+   * still coming when the id and the outcome come first; what follows may still make the line
+   * unreadable (it is dropped then either way: it answered this id with nothing readable).
+   */
+  answered(): RpcId | null {
+    if (!this.sawOutcome || this.sawMethod || this.idMembers !== 1 || this.idToken === null || this.capturing) return null;
+    return this.result();
   }
 
   /** The id, once the whole line was pushed; null when it cannot be read for sure. */
@@ -75,6 +88,8 @@ export class IdScanner {
         return;
       }
     }
+    if (key === 'method') this.sawMethod = true;
+    if (key === 'result' || key === 'error') this.sawOutcome = true;
     const folds = key !== null && key.toLowerCase() === 'id';
     if (folds) this.idMembers++;
     this.capturing = key === 'id';

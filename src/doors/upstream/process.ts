@@ -3,7 +3,8 @@
 // logs it itself). Its lines are framed here and parsed strictly by the relay.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { LineFramer, type FrameEvent } from '../../wire/frame.js';
-import type { InboundFrame, Transport, TransportClosed } from '../transport.js';
+import type { InboundFrame, RequestLost, Transport, TransportClosed } from '../transport.js';
+import type { RpcId } from '../../wire/jsonrpc.js';
 import { writeBatched } from '../../util/batched-write.js';
 import { watchForOrphan } from './orphan-watch.js';
 import { UnreadBound } from '../unread-bound.js';
@@ -78,6 +79,7 @@ export class ProcessTransport implements Transport {
   onclose?: (info: TransportClosed) => void;
   onerror?: (error: Error) => void;
   onfull?: (full: boolean) => void;
+  onlost?: (id: RpcId, lost: RequestLost) => void;
   private readonly unread = new UnreadBound(SERVER_UNREAD_HIGH_WATER, (full) => this.onfull?.(full));
   private child: ChildProcess | undefined;
   private exited = false;
@@ -99,12 +101,15 @@ export class ProcessTransport implements Transport {
     };
     const child = spawnUpstream(this.command, this.args, (e) => report(null, null, e), this.options);
     this.child = child;
-    // recoverIds: an oversize line is reported at its end with its digest (for the log).
+    // recoverIds: an oversize line is reported at its end with its digest (for the log), and the
+    // request it answers as soon as that can be read.
     const framer = new LineFramer({ maxLineBytes: MAX_SERVER_LINE, recoverIds: true });
     const deliver = (events: FrameEvent[], unterminated = false) => {
       for (const ev of events) {
         if (ev.kind === 'line') this.onframe?.(unterminated ? { kind: 'frame', bytes: ev.line, unterminated } : { kind: 'frame', bytes: ev.line });
         else if (ev.kind === 'tooLargeEnd') this.onframe?.({ kind: 'oversize', id: ev.id, limit: MAX_SERVER_LINE, digest: ev.digest });
+        // An answer that cannot be read: its request ends now, not when the line does (if ever).
+        else if (ev.kind === 'tooLargeAnswer') this.onlost?.(ev.id, { cause: 'frame_too_large', gone: false });
       }
     };
     child.stdout!.on('data', (chunk: Buffer) => deliver(framer.push(chunk)));
