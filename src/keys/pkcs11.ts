@@ -37,6 +37,14 @@ function ed25519phParams(): Buffer {
   return p;
 }
 
+/** Key types a token may hold under the gate key's name, as the refusal names them. */
+const KEY_TYPES: Record<number, string> = {
+  0x0: 'an RSA key (CKK_RSA)',
+  0x1: 'a DSA key (CKK_DSA)',
+  0x3: 'an EC (ECDSA) key (CKK_EC)',
+  0x41: 'a Montgomery-curve (X25519/X448) key (CKK_EC_MONTGOMERY)',
+};
+
 const PROBE = Buffer.from('cloakpipe: does this token sign with this key?');
 
 /**
@@ -269,11 +277,13 @@ export class Pkcs11Signer implements Signer {
     try {
       const pin = first ? opts.pin : this.pinAgain();
       this.logIn(slot, session, pin);
-      let keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
+      // Private keys of any type: one of another type under the name is named, never taken for none
+      // (init would generate a second key under its label).
+      let keys = this.find(session, pkcs.CKO_PRIVATE_KEY, false);
       let created = false;
       if (keys.length === 0 && opts.create && first) {
         const made = this.generate(session);
-        keys = this.find(session, pkcs.CKO_PRIVATE_KEY);
+        keys = this.find(session, pkcs.CKO_PRIVATE_KEY, false);
         created = true;
         // Another process made a pair under the same name between the search and this one (two
         // inits at once): this pair is removed again, so the token keeps one key under the name,
@@ -295,7 +305,8 @@ export class Pkcs11Signer implements Signer {
       const [type, sensitive, extractable, loginOnly] = p
         .C_GetAttributeValue(session, key, [{ type: pkcs.CKA_KEY_TYPE }, { type: pkcs.CKA_SENSITIVE }, { type: pkcs.CKA_EXTRACTABLE }, { type: pkcs.CKA_PRIVATE }])
         .map((a) => a.value as Buffer);
-      if (ulong(type) !== CKK_EC_EDWARDS) throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} is not an Edwards-curve (Ed25519) key`);
+      if (ulong(type) !== CKK_EC_EDWARDS)
+        throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} is ${KEY_TYPES[ulong(type)] ?? `a key of type 0x${ulong(type).toString(16)}`}, not Ed25519: the gate signs Ed25519 only`);
       if (sensitive[0] !== 1 || extractable[0] !== 0)
         throw new TokenError(`the key ${this.keyName()} in token ${this.tokenName()} can leave the token (CKA_SENSITIVE false or CKA_EXTRACTABLE true): refused`);
       // A private key that is not CKA_PRIVATE signs in any session, logged in or not: whoever
@@ -407,17 +418,18 @@ export class Pkcs11Signer implements Signer {
     return hits[0];
   }
 
-  private template(cls: number): Pkcs11.Template {
+  private template(cls: number, edwards: boolean): Pkcs11.Template {
     const { pkcs, opts } = this;
-    const t: Pkcs11.Template = [{ type: pkcs.CKA_CLASS, value: cls }, { type: pkcs.CKA_KEY_TYPE, value: CKK_EC_EDWARDS }];
+    const t: Pkcs11.Template = [{ type: pkcs.CKA_CLASS, value: cls }, ...(edwards ? [{ type: pkcs.CKA_KEY_TYPE, value: CKK_EC_EDWARDS }] : [])];
     if (opts.uri.object !== undefined) t.push({ type: pkcs.CKA_LABEL, value: opts.uri.object });
     if (opts.uri.id) t.push({ type: pkcs.CKA_ID, value: opts.uri.id });
     return t;
   }
 
-  private find(session: Buffer, cls: number): Buffer[] {
+  /** Objects of class `cls` under the URI's name; Edwards-curve keys only unless `edwards` is false. */
+  private find(session: Buffer, cls: number, edwards = true): Buffer[] {
     const { p } = this;
-    p.C_FindObjectsInit(session, this.template(cls));
+    p.C_FindObjectsInit(session, this.template(cls, edwards));
     try {
       return p.C_FindObjects(session, 16);
     } finally {
