@@ -16,18 +16,30 @@ export interface KeyChoice {
 
 export const PIN_ENV = 'CLOAKPIPE_PKCS11_PIN';
 
+const notAlone = (pinFile: string, what: string) => `PIN file ${pinFile} is not a PIN alone on its first line (${what}): refused before the token sees it`;
+
 /** The PIN: the file's first line (the reader's own, mode 0600: it unlocks the key), else the environment. `flag` names the file's flag. */
 export function readPin(pinFile: string | undefined, flag = '--pin-file'): string {
   if (pinFile !== undefined) {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = readSecretFile(pinFile, 'PIN file').toString('utf8');
+      bytes = readSecretFile(pinFile, 'PIN file');
     } catch (e) {
       if (e instanceof SecretFileError) throw new TokenError(e.message);
       throw e;
     }
-    const pin = text.split(/\r?\n/)[0];
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+    } catch {
+      throw new TokenError(notAlone(pinFile, 'bytes that are not UTF-8'));
+    }
+    const pin = text.split(/\r\n|\n|\r/)[0];
     if (!pin) throw new TokenError(`PIN file ${pinFile} is empty`);
+    // What an editor adds is sent as part of a wrong PIN, and each wrong PIN counts towards
+    // locking the token's: refused before the token sees it.
+    if (/^\s|\s$/.test(pin)) throw new TokenError(notAlone(pinFile, 'a space, tab or byte-order mark before or after it'));
+    if (/[\0-\x1f\x7f]/.test(pin)) throw new TokenError(notAlone(pinFile, 'a control character, a NUL'));
     return pin;
   }
   const pin = process.env[PIN_ENV];
