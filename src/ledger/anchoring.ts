@@ -3,7 +3,7 @@
 // transaction, and store them beside the ledger. A failed anchor never stops the gate: it is
 // recorded as an `anchor_failure` entry (reason code only) and the next epoch retries; since a
 // later root covers every earlier entry through the chain, one good anchor later covers the gap.
-import type { AnchorsPort, Transact } from '../store/ports.js';
+import { StoreError, type AnchorsPort, type Transact } from '../store/ports.js';
 import type { EntryFields } from './entry.js';
 import type { GateKey } from './keys.js';
 import type { Ledger } from './ledger.js';
@@ -147,12 +147,20 @@ export class Anchoring {
   // instead of sealing epochs of failures; once it succeeds, seal the failure entries too, so a
   // recovered anchor leaves no unanchored tail behind.
   private async round(forceSeal = false): Promise<TickResult> {
-    const { ledger } = this.parts;
+    const { ledger, anchors } = this.parts;
     const result = await this.parts.transact(() => {
       const prev = lastEpoch(ledger.port);
       if (!forceSeal && prev && onlyFailuresSince(ledger, prev.seq)) return { epoch: prev, sealed: false, lastTs: lastTsOf(ledger.port, prev) };
       // Read before the epoch entry is appended: the ledger is not read again once it is held.
-      const lastTs = ledger.head()?.ts ?? '';
+      const head = ledger.head();
+      // Anchors already stored at the seq the new epoch would take belong to an epoch the ledger
+      // lost (its tail cut outside the gate): anchoring asks only for missing kinds, so they
+      // would stand in for the new epoch's and hide the cut.
+      if (head && anchorKindsOf(anchors, head.seq + 1).size > 0)
+        throw new StoreError(
+          `ledger: the store holds anchors for epoch ${head.seq + 1}, an entry the ledger does not hold (its newest entries were removed outside the gate); no epoch is sealed under them: restore the ledger from a backup`,
+        );
+      const lastTs = head?.ts ?? '';
       return { epoch: sealEpochInTx(ledger), sealed: true, lastTs };
     });
     const epoch = result.epoch;
