@@ -2,7 +2,7 @@
 // against the known ways a verifier is fooled: `alg: none` and HMAC algorithms are not on the
 // allow-list, and a JWKS holding a symmetric or a private key does not load, so a public key
 // can never serve as an HMAC secret (the key-confusion attack); the key is chosen by `kid` and
-// must suit the token's algorithm; `iss`, `aud` and `exp` are required and checked with `nbf`
+// must suit the token's algorithm; `typ` must be at+jwt; `iss`, `aud` and `exp` are required and checked with `nbf`
 // (little clock leeway); the file is re-read when it changes (key rotation), and one that stops
 // loading refuses every token until it is mended (fail closed). Nothing of a token reaches a
 // log or an error: a refusal is only a 401.
@@ -120,6 +120,9 @@ export class JwtVerifier {
         audience: this.o.audience,
         algorithms: [...JWT_ALGORITHMS],
         requiredClaims: ['exp', 'iss', 'aud'],
+        // RFC 9068 section 4: an ID token (or any other JWT) of the same issuer and audience is not
+        // an access token. jose compares it without case and with or without "application/".
+        typ: 'at+jwt',
         clockTolerance: LEEWAY_S,
         ...(this.o.clock ? { currentDate: new Date(this.o.clock()) } : {}),
       }));

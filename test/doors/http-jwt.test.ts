@@ -141,3 +141,13 @@ test('jwt: a JWKS with a symmetric key, private key material, a non-signature ke
   }
   assert.throws(() => new JwtVerifier({ jwksPath: join(s.dir, 'none.json'), issuer: ISS, audience: AUD }), JwksError);
 });
+
+test('jwt: only an access token (typ at+jwt, RFC 9068 section 4): an ID token or other JWT of the same issuer and audience is refused', async () => {
+  const s = await setup();
+  assert.deepEqual(await s.v.check(bearer(await sign(s.es, {}, { typ: 'application/at+jwt' }))), { agent: 'agent-7' });
+  assert.deepEqual(await s.v.check(bearer(await sign(s.es, {}, { typ: 'AT+JWT' }))), { agent: 'agent-7' }, 'a media type is case-insensitive');
+  // An OpenID Connect ID token says typ JWT, or nothing; a logout token logout+jwt.
+  for (const typ of ['JWT', undefined, 'logout+jwt', 'secevent+jwt', 'at+jwt-not']) {
+    assert.equal(await s.v.check(bearer(await sign(s.es, {}, { typ }))), null, `typ ${String(typ)}`);
+  }
+});

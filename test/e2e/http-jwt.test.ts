@@ -92,7 +92,7 @@ test('http-proxy --jwks: the file swapped for a FIFO (or a link to /dev/zero) wh
   const dir = tempDir();
   const jwks = join(dir, 'jwks.json');
   writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] }));
-  const ada = await new SignJWT({ sub: 'ada' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(ISS).setAudience(AUD).setExpirationTime('10m').sign(privateKey);
+  const ada = await new SignJWT({ sub: 'ada' }).setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: 'at+jwt' }).setIssuer(ISS).setAudience(AUD).setExpirationTime('10m').sign(privateKey);
   const g = await jwtGate(makeHome(), jwks);
   const list = (sid: string) => post(g.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { Accept: 'application/json', Authorization: `Bearer ${ada}`, 'Mcp-Session-Id': sid });
   const sid = await rawSession(g.url, { Authorization: `Bearer ${ada}` });
