@@ -16,7 +16,15 @@ export interface KeyChoice {
 
 export const PIN_ENV = 'CLOAKPIPE_PKCS11_PIN';
 
-const notAlone = (pinFile: string, what: string) => `PIN file ${pinFile} is not a PIN alone on its first line (${what}): refused before the token sees it`;
+const notAlone = (where: string, what: string) => `${where} is not a PIN alone (${what}): refused before the token sees it`;
+
+// What an editor (or a secret made from a file, in the environment) adds around a PIN is sent as
+// part of a wrong PIN, and each wrong PIN counts towards locking the token's: refused unsent.
+function alone(pin: string, where: string): string {
+  if (/^\s|\s$/.test(pin)) throw new TokenError(notAlone(where, 'a space, tab, line end or byte-order mark before or after it'));
+  if (/[\0-\x1f\x7f]/.test(pin)) throw new TokenError(notAlone(where, 'a control character, a NUL'));
+  return pin;
+}
 
 /** The PIN: the file's first line (the reader's own, mode 0600: it unlocks the key), else the environment. `flag` names the file's flag. */
 export function readPin(pinFile: string | undefined, flag = '--pin-file'): string {
@@ -32,19 +40,15 @@ export function readPin(pinFile: string | undefined, flag = '--pin-file'): strin
     try {
       text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
     } catch {
-      throw new TokenError(notAlone(pinFile, 'bytes that are not UTF-8'));
+      throw new TokenError(notAlone(`PIN file ${pinFile}`, 'bytes that are not UTF-8'));
     }
     const pin = text.split(/\r\n|\n|\r/)[0];
     if (!pin) throw new TokenError(`PIN file ${pinFile} is empty`);
-    // What an editor adds is sent as part of a wrong PIN, and each wrong PIN counts towards
-    // locking the token's: refused before the token sees it.
-    if (/^\s|\s$/.test(pin)) throw new TokenError(notAlone(pinFile, 'a space, tab or byte-order mark before or after it'));
-    if (/[\0-\x1f\x7f]/.test(pin)) throw new TokenError(notAlone(pinFile, 'a control character, a NUL'));
-    return pin;
+    return alone(pin, `the first line of PIN file ${pinFile}`);
   }
   const pin = process.env[PIN_ENV];
   if (!pin) throw new TokenError(`the token needs a PIN: ${flag} FILE or ${PIN_ENV}`);
-  return pin;
+  return alone(pin, PIN_ENV);
 }
 
 /** Opens the token key the URI names; throws TokenError (named) when anything is missing. */

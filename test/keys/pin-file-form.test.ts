@@ -1,4 +1,4 @@
-// A PIN file whose first line is not the PIN alone: a space or tab after it (an editor's), a NUL,
+// A PIN file whose first line is not the PIN alone (or CLOAKPIPE_PKCS11_PIN with a line end): a space or tab after it (an editor's), a NUL,
 // a byte-order mark (Windows Notepad), bytes that are not UTF-8. Each would be sent to the token as
 // a PIN that is wrong, and a wrong PIN counts towards locking the token's user PIN (a real HSM locks
 // it after a few). Now each is refused before the token sees it, exit 2, named, the PIN unprinted;
@@ -37,10 +37,16 @@ test('a PIN file with a trailing space, a tab, a NUL, a BOM or non-UTF-8 bytes i
   for (const [name, bytes] of bad) {
     const r = initWith(t, bytes);
     assert.equal(r.status, 2, `${name}: ${r.stderr}`);
-    assert.match(r.stderr, /PIN file .* is not a PIN alone on its first line \(.+\): refused before the token sees it/, name);
+    assert.match(r.stderr, /(the first line of )?PIN file .* is not a PIN alone \(.+\): refused before the token sees it/, name);
     assert.ok(!(r.stdout + r.stderr).includes(t.pin), `${name}: no PIN printed`);
     assert.equal(wrongPinTried(t), false, `${name}: the token saw a wrong PIN`);
   }
+  // A secret made from a file and put in the environment keeps the file's line end.
+  const env = cloakpipe(['init', '--home', join(tempDir(), 'home'), '--key', t.uri()], { env: { ...process.env, ...t.env, CLOAKPIPE_PKCS11_PIN: `${t.pin}\n` } });
+  assert.equal(env.status, 2, env.stderr);
+  assert.match(env.stderr, /CLOAKPIPE_PKCS11_PIN is not a PIN alone \(a space, tab, line end or byte-order mark before or after it\): refused before the token sees it/);
+  assert.ok(!env.stderr.includes(t.pin));
+  assert.equal(wrongPinTried(t), false, 'the environment: the token saw a wrong PIN');
   for (const [name, bytes] of [
     ['CRLF', Buffer.from(`${t.pin}\r\nsecond line\r\n`)],
     ['a lone CR', Buffer.from(`${t.pin}\r`)],
