@@ -8,7 +8,13 @@ import { ServerProcessTransport } from './server-process.js';
 
 export class ServerError extends Error {}
 
+/**
+ * A listing's bounds. A server that pages without end (a new cursor each time) was read until
+ * 1,000 pages of up to 10 MiB each, every one kept twice: gigabytes before it was refused. Now
+ * the tools of all pages together are at most 64 MiB as JSON (130,000 small tools take 5 MiB).
+ */
 const MAX_PAGES = 1000;
+const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 
 export interface Listed {
   tools: ListedTool[];
@@ -26,22 +32,22 @@ export type ServerTarget = { command: string; args: string[]; env?: Record<strin
  * was not drafted and every call using it was refused as undeclared.
  */
 function tapToolsList(transport: Transport): () => unknown[] | undefined {
-  const asked = new Set<string | number>();
-  const answers = new Map<string | number, unknown>();
   let last: string | number | undefined;
+  let answer: { tools: unknown } | undefined;
   const send = transport.send.bind(transport);
   transport.send = (m, opts) => {
-    if ('method' in m && m.method === 'tools/list' && 'id' in m) asked.add(m.id), (last = m.id);
+    if ('method' in m && m.method === 'tools/list' && 'id' in m) (last = m.id), (answer = undefined);
     return send(m, opts);
   };
   const onmessage = transport.onmessage;
   transport.onmessage = (m, extra) => {
-    // The first answer to an id is the one the SDK took; later ones it drops, and so does this.
-    if ('id' in m && 'result' in m && asked.has(m.id) && !answers.has(m.id)) answers.set(m.id, (m.result as { tools?: unknown }).tools);
+    // The first answer to the id asked is the one the SDK took; later ones it drops, and so does
+    // this. Only the latest page is kept: the pages before are in the caller's list already.
+    if ('id' in m && 'result' in m && m.id === last && answer === undefined) answer = { tools: (m.result as { tools?: unknown }).tools };
     onmessage?.(m, extra);
   };
   return () => {
-    const tools = last === undefined ? undefined : answers.get(last);
+    const tools = answer?.tools;
     return Array.isArray(tools) ? tools : undefined;
   };
 }
@@ -115,8 +121,9 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
         const tools: ListedTool[] = [];
         const cursors = new Set<string>();
         let cursor: string | undefined;
+        let bytes = 0;
         for (let page = 0; ; page++) {
-          if (page >= MAX_PAGES) throw new ServerError(`tools/list has more than ${MAX_PAGES} pages`);
+          if (page >= MAX_PAGES) throw new ServerError(`tools/list has more than ${MAX_PAGES} pages; not drafted`);
           let r;
           try {
             r = await client.listTools(cursor === undefined ? {} : { cursor });
@@ -125,8 +132,11 @@ export async function listServerTools(target: ServerTarget, timeoutMs: number): 
             if ('url' in target) reason = withoutPath(reason, target.url);
             throw new ServerError(`tools/list failed: ${reason}`);
           }
+          const pageTools = asSent() ?? r.tools;
+          bytes += JSON.stringify(pageTools).length + (r.nextCursor?.length ?? 0);
+          if (bytes > MAX_LISTING_BYTES) throw new ServerError(`tools/list sent more than ${MAX_LISTING_BYTES / 1024 / 1024} MiB of tools in ${page + 1} pages; not drafted`);
           // One by one: spread into push, a page of some 130,000 tools overflowed the stack.
-          for (const t of asSent() ?? r.tools) tools.push(t as ListedTool);
+          for (const t of pageTools) tools.push(t as ListedTool);
           if (r.nextCursor === undefined) {
             const info = client.getServerVersion();
             return { tools, release: `${info?.name ?? 'server'}@${info?.version ?? '0'}` };

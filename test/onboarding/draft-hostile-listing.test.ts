@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
-import { CLI, cloakpipe, helperScript, tempDir } from '../helpers/cli.js';
+import { CLI, ROOT, cloakpipe, helperScript, tempDir } from '../helpers/cli.js';
 import { draftFromTools } from '../../src/onboarding/draft.js';
 import { buildManifest } from '../../src/contract/manifest.js';
 
@@ -104,4 +104,17 @@ test('a tool listed twice with two definitions (a read on one page, a destructiv
   assert.deepEqual(Object.keys(tools), ['same']);
   assert.match(manifest, /# NOT DECLARED: "erase": listed twice with two definitions; a host may use either: review the server, declare it by hand/);
   assert.doesNotMatch(manifest, /NOT DECLARED: "same"/);
+});
+
+test('a server that pages tools/list without end (a new cursor each time, 512 KiB a page) is given up on at 64 MiB of tools, named, exit 2, its memory bounded', () => {
+  const count = join(tempDir(), 'pages');
+  // A heap of 400 MiB: reading 1,000 such pages, each kept twice, ran out of it.
+  const r = cloakpipe(['manifest', 'draft', '--timeout', '5m', '--', process.execPath, join(ROOT, 'dist/test/onboarding/endless-pages-server.js'), count], {
+    env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=400' },
+    timeout: 300_000,
+  });
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /^cloakpipe manifest draft: tools\/list sent more than 64 MiB of tools in \d+ pages; not drafted\n$/);
+  const served = Number(readFileSync(count, 'utf8'));
+  assert.ok(served > 100 && served <= 129, `pages served: ${served}`);
 });
