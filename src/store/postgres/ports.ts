@@ -574,8 +574,15 @@ export class PgAnchors implements AnchorsPort {
     this.put_().set(key(a.epoch, a.kind), { ...a });
   }
 
+  // One epoch's kinds by the primary key: an anchoring round must not read every token the chain
+  // ever stored (two an epoch, kilobytes each).
   kinds(epoch: number): Set<string> {
-    return new Set((this.all() as AnchorRow[]).filter((a) => a.epoch === epoch).map((a) => a.kind));
+    const stored = this.slot.get().fact<string[]>(key('kinds', epoch), async (c) =>
+      (await c.query<{ kind: string }>(`SELECT kind FROM ${this.s}.anchors WHERE gate_id = $1 AND epoch_seq = $2`, [this.gateId, epoch])).rows.map((r) => r.kind),
+    );
+    const out = new Set(stored);
+    for (const a of this.put_().values()) if (a.epoch === epoch) out.add(a.kind);
+    return out;
   }
 
   all(): Iterable<AnchorRow> {
