@@ -5,11 +5,12 @@
 // entry), and a session deleted while its call runs (its upstream still counts).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL, cloakpipe } from '../helpers/cli.js';
+import { CLI, EVERYTHING, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { httpClient, post, rawSession, startHttpGate, type HttpGate } from '../helpers/http-gate.js';
 
 const MANIFEST = `version: 1
@@ -25,6 +26,7 @@ tools:
       duration: { type: number, maximum: 30 }
       steps: { type: integer, maximum: 10 }
 `;
+const run = promisify(execFile);
 const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
 const gates: HttpGate[] = [];
 after(async () => {
@@ -38,8 +40,16 @@ async function gate(flags: string[] = []): Promise<HttpGate & { home: string }> 
   return Object.assign(g, { home });
 }
 
-const entries = (home: string): any[] =>
-  cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+/**
+ * The ledger, read by the real binary in a child this process does not wait on: a spawnSync
+ * stalled this event loop for the whole read, so the SDK's and fetch's kept-alive sockets
+ * outlived the gate's 5 s idle close unseen, and the next POST went out on a closed socket
+ * ('other side closed') under load.
+ */
+const entries = async (home: string): Promise<any[]> => {
+  const { stdout } = await run(process.execPath, [CLI, 'ledger', 'show', '--home', home, '--json'], { timeout: 30_000, maxBuffer: 64 << 20 });
+  return stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+};
 
 /** The gate's upstream processes (its children, but for each one's orphan watchdog: ADR 046). */
 const upstreams = (g: HttpGate): number[] =>
@@ -63,7 +73,7 @@ test('the upstream killed mid-call: -32003 outcome unknown over HTTP, a result e
   });
   await assert.rejects(running, (e: unknown) => e instanceof McpError && e.code === -32003 && /outcome unknown \(upstream_exit\)/.test(e.message));
   await c.close().catch(() => undefined);
-  const result = entries(g.home).find((e) => e.kind === 'result');
+  const result = (await entries(g.home)).find((e) => e.kind === 'result');
   assert.equal(result.outcome, 'unknown');
   assert.equal(result.why, 'upstream_exit');
   const again = await httpClient(g.url);
@@ -83,11 +93,11 @@ test('the host hangs up on a call: it still settles in the ledger, and its sessi
   req.on('error', () => undefined);
   req.end(body);
   // Gone before the answer: the gate has the call once the decision entry is there.
-  for (let i = 0; i < 100 && !entries(g.home).some((e) => e.kind === 'decision'); i++) await new Promise((res) => setTimeout(res, 50));
+  for (let i = 0; i < 100 && !(await entries(g.home)).some((e) => e.kind === 'decision'); i++) await new Promise((res) => setTimeout(res, 50));
   req.destroy();
   // Once the gate has recorded the call's result, the same session answers the next call.
-  for (let i = 0; i < 100 && !entries(g.home).some((e) => e.kind === 'result'); i++) await new Promise((res) => setTimeout(res, 100));
-  assert.equal(entries(g.home).find((e) => e.kind === 'result')?.outcome, 'ok');
+  for (let i = 0; i < 100 && !(await entries(g.home)).some((e) => e.kind === 'result'); i++) await new Promise((res) => setTimeout(res, 100));
+  assert.equal((await entries(g.home)).find((e) => e.kind === 'result')?.outcome, 'ok');
   const next = await post(g.url, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: { message: 'still' } } }, { 'Mcp-Session-Id': sid, Accept: 'application/json' });
   assert.equal(next.status, 200);
   assert.equal((await next.json()).result.content[0].text, 'Echo: still');
@@ -113,7 +123,7 @@ test('SIGTERM mid-call: the call finishes and is answered, then the shutdown ent
   assert.ok(signalled);
   assert.match(JSON.stringify(done.content), /Long running operation completed/);
   assert.equal(await g.exited, 0, g.stderr());
-  const all = entries(g.home);
+  const all = (await entries(g.home));
   assert.equal(all.find((e) => e.kind === 'result')?.outcome, 'ok');
   assert.equal(all.at(-1).kind, 'shutdown');
   // The upstream was stopped with the gate.
@@ -137,7 +147,7 @@ test('SIGTERM while a call outlasts the 10 s grace: its upstream is stopped, the
   assert.equal(await g.exited, 0, g.stderr());
   assert.match(await heard, /-32003: cloakpipe: outcome unknown \(upstream_exit\)/, 'the host is told, on its open POST');
   await c.close();
-  const all = entries(g.home);
+  const all = (await entries(g.home));
   const result = all.find((e) => e.kind === 'result');
   assert.deepEqual([result?.outcome, result?.why], ['unknown', 'upstream_exit'], 'recorded, not lost');
   assert.equal(all.at(-1).kind, 'shutdown', 'the shutdown entry is the last');
@@ -149,7 +159,7 @@ test('a session deleted while its call runs still counts against --max-sessions 
   const g = await gate(['--max-sessions', '1']);
   const sid = await rawSession(g.url);
   const call = post(g.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 3, steps: 3 } } }, { 'Mcp-Session-Id': sid, Accept: 'application/json' });
-  for (let i = 0; i < 100 && !entries(g.home).some((e) => e.kind === 'decision'); i++) await new Promise((res) => setTimeout(res, 50));
+  for (let i = 0; i < 100 && !(await entries(g.home)).some((e) => e.kind === 'decision'); i++) await new Promise((res) => setTimeout(res, 50));
   const deleted = await fetch(g.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
   assert.equal(deleted.status, 200);
   assert.equal(upstreams(g).length, 1, "the deleted session's call still runs, with its upstream");
@@ -164,7 +174,7 @@ test('a session deleted while its call runs still counts against --max-sessions 
     }
   };
   for (let i = 0; i < 100 && alive() > 0; i++) await new Promise((res) => setTimeout(res, 50));
-  assert.equal(entries(g.home).find((e) => e.kind === 'result')?.outcome, 'ok');
+  assert.equal((await entries(g.home)).find((e) => e.kind === 'result')?.outcome, 'ok');
   await rawSession(g.url); // its place is free once the upstream is gone
 });
 
@@ -194,7 +204,7 @@ test('SIGTERM while an initialize body is still arriving and another call runs: 
   if (code === 'still running') g.child.kill('SIGKILL');
   assert.equal(code, 0, g.stderr());
   assert.match(answer, /^HTTP\/1\.1 503 /);
-  const all = entries(g.home);
+  const all = (await entries(g.home));
   assert.equal(all.filter((e) => e.kind === 'session' && e.action === 'open').length, 1);
   assert.equal(all.filter((e) => e.kind === 'session' && e.action === 'close').length, 1);
   assert.equal(all.at(-1).kind, 'shutdown');
