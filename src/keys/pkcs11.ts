@@ -282,6 +282,9 @@ export class Pkcs11Signer implements Signer {
       let keys = this.find(session, pkcs.CKO_PRIVATE_KEY, false);
       let created = false;
       if (keys.length === 0 && opts.create && first) {
+        // A pair made beside a lone public key would look like a racing init's, at every run.
+        if (this.find(session, pkcs.CKO_PUBLIC_KEY, false).length > 0)
+          throw new TokenError(`token ${this.tokenName()} holds a public key ${this.keyName()} without its private key: remove it, or name another object=`);
         const made = this.generate(session);
         keys = this.find(session, pkcs.CKO_PRIVATE_KEY, false);
         created = true;
