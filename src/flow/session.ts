@@ -11,6 +11,7 @@ import type { JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import { FlowError, LabelOrder } from './labels.js';
 import { readable } from './readable.js';
+import { blobText } from './blob-text.js';
 
 export type RaiseCause = 'returns' | 'classify' | 'context' | 'fail_closed';
 
@@ -224,10 +225,13 @@ export class FlowSession {
       else if (typeof v === 'number') ok = scan(String(v));
       else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
       else if (v !== null && typeof v === 'object') {
-        for (const [k, x] of Object.entries(v)) {
-          if (!(ok = scan(k))) break;
-          stack.push(x);
-        }
+        const text = blobText(v); // a text resource sent as base64: read as the host decodes it
+        if (text !== null) ok = scan(text);
+        if (ok)
+          for (const [k, x] of Object.entries(v)) {
+            if (!(ok = scan(k))) break;
+            stack.push(x);
+          }
       }
       if (!ok) return candidates[0].label; // over the limit: assume the worst a rule could find
     }
