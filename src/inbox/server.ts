@@ -14,6 +14,7 @@ import { StoreError, type ApprovalRequest, type ListedRequest } from '../store/p
 import { SignerUnavailable } from '../core/signer.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { Sessions } from './auth.js';
+import { hostnameOf } from '../doors/http-auth.js';
 import { decideRequest, type DecisionParts } from './decisions.js';
 import { INDEX_HTML, LOGIN_HTML } from './page/html.js';
 import { MAX_OPEN_REQUESTS } from '../approvals/requests.js';
@@ -123,7 +124,8 @@ export class InboxServer {
     const { port } = server.address() as AddressInfo;
     const host = this.o.host.includes(':') ? `[${this.o.host}]` : this.o.host;
     this.origin = `${this.o.tls ? 'https' : 'http'}://${host}:${port}`;
-    this.hosts = new Set([`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
+    // Any port: one forwarded to this one (ssh -L) is named in Host and Origin as the browser sees it.
+    this.hosts = new Set([hostnameOf(`${host}:${port}`) ?? 'localhost', 'localhost', '127.0.0.1', '[::1]']);
     await this.poll();
     this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 1000);
     this.heartbeat = setInterval(() => this.endStreams((id) => !this.o.sessions.isOpen(id), ': keep-alive\n\n'), 15_000);
@@ -217,7 +219,7 @@ export class InboxServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A loopback inbox answers only to its own name: a page of another site that rebinds its
     // DNS name to 127.0.0.1 sends its own Host and gets nothing.
-    if (this.o.loopback && !this.hosts.has(req.headers.host ?? '')) throw new HttpError(421, 'unknown host');
+    if (this.o.loopback && !this.hosts.has(hostnameOf(req.headers.host) ?? '')) throw new HttpError(421, 'unknown host');
     const url = new URL(req.url ?? '/', this.origin);
     const path = url.pathname;
     const method = req.method ?? 'GET';
