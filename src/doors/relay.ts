@@ -96,7 +96,8 @@ interface Pending {
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
-const CANCELLED = Buffer.from('notifications/cancelled');
+/** What a line must hold to be worth parsing ahead of its turn (an escaped key is parsed in its turn). */
+const URGENT_MARKS = ['notifications/cancelled', '"result"', '"error"'].map((m) => Buffer.from(m));
 const NO_LINE = new Uint8Array();
 /**
  * Ids given up on that a session remembers (ADR 056): past it the oldest is forgotten, so a
@@ -368,11 +369,16 @@ export class Relay {
   }
 
   /**
-   * A line read while the host is paused: a cancellation of a request in flight is acted on now
-   * (the host's flood may be waiting for that very request's place). Anything else waits.
+   * A line read while the host is paused, acted on now when it starts no call and its wait could
+   * be the reason for the pause: a cancellation of a request in flight (the host's flood may be
+   * waiting for that very place), or the host's answer to a server request (the call in flight
+   * may be waiting for it: sampling, elicitation). Anything else waits in order; so does all
+   * while the server reads nothing.
    */
   private urgent(bytes: Uint8Array): boolean {
-    if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(CANCELLED) < 0) return false; // no parse for the rest
+    if (this.upstreamFull) return false;
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (!URGENT_MARKS.some((m) => buf.indexOf(m) >= 0)) return false; // no second parse for the rest
     let msg: RpcMessage;
     try {
       msg = decodeLine(bytes, { maxLineBytes: this.opts.maxLineBytes });
@@ -380,9 +386,14 @@ export class Relay {
       if (!(e instanceof WireError)) throw e;
       return false; // refused in its turn
     }
+    if (msg.kind === 'response') {
+      this.toUpstream(msg.msg);
+      return true;
+    }
     if (msg.kind !== 'notification' || msg.method !== 'notifications/cancelled') return false;
     const requestId = isJsonObject(msg.params ?? null) ? (msg.params as JsonObject).requestId : undefined;
-    if (!isRpcId(requestId) || !this.pending.has(idKey(requestId))) return false;
+    const entry = isRpcId(requestId) ? this.pending.get(idKey(requestId)) : undefined;
+    if (!entry || entry.cancelled) return false; // a second one is not urgent: it waits its turn
     if (!this.cancel(msg.params)) this.toUpstream(msg.msg);
     return true;
   }

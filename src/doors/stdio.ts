@@ -2,7 +2,7 @@
 // Transport for the relay. It frames and nothing else. A paused door keeps the lines it has
 // framed and reads on only while they hold less than one line's worth (maxLineBytes), so the
 // host's flood waits in the pipe; what it reads meanwhile is offered to onurgent, so that a
-// cancellation behind the flood still reaches the call it cancels.
+// cancellation, or an answer to the server's request, behind the flood still reaches its call.
 import type { Readable, Writable } from 'node:stream';
 import { LineFramer, type FrameEvent } from '../wire/frame.js';
 import type { InboundFrame, Transport, TransportClosed } from './transport.js';

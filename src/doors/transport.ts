@@ -46,8 +46,9 @@ export interface Transport {
   onframe?: (frame: InboundFrame) => void;
   /**
    * A message read while paused, offered before it waits: true when the relay acted on it at
-   * once (a cancellation of a request in flight, which must not wait behind the flood its
-   * request is part of); it is then not delivered again. Anything else waits in order.
+   * once (a cancellation of a request in flight, an answer to the peer's request: neither must
+   * wait behind the flood their request is part of); it is then not delivered again. Anything
+   * else waits in order.
    */
   onurgent?: (bytes: Uint8Array) => boolean;
   /** The peer is gone: no more frames will arrive. Called once. */
