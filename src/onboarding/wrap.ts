@@ -134,8 +134,30 @@ function entrySecrets(entries: ConfigEntry[]): Set<string> {
     }
     // Every entry's URL, also of one left as is: the diff shows it as context around another.
     for (const k of ['url', 'serverUrl']) if (mayHoldKey(e.value[k])) out.add(e.value[k] as string);
+    for (const a of serverArgs(e.value)) out.add(a);
   }
   return out;
+}
+
+/** A flag's name alone (`-y`, `--stdio`): shown; a value (`--key=…`, a token, a path) is not. */
+const FLAG_NAME = /^--?[A-Za-z][A-Za-z0-9-]*$/;
+
+/**
+ * The server's own args of an entry, which may hold a key (`--api-key sk-…`, a URL with a
+ * token): every arg of an entry as the user wrote it, and of a gate entry those after its
+ * upstream command (and its --upstream-url). The gate's own words and flag names stay readable.
+ */
+function serverArgs(value: Record<string, unknown>): string[] {
+  const args = argsOf(value);
+  if (!args) return [];
+  let words = args;
+  if (classify(value).kind === 'wrapped') {
+    const dash = args.indexOf('--');
+    const own = dash >= 0 ? args.slice(0, dash) : args;
+    const url = own.indexOf('--upstream-url');
+    words = [...(url >= 0 && url + 1 < own.length ? [own[url + 1]] : []), ...(dash >= 0 ? args.slice(dash + 2) : [])];
+  }
+  return words.filter((w) => w !== '' && !FLAG_NAME.test(w));
 }
 
 /** A remote URL shown only when it is an origin alone: its credentials, path or query may hold a key. */

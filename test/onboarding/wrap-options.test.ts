@@ -76,7 +76,8 @@ test('--server that names no server: exit 2 naming it and the configs searched, 
   // The dry run's diff shows no env value (run() checks), on the lines it changes and around them.
   const dry = run(w, 'wrap', ['--host', file, '--dry-run']);
   assert.equal(dry.status, 0, dry.stderr);
-  assert.match(dry.stdout, /\n\+ {8}"stdio"\n\+ {6}\],\n {7}"env": \{ "TOKEN": "<redacted>" \}\n/);
+  // Nor a server's args (dry-run-args.test.ts): "stdio" is one.
+  assert.match(dry.stdout, /\n\+ {8}"<redacted>"\n\+ {6}\],\n {7}"env": \{ "TOKEN": "<redacted>" \}\n/);
   const dry2 = run(w, 'wrap', ['--host', 'cursor', '--dry-run']);
   assert.equal(dry2.status, 0, dry2.stderr);
   assert.match(dry2.stdout, /\n- {4}"everything": \{ "command": "node", "args": \[[^\n]+\], "env": \{ "TOKEN": "<redacted>" \} \}\n/);
