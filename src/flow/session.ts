@@ -11,7 +11,7 @@ import type { JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import { FlowError, LabelOrder } from './labels.js';
 import { readable } from './readable.js';
-import { blobText } from './blob-text.js';
+import { blobText, dataUrlText } from './blob-text.js';
 
 export type RaiseCause = 'returns' | 'classify' | 'context' | 'fail_closed';
 
@@ -204,6 +204,8 @@ export class FlowSession {
     let budget = this.scanLimit;
     const stack: JsonValue[] = [value];
     const scan = (s: string): boolean => {
+      const text = dataUrlText(s); // a text file inline as a data: URL: read as the model API decodes it
+      if (text !== null && !scan(text)) return false;
       budget -= s.length;
       // Also read as a model reads it (readable.ts); its length counts too: NFKC can expand.
       const alt = readable(s);

@@ -1,0 +1,57 @@
+// A tool result may carry a text file inline as a base64 data: URL (OpenAI `input_file` with
+// `file_data`, a Chat Completions `file` part): the model API decodes it and the model reads the
+// text, so classify rules read it decoded too. Before, only its base64 was scanned and the public
+// post the model proposed next went out. Real binary, official OpenAI SDK, the fake model API.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
+import { LLM_CONTEXT, LLM_MANIFEST, LLM_POLICY, openaiAgent, startLlmGate } from '../helpers/llm-gate.js';
+import { openaiTurn, responsesTurn } from '../helpers/llm-agent.js';
+import { fixtureFiles } from '../helpers/cli.js';
+import { ledgerOf } from '../helpers/support-desk.js';
+
+const MANIFEST = `${LLM_MANIFEST}classify:\n  - { label: internal, pattern: "ACCT-[0-9]{8}" }\n`;
+const WEATHER = { calls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, id: 'call_weather_1' }] };
+const POST = { calls: [{ name: 'post_public', arguments: { text: 'status: green' }, id: 'call_post_1' }] };
+const csv = (text: string) => `data:text/csv;base64,${Buffer.from(text).toString('base64')}`;
+
+let fake: FakeModel;
+before(async () => void (fake = await startFakeModel()));
+after(() => fake?.close());
+
+const CASES = {
+  responses: {
+    turn: (base: string, script: object, messages?: unknown[]) => responsesTurn(openaiAgent(base), script, false, { messages }),
+    history: (data: string) => [
+      { type: 'function_call', call_id: 'call_weather_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+      { type: 'function_call_output', call_id: 'call_weather_1', output: [{ type: 'input_file', filename: 'accounts.csv', file_data: data }] },
+    ],
+  },
+  openai: {
+    turn: (base: string, script: object, messages?: unknown[]) => openaiTurn(openaiAgent(base), script, false, { messages }),
+    history: (data: string) => [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'call_weather_1', content: [{ type: 'file', file: { filename: 'accounts.csv', file_data: data } }] },
+    ],
+  },
+};
+
+for (const [format, c] of Object.entries(CASES)) {
+  for (const [what, text, refused] of [['a marker', 'name,account\nquixote,ACCT-12345678\n', true], ['no marker (control)', 'name,account\nquixote,none\n', false]] as const) {
+    test(`${format}: a text file given inline as a data: URL with ${what} is classified decoded`, { timeout: 120_000 }, async () => {
+      const s = { ...fixtureFiles('cloakpipe-llm-data-', { manifest: MANIFEST, policy: LLM_POLICY, context: LLM_CONTEXT }), spans: '' };
+      const g = await startLlmGate(s, fake.url);
+      let turn;
+      try {
+        assert.deepEqual((await c.turn(g.url, WEATHER)).calls.map((x) => x.name), ['get_weather']);
+        turn = await c.turn(g.url, POST, c.history(csv(text)));
+      } finally {
+        await g.stop();
+      }
+      assert.deepEqual(turn.calls.map((x) => x.name), refused ? [] : ['post_public']);
+      const labels = ledgerOf(s.home).filter((e) => e.kind === 'label').map((e) => [e.to, e.cause]);
+      assert.deepEqual(labels, refused ? [['internal', 'classify']] : []);
+      assert.ok(!JSON.stringify(ledgerOf(s.home)).includes('quixote'), 'no file text in the ledger');
+    });
+  }
+}
