@@ -282,9 +282,12 @@ export class Pkcs11Signer implements Signer {
       let keys = this.find(session, pkcs.CKO_PRIVATE_KEY, false);
       let created = false;
       if (keys.length === 0 && opts.create && first) {
-        // A pair made beside a lone public key would look like a racing init's, at every run.
+        // A pair made beside a lone public key would look like a racing init's, at every run. (A
+        // racing init's pair half made is one too: run again then.)
         if (this.find(session, pkcs.CKO_PUBLIC_KEY, false).length > 0)
-          throw new TokenError(`token ${this.tokenName()} holds a public key ${this.keyName()} without its private key: remove it, or name another object=`);
+          throw new TokenError(
+            `token ${this.tokenName()} holds a public key ${this.keyName()} without its private key: remove it, or name another object= (if another init is making the pair right now, run the command again)`,
+          );
         const made = this.generate(session);
         keys = this.find(session, pkcs.CKO_PRIVATE_KEY, false);
         created = true;
