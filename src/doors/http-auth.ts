@@ -2,7 +2,7 @@
 // constant time (a digest of each, so neither length nor prefix leaks through timing), and the
 // Origin allow-list that stops a web page from reaching a loopback gate (DNS rebinding).
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readSecretFile } from '../keys/secret-file.js';
 
 export class TokenFileError extends Error {}
 
@@ -12,7 +12,13 @@ export interface Principal {
 
 /** A token file: one `TOKEN AGENT_ID` a line; blank lines and `#` comments are skipped. */
 export function readTokenFile(path: string): StaticTokens {
-  const text = readFileSync(path, 'utf8');
+  // Another user's file (or link) could name a token of theirs for any agent; a FIFO held the start.
+  let text: string;
+  try {
+    text = readSecretFile(path, 'token file', { anyMode: true }).toString('utf8');
+  } catch (e) {
+    throw new TokenFileError((e as Error).message);
+  }
   const tokens: { digest: Buffer; agent: string }[] = [];
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
