@@ -327,6 +327,15 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
       if (!c.remote) failed++;
       continue;
     }
+    // The host sets env on the gate it starts: CLOAKPIPE_HOME there would choose another home
+    // (its key, ledger and the policy of its servers/), CLOAKPIPE_STORE another store. The server
+    // never got them (upstreamEnv), so they only ever meant the gate.
+    const own = isObj(e.value) && isObj(e.value.env) ? Object.keys(e.value.env).filter((k) => k.toUpperCase().startsWith('CLOAKPIPE_')) : [];
+    if (own.length > 0) {
+      o.say(`${label}: left as is: its env sets ${own.join(', ')}, which the gate started in its place would take as its own (another home, store or key): remove it, then wrap`);
+      failed++;
+      continue;
+    }
     const folder = serverFolderName(e.name);
     const files = serverFiles(o.homeDir, folder);
     const prior = recordAt(files.wrapped);

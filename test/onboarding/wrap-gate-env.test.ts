@@ -44,3 +44,20 @@ test('NODE_OPTIONS and LD_PRELOAD in a wrapped entry reach the server only: the 
   assert.equal(u.status, 0, u.stderr);
   assert.deepEqual(readFileSync(config), before);
 });
+
+test('an entry whose env sets CLOAKPIPE_HOME (a project choosing the home the gate would read its policy and key from) is named and left as is, exit 1', () => {
+  const w = world();
+  // The default home (no --home on the gate's command line): only the entry's env would name one.
+  const env: NodeJS.ProcessEnv = { ...w.env };
+  delete env.CLOAKPIPE_HOME;
+  assert.equal(spawnSync(process.execPath, [CLI, 'init'], { env, encoding: 'utf8' }).status, 0);
+  const elsewhere = join(w.project, '.gate');
+  const entry = { command: process.execPath, args: [MEMORY], env: { CLOAKPIPE_HOME: elsewhere } };
+  const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { mem: entry } }, null, 2) + '\n');
+  const before = readFileSync(config);
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', 'claude-code', '--timeout', '30s'], { cwd: w.project, env, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 1, r.stderr);
+  assert.ok(r.stderr.includes('"mem": left as is: its env sets CLOAKPIPE_HOME, which the gate started in its place would take as its own'), r.stderr);
+  assert.deepEqual(readFileSync(config), before);
+  assert.ok(!r.stderr.includes(elsewhere), 'its value is not echoed');
+});
