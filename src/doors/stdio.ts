@@ -46,10 +46,14 @@ export class StdioHostTransport implements Transport {
 
   async start(): Promise<void> {
     this.input.on('data', (chunk: Buffer) => this.deliver(this.framer.push(chunk)));
-    this.input.on('end', () => {
+    const ended = () => {
+      if (this.ended) return;
       this.ended = true;
       this.deliver(this.framer.end().map((ev) => (ev.kind === 'line' ? { ...ev, unterminated: true } : ev)));
-    });
+    };
+    this.input.on('end', ended);
+    // Destroyed without an end (the host went away: its stdout broke): the host is gone all the same.
+    this.input.on('close', ended);
     this.output.on('error', (e) => this.onerror?.(e));
   }
 

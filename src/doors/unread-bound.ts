@@ -17,10 +17,16 @@ export class UnreadBound {
     if (this.full || stream.writableLength < this.highWater) return;
     this.full = true;
     this.onfull(true);
-    // Past the stream's own high-water mark a write returned false, so 'drain' follows.
-    stream.once('drain', () => {
+    // Past the stream's own high-water mark a write returned false, so 'drain' follows; or the
+    // peer left ('close', after EPIPE), and what waited for it is gone: nothing is held back then,
+    // else the other side stayed paused and the session could never end.
+    const clear = () => {
+      stream.off('drain', clear);
+      stream.off('close', clear);
       this.full = false;
       this.onfull(false);
-    });
+    };
+    stream.once('drain', clear);
+    stream.once('close', clear);
   }
 }

@@ -56,3 +56,24 @@ test('a host that reads nothing while the server floods it: the gate stops readi
   assert.equal((await answerTo(gate, 'count')).result._meta.sent, FLOOD);
   await gate.end();
 });
+
+test('a host that leaves without reading the flood: the gate still ends, and its server with it', { timeout: 300_000 }, async () => {
+  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('flooding-server.js')] });
+  await gate.initialize();
+  const pid = gate.child.pid!;
+  gate.child.stdout!.pause();
+  gate.send(JSON.stringify({ jsonrpc: '2.0', id: 'flood', method: 'tools/call', params: { name: 'flood', arguments: { count: FLOOD, bytes: MIB - 200 } } }) + '\n');
+  let last = readBytes(pid);
+  for (let still = 0; still < 20; ) {
+    await new Promise((r) => setTimeout(r, 100));
+    const read = readBytes(pid);
+    still = read === last ? still + 1 : 0;
+    last = read;
+  }
+  // The host goes away: both pipes close, what the gate holds for it can never be written.
+  gate.child.stdout!.destroy();
+  gate.child.stdin!.end();
+  const ended = await Promise.race([gate.exited.then(() => 'ended'), new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
+  assert.equal(ended, 'ended');
+});
