@@ -12,6 +12,7 @@ import { fileConfig, hostConfigs, HOSTS, type HostConfig, type HostId } from '..
 import { ConfigError } from '../onboarding/host-config.js';
 import { configLabel, serverNames, unwrapFile, wrapFile } from '../onboarding/wrap.js';
 import { parseDuration } from '../util/duration.js';
+import { HomeBusy, lockHome } from '../onboarding/home-lock.js';
 
 const WRAP_OPTIONS = {
   host: { type: 'string', multiple: true, arg: `${HOSTS.join('|')}|FILE`, help: "a host (its user and project configs) or a config file", defaultText: 'every host' },
@@ -139,17 +140,29 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   const common = { homeDir: home.dir, only: v.server ? new Set(v.server) : undefined, dryRun: v['dry-run'] === true, say, out: (t: string) => process.stdout.write(t) };
   let failed = 0;
   let seen = 0;
-  for (const cfg of list) {
-    try {
-      const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [...GATE_NODE_FLAGS, main], flags }, mode, modeAsked, timeoutMs });
-      failed += r.failed;
-      if (r.found !== false) seen++;
-    } catch (e) {
-      if (!(e instanceof ConfigError)) throw e;
-      seen++;
-      say(e.message);
-      failed++;
+  let release;
+  try {
+    release = common.dryRun ? () => undefined : lockHome(home.dir);
+  } catch (e) {
+    if (!(e instanceof HomeBusy)) throw e;
+    say(`${e.message}; nothing changed`);
+    return 1;
+  }
+  try {
+    for (const cfg of list) {
+      try {
+        const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [...GATE_NODE_FLAGS, main], flags }, mode, modeAsked, timeoutMs });
+        failed += r.failed;
+        if (r.found !== false) seen++;
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        seen++;
+        say(e.message);
+        failed++;
+      }
     }
+  } finally {
+    release();
   }
   if (seen === 0 && failed === 0) say(`no config found (looked at ${list.map((c) => c.path).join(', ')})`);
   return failed ? 1 : 0;
