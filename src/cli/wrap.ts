@@ -1,6 +1,6 @@
 // cloakpipe wrap / unwrap: put the gate in front of the stdio servers in an agent host's MCP
 // config, and take it away again (onboarding.md). The work is src/onboarding/wrap.ts.
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,6 +144,12 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   try {
     release = common.dryRun ? () => undefined : lockHome(home.dir);
   } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    // The lock could not be written (a full disk, a read-only home): every config is left as is.
+    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) {
+      for (const cfg of list.filter((c) => existsSync(c.path))) say(`${cfg.path}: left as is: ${(e as Error).message}`);
+      return 1;
+    }
     if (!(e instanceof HomeBusy)) throw e;
     say(`${e.message}; nothing changed`);
     return 1;

@@ -41,6 +41,9 @@ export function lockHome(homeDir: string): () => void {
     }
     try {
       writeSync(fd, String(process.pid));
+    } catch (e) {
+      rmSync(path, { force: true }); // a full disk: no lock left that a next run would wait on
+      throw e;
     } finally {
       closeSync(fd);
     }
