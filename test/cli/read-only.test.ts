@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe, tempDir, writeFiles } from '../helpers/cli.js';
 import { call, MANIFEST, setup, startGate } from '../helpers/recording-gate.js';
@@ -68,5 +68,20 @@ test('ops list, scope report and verify on a closed home leave no -wal or -shm b
   const verify = cloakpipe(['verify', '--home', s.home]);
   assert.equal(verify.status, 0, verify.stderr);
 
+  assert.deepEqual(files(s.home), before);
+});
+
+test('an empty -wal a reader ended by a signal left on a closed home is gone after the next read, with its -shm', async () => {
+  const s = setup();
+  const g = await startGate(s, { delayMs: 0 });
+  assert.equal((await call(g, 'write_note', { text: 'note', key: 'k-1' })).ok, true);
+  await g.close();
+  const before = files(s.home);
+  // What a read killed before it closed leaves: SQLite's empty WAL (its index, rebuilt by any reader, aside).
+  for (const db of ['ledger.db', 'operations.db']) writeFileSync(join(s.home, `${db}-wal`), '');
+  const ops = cloakpipe(['ops', 'list', '--home', s.home]);
+  assert.equal(ops.status, 0, ops.stderr);
+  const verify = cloakpipe(['verify', '--home', s.home]);
+  assert.equal(verify.status, 0, verify.stderr);
   assert.deepEqual(files(s.home), before);
 });

@@ -14,12 +14,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { CLI, cloakpipe, makeHome, tempDir } from '../helpers/cli.js';
 import { fixture } from '../ledger/epoch-fixture.js';
 
-/** Every file of the home and its sha256 (SQLite's shared-memory index aside: any reader rebuilds it). */
+/**
+ * Every file of the home and its sha256, SQLite's scratch aside: its shared-memory index, and a
+ * WAL without a frame, which a reader ended by a signal leaves (the next read removes both).
+ */
 function files(home: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of readdirSync(home)) {
     const p = join(home, name);
-    if (statSync(p).isFile() && !name.endsWith('-shm')) out[name] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    const st = statSync(p);
+    if (st.isFile() && !name.endsWith('-shm') && !(name.endsWith('-wal') && st.size === 0)) out[name] = createHash('sha256').update(readFileSync(p)).digest('hex');
   }
   return out;
 }
@@ -45,8 +49,6 @@ test('a read command signalled while it reads ends by that signal and leaves the
   f.add(20_000);
   f.db.close();
   const scope = join(process.cwd(), 'examples', 'scope', 'order-service.yaml');
-  // A reader makes an empty -wal (and a -shm) beside a database that had none, signalled or not:
-  // read once before, so what is compared is what a signal changes.
   assert.equal(cloakpipe(['verify', '--home', home]).status, 0, 'the home verifies');
   assert.equal(cloakpipe(['ops', 'list', '--home', home]).status, 0);
   const before = files(home);

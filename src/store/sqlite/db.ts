@@ -36,9 +36,10 @@ function unreadable(path: string, e: unknown): StoreError {
  * A read-only connection to a WAL database with no WAL beside it (a closed home) creates an empty
  * -wal and -shm, and cannot delete them when it closes: every read left them in the home. SQLite's
  * own no-file read (`immutable=1`) needs a URI, which better-sqlite3 does not open. So, after
- * such a reader closes, an empty WAL it created is closed once more by a plain connection: as the
- * last one (SQLite's own lock says so) it deletes both files, with no frame to checkpoint into
- * the database; while a gate has the database open, it deletes nothing.
+ * such a reader closes, an empty WAL (its own, or one a reader ended by a signal left) is closed
+ * once more by a plain connection: as the last one (SQLite's own lock says so) it deletes both
+ * files, with no frame to checkpoint into the database; while a gate has the database open, it
+ * deletes nothing.
  */
 function tidyOnClose(db: Db, path: string): void {
   const close = db.close.bind(db);
@@ -67,9 +68,8 @@ export function openDb(path: string, opts: OpenOptions = {}): Db {
     // Read-only is opened so by SQLite, not only refused writes by query_only: the last
     // connection to close checkpoints a WAL left beside the file into it and deletes it, so
     // reading a home (verify, an export) would change the evidence it reads.
-    const walBefore = existsSync(`${path}-wal`);
     db = new Database(path, { fileMustExist: !opts.create, readonly: !!opts.readOnly });
-    if (opts.readOnly && !walBefore) tidyOnClose(db, path);
+    if (opts.readOnly) tidyOnClose(db, path);
     // The busy timeout first: switching to WAL needs a lock that another gate (or one closing
     // and checkpointing) may hold for a moment.
     db.pragma('busy_timeout = 10000');
