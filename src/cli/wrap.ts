@@ -10,7 +10,7 @@ import { resolveHome } from '../store/home.js';
 import { checkHomeDir, HomeError } from '../home/open.js';
 import { fileConfig, hostConfigs, HOSTS, type HostConfig, type HostId } from '../onboarding/hosts.js';
 import { ConfigError } from '../onboarding/host-config.js';
-import { configLabel, serverNames, unwrapFile, wrapFile } from '../onboarding/wrap.js';
+import { configLabel, isSystemError, serverNames, unwrapFile, wrapFile } from '../onboarding/wrap.js';
 import { parseDuration } from '../util/duration.js';
 import { HomeBusy, lockHome } from '../onboarding/home-lock.js';
 
@@ -144,10 +144,9 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   try {
     release = common.dryRun ? () => undefined : lockHome(home.dir);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
     // The lock could not be written (a full disk, a read-only home): every config is left as is.
-    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)) {
-      for (const cfg of list.filter((c) => existsSync(c.path))) say(`${cfg.path}: left as is: ${(e as Error).message}`);
+    if (isSystemError(e)) {
+      for (const cfg of list.filter((c) => existsSync(c.path))) say(`${cfg.path}: left as is: ${e.message}`);
       return 1;
     }
     if (!(e instanceof HomeBusy)) throw e;

@@ -64,6 +64,15 @@ export function hostnameOf(host: string | undefined): string | null {
   }
 }
 
+/**
+ * The host names a request to a server listening on loopback address `listen` may name in Host
+ * (any port: a forwarded one, ssh -L, names its own); any other name is a page whose DNS name was
+ * rebound to loopback.
+ */
+export function loopbackNames(listen: string): Set<string> {
+  return new Set(['localhost', '127.0.0.1', '[::1]', hostnameOf(listen.includes(':') && !listen.startsWith('[') ? `[${listen}]` : listen) ?? 'localhost']);
+}
+
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -22,7 +22,7 @@ import { CONTROL_BYTES, HttpSessionTransport, WAITING_UNREAD } from './http.js';
 import { ByteBudget } from '../util/byte-budget.js';
 import { refusalResponse } from './responses.js';
 import { readBodyUpTo } from '../util/request-body.js';
-import { hostnameOf, isLoopback, originAllowed, type Principal } from './http-auth.js';
+import { hostnameOf, isLoopback, loopbackNames, originAllowed, type Principal } from './http-auth.js';
 import { allowOrigin, answerPreflight, isPreflight } from './http-cors.js';
 
 /** Checks a request's `Authorization` header: the agent it names, or null (401). */
@@ -416,7 +416,7 @@ export class HttpDoor {
 
   listen(port: number, host: string): Promise<void> {
     // Any port: a forwarded one (ssh -L) names its own. Set before the first connection can come.
-    const names = isLoopback(host) ? new Set(['localhost', '127.0.0.1', '[::1]', hostnameOf(host.includes(':') ? `[${host}]` : host) ?? 'localhost']) : null;
+    const names = isLoopback(host) ? loopbackNames(host) : null;
     this.hostnames = names;
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);

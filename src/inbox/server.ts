@@ -14,7 +14,7 @@ import { StoreError, type ApprovalRequest, type ListedRequest } from '../store/p
 import { SignerUnavailable } from '../core/signer.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { Sessions } from './auth.js';
-import { hostnameOf } from '../doors/http-auth.js';
+import { hostnameOf, loopbackNames } from '../doors/http-auth.js';
 import { decideRequest, type DecisionParts } from './decisions.js';
 import { INDEX_HTML, LOGIN_HTML } from './page/html.js';
 import { MAX_OPEN_REQUESTS } from '../approvals/requests.js';
@@ -125,7 +125,7 @@ export class InboxServer {
     const host = this.o.host.includes(':') ? `[${this.o.host}]` : this.o.host;
     this.origin = `${this.o.tls ? 'https' : 'http'}://${host}:${port}`;
     // Any port: one forwarded to this one (ssh -L) is named in Host and Origin as the browser sees it.
-    this.hosts = new Set([hostnameOf(`${host}:${port}`) ?? 'localhost', 'localhost', '127.0.0.1', '[::1]']);
+    this.hosts = loopbackNames(this.o.host);
     await this.poll();
     this.timer = setInterval(() => void this.poll(), this.o.pollMs ?? 1000);
     this.heartbeat = setInterval(() => this.endStreams((id) => !this.o.sessions.isOpen(id), ': keep-alive\n\n'), 15_000);

@@ -227,8 +227,13 @@ function redact(diff: string, secrets: string[]): string {
  */
 function refusedWrite(e: unknown, what: string): unknown {
   if (e instanceof ConfigError) return e;
-  const code = (e as NodeJS.ErrnoException).code;
-  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? new ConfigError(`${what}: ${(e as Error).message}`) : e;
+  return isSystemError(e) ? new ConfigError(`${what}: ${e.message}`) : e;
+}
+
+/** An error the system gave (ENOSPC, EACCES, …): the user's to mend, named; any other is a defect. */
+export function isSystemError(e: unknown): e is NodeJS.ErrnoException {
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  return e instanceof Error && typeof code === 'string' && /^E[A-Z0-9]+$/.test(code);
 }
 
 /** Copies of the config a killed wrap or unwrap left beside it: removed (named in a dry run). */
