@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { parse as parseJsonc } from 'jsonc-parser';
-import { join } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { atomicWrite, realTarget } from '../util/atomic-write.js';
 import { readConfig, removeLeftovers, replaceConfig } from './config-file.js';
@@ -113,6 +113,52 @@ function startsThisGate(value: unknown, gate: WrapOptions['gate']): boolean {
 
 /** The variables of an entry's env that its process loads code or trust from at start (upstream-only-env.ts). */
 const gateLoadsFromEnv = (value: unknown): string[] => (isObj(value) && isObj(value.env) ? Object.keys(value.env).filter(loadsIntoGate) : []);
+
+/**
+ * The CLOAKPIPE_* variables of an entry's env: the host sets them on the gate it starts, which
+ * takes CLOAKPIPE_HOME as its home (key, ledger, servers/' policy), CLOAKPIPE_STORE as its store.
+ * The upstream-only ones wrap writes are the server's.
+ */
+const gateOwnEnv = (value: unknown): string[] =>
+  isObj(value) && isObj(value.env) ? Object.keys(value.env).filter((k) => k.toUpperCase().startsWith('CLOAKPIPE_') && !k.startsWith(UPSTREAM_ONLY)) : [];
+
+/** The gate's flags wrap writes, each with its value (the header one may repeat). */
+const WRAP_FLAGS = new Set(['--server', '--mode', '--home', '--upstream-url', '--upstream-header-file', '--upstream-header']);
+
+/**
+ * What a gate entry this home has no record of would start its gate with that wrap does not set
+ * up: another or no --home (its calls decided by another home's servers/, or none), any other
+ * flag (--manifest, --policy, --config, --list-undeclared, …), a CLOAKPIPE_* of its env. Named by
+ * flag or variable, never by value. Empty: the gate decides with this home's servers/NAME.
+ */
+function setUpOtherwise(value: unknown, homeDir: string, gate: WrapOptions['gate']): string[] {
+  const out = gateOwnEnv(value).map((k) => `${k} in its env`);
+  const args = argsOf(value) ?? [];
+  const dash = args.indexOf('--');
+  const own = args.slice(args.indexOf('mcp-proxy') + 1, dash >= 0 ? dash : args.length);
+  const seen = new Set<string>();
+  let home: string | undefined;
+  let stray = false;
+  for (let k = 0; k < own.length; k++) {
+    const eq = own[k].startsWith('--') ? own[k].indexOf('=') : -1;
+    const name = eq > 0 ? own[k].slice(0, eq) : own[k];
+    if (!WRAP_FLAGS.has(name)) {
+      // Another flag's value, or a word of its own: named only when no flag is.
+      if (FLAG_NAME.test(name)) out.push(name);
+      else stray = true;
+      continue;
+    }
+    const v = eq > 0 ? own[k].slice(eq + 1) : own[++k];
+    // The gate takes the last of a flag given twice; wrap writes each once.
+    if (seen.has(name) && name !== '--upstream-header') out.push(`${name} twice`);
+    seen.add(name);
+    if (name === '--home') home = v;
+  }
+  // Without --home the gate takes the host's $CLOAKPIPE_HOME or ~/.cloakpipe: this home only when it is the default one.
+  if (home === undefined ? gate.flags.includes('--home') : !isAbsolute(home) || resolve(home) !== homeDir) out.push(home === undefined ? 'no --home' : 'another --home');
+  if (stray && !own.some((a) => FLAG_NAME.test(a.split('=')[0]) && !WRAP_FLAGS.has(a.split('=')[0]))) out.push('an argument wrap does not write');
+  return [...new Set(out)];
+}
 
 /** Said of an entry wrap wrote whose gate this cloakpipe would start otherwise: how to move it. */
 function startNote(value: unknown, gate: WrapOptions['gate']): string {
@@ -282,6 +328,13 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
         failed++;
         continue;
       }
+      // Wrapped by hand (or by an older wrap, for the env): whether this home's servers/ decides its calls.
+      const otherwise = ours ? gateOwnEnv(e.value).map((k) => `${k} in its env`) : setUpOtherwise(e.value, o.homeDir, o.gate);
+      if (otherwise.length > 0) {
+        o.say(`${label}: left as is: its gate would start with ${otherwise.join(', ')}, which wrap does not set up: another home, manifest, policy or store may decide its calls (servers/${c.server} of this home does not); check the entry, remove those and wrap it again`);
+        failed++;
+        continue;
+      }
       // Written by a wrap that left them in the gate's env: its node takes them at every start.
       const loads = gateLoadsFromEnv(e.value);
       if (loads.length > 0) {
@@ -335,7 +388,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     // The host sets env on the gate it starts: CLOAKPIPE_HOME there would choose another home
     // (its key, ledger and the policy of its servers/), CLOAKPIPE_STORE another store. The server
     // never got them (upstreamEnv), so they only ever meant the gate.
-    const own = isObj(e.value) && isObj(e.value.env) ? Object.keys(e.value.env).filter((k) => k.toUpperCase().startsWith('CLOAKPIPE_')) : [];
+    const own = gateOwnEnv(e.value);
     if (own.length > 0) {
       o.say(`${label}: left as is: its env sets ${own.join(', ')}, which the gate started in its place would take as its own (another home, store or key): remove it, then wrap`);
       failed++;

@@ -148,7 +148,8 @@ test('an entry shaped like a gate entry that does not start this cloakpipe (a pr
     preload: { command: process.execPath, args: ['--require', './evil.js', CLI, ...gateArgs('preload')] },
     // The same through its environment.
     envpreload: { command: process.execPath, args: [CLI, ...gateArgs('envpreload')], env: { NODE_OPTIONS: '--require ./evil.js' } },
-    handmade: { command: process.execPath, args: [CLI, ...gateArgs('handmade')] },
+    // This home's gate as wrap would set it up (its --home: the home is not the default one).
+    handmade: { command: process.execPath, args: [CLI, ...gateArgs('handmade').slice(0, 5), '--home', w.gate, ...gateArgs('handmade').slice(5)] },
   };
   const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: entries }, null, 2) + '\n');
   const before = readFileSync(config);

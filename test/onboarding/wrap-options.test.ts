@@ -272,7 +272,7 @@ test('an entry an older cloakpipe wrapped, without the Node options: wrap and --
   const w = world();
   const path = put(
     join(w.project, '.mcp.json'),
-    `{\n  "mcpServers": {\n    "everything": {\n      "command": ${J(process.execPath)},\n      "args": [${J(EVERYTHING)}, "stdio"],\n      "env": { "TOKEN": ${J(CANARY)} }\n    },\n    "handmade": { "command": ${J(process.execPath)}, "args": [${J(CLI)}, "mcp-proxy", "--server", "handmade", "--mode", "shadow", "--", "node", "server.js"] }\n  }\n}\n`,
+    `{\n  "mcpServers": {\n    "everything": {\n      "command": ${J(process.execPath)},\n      "args": [${J(EVERYTHING)}, "stdio"],\n      "env": { "TOKEN": ${J(CANARY)} }\n    },\n    "handmade": { "command": ${J(process.execPath)}, "args": [${J(CLI)}, "mcp-proxy", "--server", "handmade", "--mode", "shadow", "--home", ${J(w.gate)}, "--", "node", "server.js"] }\n  }\n}\n`,
   );
   const before = readFileSync(path, 'utf8');
   let r = run(w, 'wrap', ['--server', 'everything', '--timeout', '20s']);
