@@ -15,12 +15,16 @@ export function blobText(o: { [key: string]: unknown }): string | null {
 }
 
 const DATA_URL = /^data:([^,]*);base64,/i;
+/** RFC 2397: a media type left out (parameters aside) is text/plain. */
+const PLAIN = /^(;|$)/;
 
-/** The text of a base64 data: URL of a textual media type, else null. */
+/** The text of a base64 data: URL of a textual media type, else null. The scheme is read in any
+ *  case (RFC 2397, RFC 3986 3.1): `Data:` and `DATA:` are data: URLs to the model API too. */
 export function dataUrlText(s: string): string | null {
-  if (!s.startsWith('data:') && !s.startsWith('DATA:')) return null; // the common case: no match attempted
+  const c = s.charCodeAt(0);
+  if (c !== 0x64 && c !== 0x44) return null; // the common case: one character, no match attempted
   const m = DATA_URL.exec(s);
-  return m !== null && TEXTUAL.test(m[1]) ? decode(s.slice(m[0].length)) : null;
+  return m !== null && (PLAIN.test(m[1]) || TEXTUAL.test(m[1])) ? decode(s.slice(m[0].length)) : null;
 }
 
 const decode = (base64: string): string => Buffer.from(base64, 'base64').toString('utf8');

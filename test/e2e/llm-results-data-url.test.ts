@@ -13,7 +13,13 @@ import { ledgerOf } from '../helpers/support-desk.js';
 const MANIFEST = `${LLM_MANIFEST}classify:\n  - { label: internal, pattern: "ACCT-[0-9]{8}" }\n`;
 const WEATHER = { calls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, id: 'call_weather_1' }] };
 const POST = { calls: [{ name: 'post_public', arguments: { text: 'status: green' }, id: 'call_post_1' }] };
-const csv = (text: string) => `data:text/csv;base64,${Buffer.from(text).toString('base64')}`;
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+const csv = (text: string) => `data:text/csv;base64,${b64(text)}`;
+// The scheme in another case (RFC 2397 and RFC 3986 take any), and no media type (text/plain by
+// RFC 2397): data: URLs all the same. Before, both were scanned as base64 only: no rise.
+const mixedCase = (text: string) => `Data:text/csv;base64,${b64(text)}`;
+const untyped = (text: string) => `data:;base64,${b64(text)}`;
+const MARKED = 'name,account\nquixote,ACCT-12345678\n';
 
 let fake: FakeModel;
 before(async () => void (fake = await startFakeModel()));
@@ -37,14 +43,20 @@ const CASES = {
 };
 
 for (const [format, c] of Object.entries(CASES)) {
-  for (const [what, text, refused] of [['a marker', 'name,account\nquixote,ACCT-12345678\n', true], ['no marker (control)', 'name,account\nquixote,none\n', false]] as const) {
+  const cases = [
+    ['a marker', MARKED, true, csv],
+    ['a marker, its scheme spelled Data:', MARKED, true, mixedCase],
+    ['a marker, no media type', MARKED, true, untyped],
+    ['no marker (control)', 'name,account\nquixote,none\n', false, csv],
+  ] as const;
+  for (const [what, text, refused, url] of cases) {
     test(`${format}: a text file given inline as a data: URL with ${what} is classified decoded`, { timeout: 120_000 }, async () => {
       const s = { ...fixtureFiles('cloakpipe-llm-data-', { manifest: MANIFEST, policy: LLM_POLICY, context: LLM_CONTEXT }), spans: '' };
       const g = await startLlmGate(s, fake.url);
       let turn;
       try {
         assert.deepEqual((await c.turn(g.url, WEATHER)).calls.map((x) => x.name), ['get_weather']);
-        turn = await c.turn(g.url, POST, c.history(csv(text)));
+        turn = await c.turn(g.url, POST, c.history(url(text)));
       } finally {
         await g.stop();
       }
