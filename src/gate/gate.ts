@@ -203,7 +203,9 @@ export class Gate {
 
   /**
    * A tools/list answer on its way to the host: the declared tools' definitions are noted now
-   * (a call decided after this sees them) and pinned or recorded as changed durably.
+   * (a call decided after this sees them) and pinned or recorded as changed durably. An error
+   * while reading it fails closed: the host sees definitions no pin was checked against, so the
+   * session's tools are refused from then on (ADR 102's rule, for pins).
    */
   observeToolList(result: JsonValue, session: GateSession = this.session): void {
     const pins = session.pins;
@@ -212,6 +214,8 @@ export class Gate {
     try {
       seen = pins.seeList(result);
     } catch {
+      pins.listingUnread();
+      log.warn('tool_list_unread', { reason: 'fail_closed' });
       return;
     }
     if (seen.size === 0) return;

@@ -40,6 +40,19 @@ export class PinSession {
   private readonly listing = new Map<string, string>();
   private continues = false;
 
+  /** A listing shown to the host could not be read (an error in seeList): which definition
+   *  changed is unknown, so no declared tool is checked against its pin again in this session. */
+  private unreadListing = false;
+
+  /** The host was shown a listing this session failed to read (the gate's catch: fail closed). */
+  listingUnread(): void {
+    this.unreadListing = true;
+  }
+
+  get unread(): boolean {
+    return this.unreadListing;
+  }
+
   /** Digests of the declared tools in a tools/list result; held in memory at once. */
   seeList(result: JsonValue): Map<string, string> {
     const seen = new Map<string, string>();
