@@ -124,6 +124,17 @@ const pinDigest = (pin: string) => createHash('sha256').update(pin, 'utf8').dige
 
 const modules = new Map<string, Module>();
 
+/** Token keys open in this process, by key id: an approver key is checked against the gate key's token. */
+const openSigners = new Map<string, Pkcs11Signer>();
+
+/** The token key with this key id that this process has open, if any. */
+export function openTokenKey(keyId: string): Pkcs11Signer | undefined {
+  return openSigners.get(keyId);
+}
+
+/** At most this many objects of a class are looked at in a token: more is not a gate's token. */
+const MAX_OBJECTS = 4096;
+
 function release(m: Module): void {
   if (--m.users > 0) return;
   try {
@@ -154,6 +165,8 @@ export class Pkcs11Signer implements Signer {
   readonly prehash: boolean;
   /** Whether this open generated the key pair. */
   readonly created: boolean;
+  /** The token, as messages name it. */
+  readonly token: string;
   log?: (line: string) => void;
   private live: Live | null;
   private closed = false;
@@ -166,6 +179,8 @@ export class Pkcs11Signer implements Signer {
   private brokeAt = -1;
   /** A PIN the token refused: never tried again (a real HSM locks its user PIN after a few). */
   private refusedPin: string | null = null;
+  /** The probe signed by each private Ed25519 key this key's login reaches in its token (reaches()). */
+  private probes: Buffer[] | null = null;
 
   private get p(): Pkcs11.PKCS11 {
     return this.m.p;
@@ -177,6 +192,7 @@ export class Pkcs11Signer implements Signer {
     private readonly opts: TokenOpenOptions,
   ) {
     this.where = opts.uri.text;
+    this.token = this.tokenName();
     this.log = opts.log;
     const { live, raw, created } = this.connect(true);
     this.live = live;
@@ -199,6 +215,7 @@ export class Pkcs11Signer implements Signer {
       this.closeSessions(live); // the module may stay loaded for another signer
       throw e;
     }
+    openSigners.set(this.keyId, this);
   }
 
   static open(opts: TokenOpenOptions): Pkcs11Signer {
@@ -582,6 +599,54 @@ export class Pkcs11Signer implements Signer {
     this.log?.('the token is back: signing resumed');
   }
 
+  /**
+   * Whether this key's login also reaches the Ed25519 key `publicKey` in its token: a private key
+   * there signs for it, or its public half is kept there (a pair made in the token, even one that
+   * asks the PIN again at each signature: the login holds that PIN). A token has one user PIN, so
+   * an approver key this reaches is one the gate's host can approve the gate's own calls with.
+   */
+  reaches(publicKey: KeyObject): boolean {
+    const live = this.current();
+    if (!live) throw new SignerUnavailable(`the key ${this.where} is not connected`);
+    const { p, pkcs } = this;
+    const raw = publicKey.export({ type: 'spki', format: 'der' }).subarray(SPKI_PREFIX.length);
+    try {
+      for (const h of this.findAll(live.session, pkcs.CKO_PUBLIC_KEY)) {
+        const [point] = p.C_GetAttributeValue(live.session, h, [{ type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
+        let got: Buffer | null = null;
+        try {
+          got = rawPoint(point);
+        } catch {
+          got = null; // another curve's point
+        }
+        if (got?.equals(raw)) return true;
+      }
+      this.probes ??= this.findAll(live.session, pkcs.CKO_PRIVATE_KEY).flatMap((key) => {
+        try {
+          return [this.rawSign(PROBE, null, { ...live, key })];
+        } catch {
+          return []; // a key that will not sign without more: its public half is looked for above
+        }
+      });
+    } catch (e) {
+      throw new SignerUnavailable(`token ${this.token} cannot list its keys (${ckr(e)})`);
+    }
+    return this.probes.some((sig) => sig.length === 64 && verify(null, PROBE, publicKey, sig));
+  }
+
+  /** Every Edwards-curve key object of class `cls` in the token, whatever its name. */
+  private findAll(session: Buffer, cls: number): Buffer[] {
+    const { p, pkcs } = this;
+    p.C_FindObjectsInit(session, [{ type: pkcs.CKA_CLASS, value: cls }, { type: pkcs.CKA_KEY_TYPE, value: CKK_EC_EDWARDS }]);
+    try {
+      const all: Buffer[] = [];
+      for (let got = p.C_FindObjects(session, 256); got.length > 0 && all.length < MAX_OBJECTS; got = p.C_FindObjects(session, 256)) all.push(...got);
+      return all;
+    } finally {
+      p.C_FindObjectsFinal(session);
+    }
+  }
+
   sign(message: Uint8Array): Buffer {
     return this.signWith(message, null);
   }
@@ -640,6 +705,7 @@ export class Pkcs11Signer implements Signer {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (openSigners.get(this.keyId) === this) openSigners.delete(this.keyId);
     const live = this.current();
     if (live) this.closeSessions(live);
     this.live = null;

@@ -2,16 +2,16 @@
 // token has one user login per process: the second key's C_Login answers "already logged in",
 // which proves nothing about its PIN. Each key's PIN must be the token's all the same, whichever
 // is opened second; before, a wrong PIN for the second key started the inbox and signed anyway.
-// The real binary and a real SoftHSM token.
+// Right PINs do not serve either: an approver key in the gate key's token is refused
+// (approver-in-gate-token.test.ts). The real binary and a real SoftHSM token.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cloakpipe, tempDir } from '../helpers/cli.js';
 import { freshToken, hsmSkip } from '../helpers/softhsm.js';
-import { startInbox } from '../helpers/inbox-server.js';
 
-test('one token, two keys: a wrong PIN for either is exit 2, named, whichever is opened second; right PINs serve', hsmSkip, async () => {
+test('one token, two keys: a wrong PIN for either is exit 2, named, whichever is opened second; right PINs meet the one-token refusal', hsmSkip, () => {
   const t = freshToken();
   const env = { ...process.env, ...t.env };
   delete env.CLOAKPIPE_PKCS11_PIN;
@@ -37,6 +37,7 @@ test('one token, two keys: a wrong PIN for either is exit 2, named, whichever is
     assert.doesNotMatch(r.stderr, /serving/, `${name}: nothing listens`);
     for (const pin of [t.pin, 'wrong-4711']) assert.ok(!(r.stdout + r.stderr).includes(pin), `${name}: no PIN printed`);
   }
-  const inbox = await startInbox({ home, approverKey: t.uri('alice'), flags: ['--approver-pin-file', t.pinFile, '--key', t.uri('gate'), '--pin-file', t.pinFile], env: { ...t.env, CLOAKPIPE_PKCS11_PIN: undefined } });
-  await inbox.stop();
+  const right = serve(t.pinFile, t.pinFile);
+  assert.equal(right.status, 2, right.stderr);
+  assert.match(right.stderr, /is a key in the gate key's token "cloakpipe", which the gate logs in to/);
 });
