@@ -152,7 +152,7 @@ test('--on-refusal error: the response becomes an error each SDK raises; the all
 
 test('bounds: a request or a response over --max-body, a stream over --stream-timeout, refused and never passed on', async () => {
   const s = llmSetup();
-  const g = await startLlmGate(s, fake.url, ['--max-body', '4096', '--stream-timeout', '1500ms']);
+  const g = await startLlmGate(s, fake.url, ['--max-body', '4096', '--stream-timeout', '3s']);
   try {
     const big = { name: 'get_weather', arguments: { city: 'Lima' }, pad: 6000, id: 'call_big_one' };
     // A request over the bound never reaches the model.
@@ -167,8 +167,10 @@ test('bounds: a request or a response over --max-body, a stream over --stream-ti
       assert.match(text, /fail_closed/);
       if (!stream) assert.equal(r.status, 502);
     }
-    // A stream that outlasts --stream-timeout: its call is never released.
-    const slow = await rawTurn(g.url, 'anthropic', { text: 'thinking', calls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, id: 'toolu_slow_one' }], delayMs: 150 }, true);
+    // A stream that outlasts --stream-timeout: its call is never released. It stalls before the
+    // call's last event (not paced by a clock: with 150 ms between events, a loaded machine
+    // moved the text past the timeout or the call's end before it, and the case failed).
+    const slow = await rawTurn(g.url, 'anthropic', { text: 'thinking', calls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, id: 'toolu_slow_one' }], holdLast: 3 }, true);
     const text = slow.bytes.toString('utf8');
     assert.ok(text.includes('"text_delta"'), 'text before the timeout went out');
     assert.ok(!text.includes('toolu_slow_one'));

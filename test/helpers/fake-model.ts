@@ -32,6 +32,8 @@ export interface Script {
   rawBody?: string;
   /** Cut the stream after this many events. */
   cutAfter?: number;
+  /** Hold back the stream's last this many events: it stalls, open, until the client leaves. */
+  holdLast?: number;
 }
 
 export interface Seen {
@@ -274,7 +276,9 @@ export async function startFakeModel(): Promise<FakeModel> {
       const events = s.rawBody !== undefined ? [s.rawBody] : anthropic ? anthropicEvents(s, model) : responses ? responsesEvents(s, model, body.tools) : openaiEvents(s, model, body.stream_options?.include_usage === true);
       const list = s.cutAfter !== undefined ? events.slice(0, s.cutAfter) : events;
       let i = 0;
+      const held = list.length - (s.holdLast ?? 0);
       const next = () => {
+        if (i >= held && i < list.length) return; // stalled: the connection stays open
         if (i >= list.length || res.destroyed) return void res.end();
         res.write(list[i++]);
         if (s.delayMs) setTimeout(next, s.delayMs);
