@@ -8,12 +8,10 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rm
 import { dirname, resolve } from 'node:path';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
-import { initPostgresStore, registeredGates } from '../store/postgres/store.js';
+import { initPostgresStore, KeyTakenError } from '../store/postgres/store.js';
 import { StoreError } from '../store/ports.js';
 import { GATE_ID, storeTarget, type StoreTarget } from '../store/target.js';
 import { generateGateKeyPem } from '../ledger/keys.js';
-import { createPublicKey } from 'node:crypto';
-import { keyIdOf } from '../core/signer.js';
 import { openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
 import { HomeError, checkHomeDir } from './open.js';
 
@@ -120,34 +118,6 @@ function undo(made: string[]): void {
   }
 }
 
-/**
- * A key another gate of the store registered is refused (ADR 106): an entry's signature does not
- * name its gate, so two gates on one key keep chains that verify as each other's. Read before
- * registering; two inits racing with one key can both pass (a unique key in the store closes it).
- */
-async function refuseSharedKey(target: { url: string; schema?: string }, gateId: string, publicPem: string): Promise<void> {
-  const mine = keyIdOf(createPublicKey(publicPem));
-  let gates: { gate_id: string; public_key: string }[];
-  try {
-    gates = await registeredGates(target.url, target.schema);
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === '42P01' || code === '3F000') return; // no schema yet: no gate registered
-    throw new HomeError(`the PostgreSQL store could not be read: ${code ? `PostgreSQL error ${code}` : (e as Error).message}`);
-  }
-  for (const g of gates) {
-    if (g.gate_id === gateId) continue;
-    let theirs: string;
-    try {
-      theirs = keyIdOf(createPublicKey(g.public_key));
-    } catch {
-      continue; // not a key: it names no gate key
-    }
-    if (theirs === mine)
-      throw new HomeError(`the gate key ${mine} is gate ${JSON.stringify(g.gate_id)}'s already in this store: each gate signs with a key of its own (a new object= in the token, or init without --key)`);
-  }
-}
-
 export function initHome(dir?: string, key?: KeyChoice): HomePaths & { generated: boolean } {
   const home = resolveHome(dir);
   refuseExistingKey(home);
@@ -216,14 +186,10 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   }
   const publicPem = readFileSync(home.pub, 'utf8');
   try {
-    await refuseSharedKey(target, gateId, publicPem);
-  } catch (e) {
-    undo(made); // a home this run made for a key it may not register
-    throw e;
-  }
-  try {
     await initPostgresStore({ url: target.url, gateId, publicKeyPem: publicPem, ...(target.schema ? { schema: target.schema } : {}) });
   } catch (e) {
+    // A key another gate registered is refused (ADR 106), by the store's unique key (ADR 110).
+    if (e instanceof KeyTakenError) undo(made); // a home this run made for a key it may not register
     if (e instanceof StoreError) throw new HomeError(e.message);
     throw new HomeError(`the PostgreSQL store could not be initialised: ${(e as { code?: string }).code ? `PostgreSQL error ${(e as { code: string }).code}` : (e as Error).message}`);
   }

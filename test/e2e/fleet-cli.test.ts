@@ -229,6 +229,7 @@ test('tampering in the database: an edited, deleted, moved or re-keyed row is ca
   // 5. The key registered for a gate replaced by another gate's: its chain fails against it, and
   //    against the key held apart it still verifies (the rows were not touched).
   const pemA = readFileSync(join(a, 'gate.pub'), 'utf8');
+  await sql(url, 'DROP INDEX cloakpipe.gates_public_key'); // one key, one gate: an attacker with write access drops it first
   await sql(url, `UPDATE cloakpipe.gates SET public_key = $1 WHERE gate_id = 'gate-b'`, [pemA]);
   assert.match(invalid('gate-b'), /at seq 0/);
   const apart = run(['verify', '--store', url, '--gate', 'gate-b', '--public-key', join(b, 'gate.pub')]);

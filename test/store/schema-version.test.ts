@@ -69,7 +69,7 @@ for (const [file, version, why] of [
 test('a fleet schema newer than this cloakpipe, or with a version it does not know, is refused by the gate, init and every reading command', pgSkip, async () => {
   for (const [tamper, why] of [
     [`INSERT INTO cloakpipe.migrations (version) VALUES (99)`, /the PostgreSQL schema is at version 99, newer than this cloakpipe \(\d+\): upgrade cloakpipe/],
-    [`DELETE FROM cloakpipe.migrations WHERE version = 2`, /the PostgreSQL schema's migrations \(1, 3\) are not a version this cloakpipe knows/],
+    [`DELETE FROM cloakpipe.migrations WHERE version = 2`, /the PostgreSQL schema's migrations \(1, 3, 4\) are not a version this cloakpipe knows/],
   ] as const) {
     const url = await freshDatabase();
     const home = initGate(url, 'gate-a');

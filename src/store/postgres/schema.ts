@@ -71,7 +71,33 @@ const MIGRATIONS: ((s: string) => string)[] = [
     CREATE FUNCTION ${s}.clock_ms() RETURNS BIGINT LANGUAGE sql VOLATILE
       AS $$ SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint $$;
   `,
+  // One key, one gate (ADR 106, ADR 110): init's read-then-register let two racing inits both
+  // register one key. PEMs are compared without their line breaks (one Ed25519 key has one DER).
+  (s) => `CREATE UNIQUE INDEX ${GATE_KEY_INDEX} ON ${s}.gates ((${gateKey('public_key')}));`,
 ];
+
+/** The unique index on a registered gate key. */
+export const GATE_KEY_INDEX = 'gates_public_key';
+/** A registered key as the index compares it: its PEM without line breaks (SQL over `pem`). */
+export const gateKey = (pem: string) => `regexp_replace(${pem}, '\\s', '', 'g')`;
+
+/**
+ * What must hold before migration n runs, or StoreError (the schema stays where it was). A store
+ * whose gates already share a key (registered before migration 4 made it impossible) is named:
+ * which of them is the key's own gate is the operator's call, not a migration's.
+ */
+const BEFORE: Record<number, (c: pg.ClientBase, s: string) => Promise<void>> = {
+  4: async (c, s) => {
+    const { rows } = await c.query<{ ids: string[] }>(
+      `SELECT array_agg(gate_id ORDER BY gate_id) AS ids FROM ${s}.gates GROUP BY ${gateKey('public_key')} HAVING count(*) > 1 ORDER BY 1`,
+    );
+    if (rows.length > 0)
+      throw new StoreError(
+        `gates ${rows.map((r) => r.ids.map((id) => JSON.stringify(id)).join(' and ')).join('; ')} are registered with one key: each gate signs with a key of its own (ADR 106). ` +
+          `Delete the registration (and chain) of each gate that is not the key's, then run init again; the schema was left at version 3`,
+      );
+  },
+};
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
@@ -98,6 +124,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<nu
     await client.query(`LOCK TABLE ${s}.migrations IN SHARE ROW EXCLUSIVE MODE`);
     const have = await appliedVersion(client, s);
     for (let v = have + 1; v <= MIGRATIONS.length; v++) {
+      await BEFORE[v]?.(client, s);
       await client.query(MIGRATIONS[v - 1](s));
       await client.query(`INSERT INTO ${s}.migrations (version) VALUES ($1)`, [v]);
     }

@@ -14,7 +14,9 @@ import { StoreError, type LedgerSnapshot, type OperationsPort, type Store } from
 import { GATE_SETTINGS } from '../target.js';
 import { Conflict, Suspend, Unit, UnitSlot, type Carry } from './unit.js';
 import { PgAnchors, PgLedger, PgOperations, PgPins, PgRates, PgReceipts } from './ports.js';
-import { ident, migrate, schemaVersion, SCHEMA_VERSION } from './schema.js';
+import { GATE_KEY_INDEX, gateKey, ident, migrate, schemaVersion, SCHEMA_VERSION } from './schema.js';
+import { createPublicKey } from 'node:crypto';
+import { keyIdOf } from '../../core/signer.js';
 import { PgApprovalRequests } from './approvals.js';
 
 export interface PostgresOptions {
@@ -371,16 +373,31 @@ async function withClient<T>(url: string, timeoutMs: number, fn: (c: pg.Client) 
   }
 }
 
+/** A key registered under another gate id (ADR 106): each gate signs with a key of its own. */
+export class KeyTakenError extends StoreError {
+  constructor(publicKeyPem: string, readonly gateId: string) {
+    super(
+      `the gate key ${keyIdOf(createPublicKey(publicKeyPem))} is gate ${JSON.stringify(gateId)}'s already in this store: each gate signs with a key of its own (a new object= in the token, or init without --key)`,
+    );
+  }
+}
+
 /** `init`: create or migrate the schema and register this gate's public key (PEM) under its name. */
 export async function initPostgresStore(opts: PostgresOptions & { publicKeyPem: string }): Promise<{ version: number }> {
   const schema = opts.schema ?? 'cloakpipe';
   return withClient(opts.url, opts.timeoutMs ?? 10_000, async (c) => {
     const version = await migrate(c, schema);
     const s = ident(schema);
-    const r = await c.query<{ public_key: string }>(
-      `INSERT INTO ${s}.gates (gate_id, public_key) VALUES ($1, $2) ON CONFLICT (gate_id) DO NOTHING RETURNING public_key`,
-      [opts.gateId, opts.publicKeyPem],
-    );
+    const r = await c
+      .query<{ public_key: string }>(`INSERT INTO ${s}.gates (gate_id, public_key) VALUES ($1, $2) ON CONFLICT (gate_id) DO NOTHING RETURNING public_key`, [
+        opts.gateId,
+        opts.publicKeyPem,
+      ])
+      .catch(async (e: { code?: string; constraint?: string }) => {
+        if (e.code !== '23505' || e.constraint !== GATE_KEY_INDEX) throw e;
+        const owner = await c.query<{ gate_id: string }>(`SELECT gate_id FROM ${s}.gates WHERE ${gateKey('public_key')} = ${gateKey('$1')}`, [opts.publicKeyPem]);
+        throw new KeyTakenError(opts.publicKeyPem, owner.rows[0]?.gate_id ?? '?');
+      });
     if (r.rowCount === 0) {
       const have = await c.query<{ public_key: string }>(`SELECT public_key FROM ${s}.gates WHERE gate_id = $1`, [opts.gateId]);
       if (have.rows[0]?.public_key.trim() !== opts.publicKeyPem.trim())
