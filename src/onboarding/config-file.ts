@@ -5,7 +5,7 @@
 // settings meanwhile keeps them. A kill at any instant leaves the config whole with its own mode,
 // and at most a copy no one else may reach; the next run removes such a copy.
 import { accessSync, chmodSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, type BigIntStats } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { realTarget, syncFolder, tempBeside, tempStem, writeAll } from '../util/atomic-write.js';
 import { readBoundedFile } from '../util/regular-file.js';
 import { ConfigError, decodeConfig } from './host-config.js';
@@ -27,6 +27,8 @@ export interface ConfigRead {
  * is done.
  */
 export function readConfig(cfg: HostConfig): ConfigRead | undefined {
+  if (linkedFromProject(cfg))
+    throw new ConfigError(`${cfg.path}: a symbolic link in the project, to ${realTarget(cfg.path)}: left as is: a repository can point it at another config (~/.claude.json, another user's); name the file with --host FILE to wrap it`);
   let read;
   try {
     read = readBoundedFile(realTarget(cfg.path), MAX_CONFIG_BYTES, { followLinks: true });
@@ -38,6 +40,27 @@ export function readConfig(cfg: HostConfig): ConfigRead | undefined {
   }
   if (read === null) throw new ConfigError(`${cfg.path}: larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB; left as is`);
   return { text: decodeConfig(cfg, read.bytes), stat: read.stat };
+}
+
+/**
+ * A project's config reached through a link the project holds (.mcp.json, or its .vscode/ or
+ * .cursor/ folder): the repository chose where it leads, and wrap would rewrite that file, and
+ * start its servers, as this project's.
+ */
+function linkedFromProject(cfg: HostConfig): boolean {
+  if (cfg.within === undefined) return false;
+  const rel = relative(cfg.within, cfg.path);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return false;
+  let at = cfg.within;
+  for (const part of rel.split(sep)) {
+    at = join(at, part);
+    try {
+      if (lstatSync(at).isSymbolicLink()) return true;
+    } catch {
+      return false; // not there: no config to read
+    }
+  }
+  return false;
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

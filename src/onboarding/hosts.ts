@@ -16,6 +16,8 @@ export interface HostConfig {
   under?: string[];
   /** VS Code and Cursor (a VS Code fork) read their mcp.json as JSONC; the others as JSON. */
   jsonc: boolean;
+  /** A project's own file: the folder the host opened, whose repository chose every name below it (a link too). */
+  within?: string;
 }
 
 interface Where {
@@ -32,7 +34,7 @@ function appSupport(w: Where): string {
 }
 
 export function hostConfigs(host: HostId, w: Where = { os: process.platform, home: homedir(), cwd: process.cwd(), appData: process.env.APPDATA }): HostConfig[] {
-  const c = (level: 'user' | 'project', path: string, key: 'mcpServers' | 'servers', jsonc: boolean): HostConfig => ({ host, level, path, key, jsonc });
+  const c = (level: 'user' | 'project', path: string, key: 'mcpServers' | 'servers', jsonc: boolean): HostConfig => ({ host, level, path, key, jsonc, ...(level === 'project' ? { within: w.cwd } : {}) });
   switch (host) {
     case 'claude-desktop':
       return [c('user', join(appSupport(w), 'Claude', 'claude_desktop_config.json'), 'mcpServers', false)];
@@ -40,7 +42,7 @@ export function hostConfigs(host: HostId, w: Where = { os: process.platform, hom
       // ~/.claude.json holds user servers at the top and local ones under projects[DIR].
       return [
         c('user', join(w.home, '.claude.json'), 'mcpServers', false),
-        { ...c('project', join(w.home, '.claude.json'), 'mcpServers', false), under: ['projects', w.cwd] },
+        { ...c('user', join(w.home, '.claude.json'), 'mcpServers', false), level: 'project', under: ['projects', w.cwd] },
         c('project', join(w.cwd, '.mcp.json'), 'mcpServers', false),
       ];
     case 'cursor':
