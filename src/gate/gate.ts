@@ -103,6 +103,8 @@ export class Gate {
       observeUnreadOutput: (output: JsonValue) => void this.appendAll(session.unreadOutput(output)),
       observeToolList: (result: JsonValue) => this.observeToolList(result, session),
       declares: (tool: string) => this.declares(tool),
+      refreshRules: () => this.refreshRules().catch(() => undefined), // a failure refuses the next call
+      rulesDigest: () => this.parts.rules.lastLoaded.manifest.digest,
     };
   }
 

@@ -279,7 +279,7 @@ export class LlmDoor {
         await refuseRequest(e.code, e.detail);
         return null;
       }
-      session.results(format.results(request));
+      await session.results(format.results(request));
       await new Promise((r) => setImmediate(r)); // the settled calls' label rises run first
       // Tools the model API would run itself never come back as calls to decide: such a request
       // is not forwarded (ADR 048). The results it carries settled above: the agent has them.

@@ -33,6 +33,10 @@ export interface ToolResult {
 
 /** The gate as this door's session sees it: the relay's view, and a tool's output outside a released call. */
 export type LlmGate = RelayGate & {
+  /** Re-read the manifest and policy files when they changed (recorded, as before a decision). */
+  refreshRules(): Promise<void>;
+  /** The digest of the manifest in force: the rules a result was read under. */
+  rulesDigest(): Digest;
   observeToolOutput(tool: string, output: JsonValue): void;
   /** A tool's output the gate cannot read (given by reference): raised as the worst a classify rule could find. */
   observeUnreadOutput(output: JsonValue): void;
@@ -54,8 +58,8 @@ export class LlmSession {
   /** By call id: more than one when the model reused an id before its call's result came back. */
   private readonly waiting = new Map<string, Waiting[]>();
   private waiters = 0;
-  /** By result id: the digest of the content last read under it. */
-  private readonly seen = new Map<string, Digest>();
+  /** By result id: the digest of the content last read under it, and of the manifest it was read under. */
+  private readonly seen = new Map<string, string>();
   /** The gate's handling of every call not settled yet (shutdown waits for their entries). */
   private readonly handling = new Set<Promise<unknown>>();
 
@@ -133,12 +137,18 @@ export class LlmSession {
    * names a declared tool, else by classification, as server output outside a gated call does. A result under an id several
    * open calls share is none's for sure: each ends unknown, its label raised by its own tool.
    * A result seen before is read again only when its content changed: the history an agent
-   * sends back is its own to edit, and the label must follow what reaches the model.
+   * sends back is its own to edit, and the label must follow what reaches the model. Or when the
+   * manifest changed since it was read: the model reads that history again with this request,
+   * so a classify rule (or a `returns`) a reload added applies to it too. The files are re-read
+   * first, as before a decision, so a rule written since the last call holds for these results.
    */
-  results(results: ToolResult[]): void {
+  async results(results: ToolResult[]): Promise<void> {
+    if (results.length === 0) return;
+    await this.gate.refreshRules();
+    const rules = this.gate.rulesDigest();
     const settled = new Set<string>();
     for (const r of results) {
-      const digest = digestJson(r.content);
+      const digest = `${digestJson(r.content)} ${rules}`;
       // What the model API fetches itself, the gate never reads (ADR 103); read once per content.
       if ((this.seen.get(r.id) !== digest || settled.has(r.id)) && byReference(r.content)) this.gate.observeUnreadOutput(r.content);
       const ws = this.waiting.get(r.id);
@@ -201,7 +211,7 @@ export class LlmSession {
     return true;
   }
 
-  private see(id: string, digest: Digest): void {
+  private see(id: string, digest: string): void {
     this.seen.delete(id);
     this.seen.set(id, digest);
     if (this.seen.size > MAX_SEEN) this.seen.delete(this.seen.keys().next().value as string);
