@@ -5,7 +5,7 @@
 // before the config is replaced; the config is backed up and replaced atomically.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { parse as parseJsonc } from 'jsonc-parser';
+import { createScanner, parse as parseJsonc, SyntaxKind } from 'jsonc-parser';
 import { isAbsolute, join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { atomicWrite, realTarget } from '../util/atomic-write.js';
@@ -267,6 +267,31 @@ function redact(diff: string, secrets: string[]): string {
 }
 
 /**
+ * A JSONC config's comments as `// <redacted>` and `/* <redacted> *\/`, their line breaks kept (so
+ * the diff's line numbers are the file's): a comment beside an entry may hold what its redacted
+ * values hold (`// token: sk-…`). Edits never touch comments, so both sides of a diff match.
+ */
+function commentsRedacted(text: string): string {
+  const scan = createScanner(text, false);
+  let out = '';
+  let from = 0;
+  for (let kind = scan.scan(); kind !== SyntaxKind.EOF; kind = scan.scan()) {
+    if (kind !== SyntaxKind.LineCommentTrivia && kind !== SyntaxKind.BlockCommentTrivia) continue;
+    const at = scan.getTokenOffset();
+    const breaks = (text.slice(at, at + scan.getTokenLength()).match(/\r?\n/g) ?? []).join('');
+    out += text.slice(from, at) + (kind === SyntaxKind.LineCommentTrivia ? '// <redacted>' : `/* <redacted>${breaks} */`);
+    from = at + scan.getTokenLength();
+  }
+  return out + text.slice(from);
+}
+
+/** The dry run's diff, with nothing in it that may hold a credential: values, args, URLs, header values, comments. */
+function shownDiff(cfg: HostConfig, before: string, after: string, what: string, secrets: string[], entries: ConfigEntry[]): string {
+  const diff = unifiedDiff(commentsRedacted(before), commentsRedacted(after), cfg.path, `${cfg.path} (${what})`);
+  return redactValues(redact(diff, secrets), entrySecrets(entries));
+}
+
+/**
  * A write the file system refused (a full disk, a read-only or vanished folder), as a ConfigError
  * that says what became of the config: the command names it and goes on to the next config.
  * Anything else (ours) goes on as it is.
@@ -455,7 +480,7 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     const now = check.entries.find((x) => x.name === e.name);
     if (!now) throw new ConfigError(`${cfg.path}: internal error: ${JSON.stringify(e.name)} lost in the rewrite; left as is`);
   }
-  if (o.dryRun) return o.out(redactValues(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (wrapped)`), secrets), entrySecrets([...parsed.entries, ...check.entries]))), { failed, changed: true };
+  if (o.dryRun) return o.out(shownDiff(cfg, text, next, 'wrapped', secrets, [...parsed.entries, ...check.entries])), { failed, changed: true };
   let saved: string;
   try {
     for (const h of headerFiles) {
@@ -534,7 +559,7 @@ export async function unwrapFile(cfg: HostConfig, o: Omit<WrapOptions, 'gate' | 
   }
   if (next === text) return { failed, changed: false };
   const check = parseConfig(cfg, next)!;
-  if (o.dryRun) return o.out(redactValues(redact(unifiedDiff(text, next, cfg.path, `${cfg.path} (unwrapped)`), secrets), entrySecrets([...parsed.entries, ...check.entries]))), { failed, changed: true };
+  if (o.dryRun) return o.out(shownDiff(cfg, text, next, 'unwrapped', secrets, [...parsed.entries, ...check.entries])), { failed, changed: true };
   let saved: string;
   try {
     saved = backup(o.homeDir, realTarget(cfg.path), read.text);
