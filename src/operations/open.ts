@@ -2,7 +2,7 @@
 // start-up recovery. Throws (KeyError, StoreError) when an approver key or the store does not
 // load: the gate must not start.
 import type { Store } from '../store/ports.js';
-import { Operations, ownerAlive, ownerOnThisHost } from './operations.js';
+import { Operations, ownerAlive, ownerBesideThisHost, ownerOnThisHost } from './operations.js';
 import { approvalService, type ApprovalService } from '../approvals/service.js';
 import { loadApproverKeys } from '../approvals/keys.js';
 
@@ -25,7 +25,10 @@ export async function openOperationsServices(
   const approvers = loadApproverKeys(opts.approverKeys, opts.gateKeyId);
   const operations = new Operations(store.operations);
   // Every pending left by a gate that is no longer running becomes unknown, before any call.
-  const alive = opts.shared ? (o: string | null) => ownerAlive(o) || (o !== null && !ownerOnThisHost(o)) : ownerAlive;
+  // An owner this host cannot see is left pending (ADR 111): on a shared store any other host; on
+  // a home, a gate in another pid namespace of this kernel (containers sharing the home).
+  const unseen = opts.shared ? (o: string) => !ownerOnThisHost(o) : ownerBesideThisHost;
+  const alive = (o: string | null) => ownerAlive(o) || (o !== null && unseen(o));
   const recovered = await store.transact(() => operations.recoverPending(opts.now ?? Date.now(), alive));
   const approvals = approvalService({
     receipts: store.receipts,

@@ -19,7 +19,7 @@ import { THIS_GATE, ownerAlive, ownerOnThisHost } from './owner.js';
 
 export { OPERATION_STATES, type Operation, type OperationState } from '../store/ports.js';
 export type ReconcileOutcome = 'succeeded' | 'failed' | 'not-executed';
-export { THIS_GATE, ownerAlive, ownerOnThisHost } from './owner.js';
+export { THIS_GATE, ownerAlive, ownerBesideThisHost, ownerOnThisHost } from './owner.js';
 
 export class Operations {
   constructor(

@@ -56,6 +56,17 @@ export function ownerOnThisHost(owner: string | null): boolean {
   return !!m && here(m[1]);
 }
 
+/**
+ * Does `owner` name a process of another pid namespace on this kernel (its start names this boot):
+ * a container beside this one, on a home they share. Its liveness cannot be read from here.
+ */
+export function ownerBesideThisHost(owner: string | null): boolean {
+  const m = owner ? OWNER.exec(owner) : null;
+  if (!m || here(m[1]) || m[3] === undefined || m[3] === '-') return false;
+  const boot = processStart(process.pid)?.split('.')[0];
+  return boot !== undefined && m[3].split('.')[0] === boot;
+}
+
 /** Is the gate that owns a pending operation still running? Unknown hosts count as gone. */
 export function ownerAlive(owner: string | null): boolean {
   if (!owner) return false;

@@ -1,15 +1,17 @@
-// Gates of a fleet in containers that share the host's name (host networking) each number their
-// own processes: a pid another gate wrote names another process here. A gate starting beside a
-// running gate of another pid namespace leaves that gate's in-flight operation pending (fleet.md:
-// a pending operation becomes unknown when its own gate restarts), rather than judging it by a
-// pid of its own namespace and declaring it unknown under the running call. The real binary, the
-// other gate in its own pid namespace (unshare), a real PostgreSQL.
+// Gates in containers that share the host's name (host networking), or a SQLite home, each
+// number their own processes: a pid another gate wrote names another process here. A gate
+// starting beside a running gate of another pid namespace leaves that gate's in-flight operation
+// pending (fleet.md: a pending operation becomes unknown when its own gate restarts; ADR 111),
+// rather than judging it by a pid of its own namespace and declaring it unknown under the running
+// call. The real binary, the other gate in its own pid namespace (unshare), a real PostgreSQL and
+// a SQLite home two gates share.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { call, records, setup, waitFor } from '../helpers/recording-gate.js';
+import { cloakpipe, makeHome } from '../helpers/cli.js';
 import { recordingUpstream, startGate } from '../helpers/gate.js';
 import { pgSkip } from '../store/postgres/pg.js';
 import { freshDatabase, initGate, sql } from '../helpers/fleet.js';
@@ -24,33 +26,63 @@ function namespaces(): { skip?: string } {
   return { skip: 'unshare --pid does not work here (needs root and util-linux)' };
 }
 
-const opState = async (url: string, id: string) => (await sql(url, 'SELECT state FROM cloakpipe.operations WHERE id = $1', [id]))[0]?.state as string | undefined;
+/** Where the gates keep their state: a fleet's database, or one SQLite home both use. */
+interface Shared {
+  home: (name: string) => string;
+  flags: string[];
+  state: (id: string) => Promise<string | undefined>;
+}
 
-test("a gate starting beside a running gate of another pid namespace leaves that gate's in-flight operation pending", { ...pgSkip, ...namespaces(), timeout: 120_000 }, async () => {
+const postgres = async (): Promise<Shared> => {
   const url = await freshDatabase();
-  const s = setup();
-  const release = join(s.dir, 'release');
-  const held = recordingUpstream('approvals', s.record, { RECORDER_MODE: 'held', RECORDER_RELEASE_FILE: release });
-  const a = await startGate({ ...s, home: initGate(url, 'gate-ns'), flags: ['--store', url], ...held, under: UNSHARE });
-  const args = { text: 'ship order 9', key: 'op-ns' };
-  let b: Awaited<ReturnType<typeof startGate>> | undefined;
-  try {
-    const first = call(a, 'write_note', args, undefined, 60_000);
-    await waitFor(() => records(s).length === 1, 30_000, 'the call to reach the tool');
-    assert.equal(await opState(url, 'op-ns'), 'pending');
-    // Another gate starts on this host name, in the host's pid namespace: its start-up recovery.
-    b = await startGate({ ...s, home: initGate(url, 'gate-host'), flags: ['--store', url], ...recordingUpstream('approvals', s.record) });
-    assert.equal(await opState(url, 'op-ns'), 'pending', "the running gate's call is still in flight");
-    writeFileSync(release, '');
-    const answered = await first;
-    assert.equal(answered.ok, true, JSON.stringify(answered));
-    for (const end = Date.now() + 30_000; (await opState(url, 'op-ns')) !== 'succeeded'; await new Promise((r) => setTimeout(r, 50)))
-      assert.ok(Date.now() < end, `the operation never settled: ${await opState(url, 'op-ns')}`);
-    const again = await call(b, 'write_note', args, undefined, 60_000);
-    assert.equal(again.ok && again.text, answered.ok && answered.text, 'the other gate replays the stored result');
-  } finally {
-    if (!existsSync(release)) writeFileSync(release, '');
-    await Promise.all([a.close(), b?.close()]);
-  }
-  assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
-});
+  return {
+    home: (name) => initGate(url, name),
+    flags: ['--store', url],
+    state: async (id) => (await sql(url, 'SELECT state FROM cloakpipe.operations WHERE id = $1', [id]))[0]?.state as string | undefined,
+  };
+};
+
+const sqliteHome = async (): Promise<Shared> => {
+  const home = makeHome();
+  return {
+    home: () => home,
+    flags: [],
+    state: async (id) => {
+      const r = cloakpipe(['ops', 'show', id, '--json', '--home', home]);
+      return r.status === 0 ? (JSON.parse(r.stdout).state as string) : undefined;
+    },
+  };
+};
+
+for (const [name, store, opts] of [
+  ['a fleet on PostgreSQL', postgres, pgSkip],
+  ['one SQLite home', sqliteHome, {}],
+] as const)
+  test(`${name}: a gate starting beside a running gate of another pid namespace leaves that gate's in-flight operation pending`, { ...opts, ...namespaces(), timeout: 120_000 }, async () => {
+    const st = await store();
+    const s = setup();
+    const release = join(s.dir, 'release');
+    const held = recordingUpstream('approvals', s.record, { RECORDER_MODE: 'held', RECORDER_RELEASE_FILE: release });
+    const a = await startGate({ ...s, home: st.home('gate-ns'), flags: st.flags, ...held, under: UNSHARE });
+    const args = { text: 'ship order 9', key: 'op-ns' };
+    let b: Awaited<ReturnType<typeof startGate>> | undefined;
+    try {
+      const first = call(a, 'write_note', args, undefined, 60_000);
+      await waitFor(() => records(s).length === 1, 30_000, 'the call to reach the tool');
+      assert.equal(await st.state('op-ns'), 'pending');
+      // Another gate starts on this host name, in the host's pid namespace: its start-up recovery.
+      b = await startGate({ ...s, home: st.home('gate-host'), flags: st.flags, ...recordingUpstream('approvals', s.record) });
+      assert.equal(await st.state('op-ns'), 'pending', "the running gate's call is still in flight");
+      writeFileSync(release, '');
+      const answered = await first;
+      assert.equal(answered.ok, true, JSON.stringify(answered));
+      for (const end = Date.now() + 30_000; (await st.state('op-ns')) !== 'succeeded'; await new Promise((r) => setTimeout(r, 50)))
+        assert.ok(Date.now() < end, `the operation never settled: ${await st.state('op-ns')}`);
+      const again = await call(b, 'write_note', args, undefined, 60_000);
+      assert.equal(again.ok && again.text, answered.ok && answered.text, 'the other gate replays the stored result');
+    } finally {
+      if (!existsSync(release)) writeFileSync(release, '');
+      await Promise.all([a.close(), b?.close()]);
+    }
+    assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
+  });
