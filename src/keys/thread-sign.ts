@@ -22,22 +22,20 @@ function moduleAt(path: string): Pkcs11.PKCS11 {
 }
 
 /**
- * Ed25519 with the lent key, on this thread, for one run. The run's first token signature is
- * checked with the public key before the run seals with it: a token may answer with a signature
- * of another key (a failover to an HSM holding another, a key replaced under the handle), and the
- * entries it signed would be committed, their calls forwarded, and verify refuse them. One check
- * a run, not one an entry: a verify costs about what the signature does, on the thread that
- * bounds a token gate's calls/s (keys.md's 80 %).
+ * Ed25519 with the lent key, on this thread, for one run. Each token signature is checked with
+ * the public key before it seals an entry: a token may answer with a signature of another key (a
+ * failover to an HSM holding another, a key replaced under the handle) or a faulty one, at any
+ * entry of a run, and an entry it signed wrong would be committed, its call forwarded, and verify
+ * refuse the ledger. The check costs about what node's signature does, on the thread that bounds a
+ * token gate's calls/s (ADR 043), not on the gate's.
  */
 export function threadSigner(key: ThreadKey): (message: Buffer) => Buffer {
   if (key.kind === 'file') return (m) => sign(null, m, key.key);
   const p = moduleAt(key.modulePath);
-  let checked = false;
   return (m) => {
     p.C_SignInit(key.session, { mechanism: CKM_EDDSA }, key.handle);
     const sig = p.C_Sign(key.session, m, Buffer.alloc(64));
-    if (!checked && !verify(null, m, key.publicKey, sig)) throw Object.assign(new Error(WRONG_SIGNATURE), { name: WRONG_SIGNATURE });
-    checked = true;
+    if (!verify(null, m, key.publicKey, sig)) throw Object.assign(new Error(WRONG_SIGNATURE), { name: WRONG_SIGNATURE });
     return sig;
   };
 }

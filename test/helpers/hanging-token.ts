@@ -32,6 +32,8 @@ export interface HangingToken extends Token {
   /** C_Sign (C_Login, C_Initialize) waits inside the module until `answer()`; or, `corrupt`, C_Sign answers wrong until then. */
   hold(what: Held): void;
   answer(what: Held): void;
+  /** Signatures of data holding `marker` come back with a bit flipped (null: none do). */
+  corruptHolding(marker: string | null): void;
   /** Every C_Login the module answered, by its CKR value (0 = CKR_OK, 0xa0 = CKR_PIN_INCORRECT). */
   logins(): number[];
 }
@@ -47,6 +49,7 @@ export function hangingToken(): HangingToken {
     uri: (object = 'gate') => `pkcs11:token=${t.label};object=${object}?module-path=${modulePath}`,
     hold: (what) => writeFileSync(`${base}.${what}`, ''),
     answer: (what) => rmSync(`${base}.${what}`, { force: true }),
+    corruptHolding: (marker) => (marker === null ? rmSync(`${base}.flaky`, { force: true }) : writeFileSync(`${base}.flaky`, marker)),
     logins: () => (existsSync(`${base}.logins`) ? readFileSync(`${base}.logins`, 'utf8').split('\n').filter(Boolean).map(Number) : []),
   };
 }
