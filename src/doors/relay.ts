@@ -93,6 +93,8 @@ interface Pending {
   status?: string;
   /** For a host request that is not a call: when it stops waiting for the server. */
   timer?: NodeJS.Timeout;
+  /** A call decided and waiting for a place at the server (ADR 109): sends it, or refuses it once cancelled. */
+  held?: () => void;
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
@@ -134,6 +136,13 @@ export class Relay {
   // bound of their own, of the same size: past it a new one is refused, never queued (ADR 051).
   private readonly withTask = new Set<Pending>();
   private readonly tasks = new Set<Promise<void>>();
+  // Calls the host cancelled after the server was sent them, not yet answered: the server may
+  // still run them (MCP lets it leave them unanswered), so each keeps a place at the server until
+  // its late answer or --call-timeout. With the calls in flight they are at most twice
+  // --max-in-flight; past it a new call waits before the server (held), so call+cancel cannot
+  // pile work on it without end (ADR 109).
+  private readonly cancelledAtServer = new Map<string, NodeJS.Timeout>();
+  private readonly held: Pending[] = [];
   private refusing = 0; // wire refusals being recorded (they hold a line's worth of state)
   private hostPaused = false;
   /** The upstream is not reading what it was sent: the host is not read meanwhile. */
@@ -190,6 +199,7 @@ export class Relay {
     this.stopping = true;
     void this.host.close();
     this.abandonTasks();
+    this.releaseHeld();
     const drained = this.drain();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([drained, new Promise<void>((r) => (timer = setTimeout(r, graceMs)))]);
@@ -248,6 +258,7 @@ export class Relay {
     // The gate's own fetch for a call that ended otherwise (timeout): its answer may come late,
     // and is then dropped; it no longer holds a request in flight.
     if (entry.created !== undefined) for (const [k, p] of this.pending) if (p.byGate && p.resultOf === entry.created) this.giveUp(k, p, true);
+    if (this.held.length > 0) this.sendHeld();
     this.flow();
   }
 
@@ -418,10 +429,46 @@ export class Relay {
       const key = idKey(requestId as RpcId);
       this.pending.delete(key);
       this.abandon(key, false);
+      this.holdServerPlace(key);
       entry.waiter.reject(new TaskCancelled('cancelled by the host after it was forwarded'));
       this.flow();
-    }
+    } else if (entry.held) this.unhold(entry);
     return !entry.forwarded;
+  }
+
+  /** A cancelled call the server may still run keeps its place there until answered, or --call-timeout. */
+  private holdServerPlace(key: string): void {
+    const timer = setTimeout(() => this.freeServerPlace(key), this.opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS).unref();
+    this.cancelledAtServer.set(remembered(key), timer);
+  }
+
+  /** The server answered a cancelled call (or its time is up): a held call may go in its place. */
+  private freeServerPlace(key: string): void {
+    const k = remembered(key);
+    const timer = this.cancelledAtServer.get(k);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.cancelledAtServer.delete(k);
+    this.sendHeld();
+  }
+
+  /** Calls at the server (in flight, or cancelled and unanswered) are under twice --max-in-flight. */
+  private serverHasRoom(): boolean {
+    if (this.cancelledAtServer.size === 0) return true; // no count on the usual path
+    let n = this.cancelledAtServer.size;
+    for (const p of this.pending.values()) if (p.waiter) n++;
+    return n < 2 * this.maxInFlight;
+  }
+
+  private sendHeld(): void {
+    while (this.held.length > 0 && this.serverHasRoom()) this.held.shift()!.held?.();
+  }
+
+  /** A held call sent on (or refused, when cancelled or the session ends) out of its turn. */
+  private unhold(entry: Pending): void {
+    const i = this.held.indexOf(entry);
+    if (i >= 0) this.held.splice(i, 1);
+    entry.held?.();
   }
 
   private handleCall(msg: Extract<RpcMessage, { kind: 'request' }>, line: Uint8Array): void {
@@ -438,12 +485,18 @@ export class Relay {
     this.flow();
     const forward = () =>
       new Promise<UpstreamReply>((resolve, reject) => {
-        // Withdrawn by the host while it was being decided: the tool never sees it.
-        if (entry.cancelled) return reject(new NotForwarded('cancelled by the host before forwarding'));
-        if (this.upstreamExit || this.stopping) return reject(new NotForwarded('the session is ending'));
-        entry.waiter = { resolve, reject };
-        entry.forwarded = true;
-        this.toUpstream({ ...msg.msg, params: params.forwarded });
+        const send = () => {
+          entry.held = undefined;
+          // Withdrawn by the host while it was being decided or held: the tool never sees it.
+          if (entry.cancelled) return reject(new NotForwarded('cancelled by the host before forwarding'));
+          if (this.upstreamExit || this.stopping) return reject(new NotForwarded('the session is ending'));
+          entry.waiter = { resolve, reject };
+          entry.forwarded = true;
+          this.toUpstream({ ...msg.msg, params: params.forwarded });
+        };
+        if (this.serverHasRoom() || entry.cancelled || this.upstreamExit || this.stopping) return send();
+        entry.held = send;
+        this.held.push(entry);
       });
     const handled = this.gate
       .handleCall(params.call, forward)
@@ -597,6 +650,7 @@ export class Relay {
     const k = remembered(key);
     const task = this.abandoned.get(k);
     this.abandoned.delete(k);
+    this.freeServerPlace(key);
     dropped('late_reply', bytes, 'info');
     const taskId = task && msg.error === undefined ? createdTask(msg.result as JsonValue | undefined) : undefined;
     if (taskId === undefined || this.upstreamExit) return;
@@ -670,6 +724,7 @@ export class Relay {
     const key = idKey(id);
     // A call given up on earlier: its late answer will not come either, so its id is free.
     this.abandoned.delete(remembered(key));
+    this.freeServerPlace(key);
     const entry = this.pending.get(key);
     if (!entry || !entry.forwarded) return; // answered already
     dropped(lost.cause, lost.bytes ?? null);
@@ -694,12 +749,20 @@ export class Relay {
       this.pending.delete(key);
     }
     this.abandoned.clear();
+    this.releaseHeld();
     for (const call of this.taskCalls.values()) call.waiter?.reject(new UpstreamGone('upstream exited'));
     this.taskCalls.clear();
     void this.shutdown();
   }
 
   // ── the session's end ────────────────────────────────────────────────────────────────────
+
+  /** The session is ending: calls held for a place at the server are never sent. */
+  private releaseHeld(): void {
+    for (const timer of this.cancelledAtServer.values()) clearTimeout(timer);
+    this.cancelledAtServer.clear();
+    for (const entry of this.held.splice(0)) entry.held?.();
+  }
 
   private async drain(): Promise<void> {
     while (this.tasks.size > 0) await Promise.allSettled([...this.tasks]);
