@@ -8,7 +8,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rm
 import { dirname, resolve } from 'node:path';
 import { resolveHome, type HomePaths } from '../store/home.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
-import { initPostgresStore, KeyTakenError } from '../store/postgres/store.js';
+import { initPostgresStore, registeredGates } from '../store/postgres/store.js';
 import { StoreError } from '../store/ports.js';
 import { GATE_ID, storeTarget, type StoreTarget } from '../store/target.js';
 import { generateGateKeyPem } from '../ledger/keys.js';
@@ -118,6 +118,28 @@ function undo(made: string[]): void {
   }
 }
 
+/** A PostgreSQL failure as init names it (its code, never a value). */
+function storeFailure(e: unknown, doing: string): HomeError {
+  if (e instanceof HomeError) return e;
+  if (e instanceof StoreError) return new HomeError(e.message);
+  const code = (e as { code?: string }).code;
+  return new HomeError(`the PostgreSQL store could not be ${doing}: ${code ? `PostgreSQL error ${code}` : (e as Error).message}`);
+}
+
+/**
+ * The store is reached before init makes anything: one it cannot reach (or read) stops init
+ * before a file, a folder or a token key is made. A store without the schema yet is reached.
+ */
+async function reachStore(target: { url: string; schema?: string }): Promise<void> {
+  try {
+    await registeredGates(target.url, target.schema);
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === '42P01' || code === '3F000') return; // no schema yet: init makes it
+    throw storeFailure(e, 'read');
+  }
+}
+
 export function initHome(dir?: string, key?: KeyChoice): HomePaths & { generated: boolean } {
   const home = resolveHome(dir);
   refuseExistingKey(home);
@@ -158,6 +180,7 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   const home = resolveHome(dir);
   const made: string[] = [];
   let generated: boolean | undefined;
+  await reachStore(target);
   if (existsSync(home.key) || existsSync(home.token)) {
     let had = '';
     try {
@@ -188,10 +211,11 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   try {
     await initPostgresStore({ url: target.url, gateId, publicKeyPem: publicPem, ...(target.schema ? { schema: target.schema } : {}) });
   } catch (e) {
-    // A key another gate registered is refused (ADR 106), by the store's unique key (ADR 110).
-    if (e instanceof KeyTakenError) undo(made); // a home this run made for a key it may not register
-    if (e instanceof StoreError) throw new HomeError(e.message);
-    throw new HomeError(`the PostgreSQL store could not be initialised: ${(e as { code?: string }).code ? `PostgreSQL error ${(e as { code: string }).code}` : (e as Error).message}`);
+    // Whatever stops the registration (a key another gate registered, ADR 106 and 110; a gate id
+    // taken; the store gone since it was reached) removes the home this run made: left, it is a
+    // gate the store never took, and every later init on it is refused as over a key.
+    undo(made);
+    throw storeFailure(e, 'initialised');
   }
   return { ...home, target, ...(generated !== undefined ? { generated } : {}) };
 }
