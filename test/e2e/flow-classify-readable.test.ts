@@ -43,6 +43,10 @@ const HIDDEN: [string, string, string][] = [
   ['mathematical bold digits', 'account ACCT-\u{1D7CF}\u{1D7D0}\u{1D7D1}\u{1D7D2}\u{1D7D3}\u{1D7D4}\u{1D7D5}\u{1D7D6}', 'confidential'],
   ['Unicode tag characters', `weather is fine${tags('ACCT-12345678')}`, 'confidential'],
   ['a right-to-left mark inside a phrase', 'For Internal\u200F Use Only', 'internal'],
+  // UTS #39 confusables: before, each of these raised nothing.
+  ['Cyrillic letters that look Latin', 'account \u0410\u0421\u0421\u0422-12345678', 'confidential'],
+  ['Greek letters that look Latin', 'account \u0391CC\u03A4-12345678', 'confidential'],
+  ['Cyrillic lower-case look-alikes in a phrase', 'for int\u0435rnal us\u0435 \u043Enly', 'internal'],
 ];
 
 for (const [what, message, label] of HIDDEN) {
@@ -54,7 +58,7 @@ for (const [what, message, label] of HIDDEN) {
 }
 
 test('text that only looks close to a marker raises nothing (control)', { timeout: 120_000 }, async () => {
-  const r = await afterEcho('account ACCT-1234 5678, caf\u00E9 \u00BD');
+  const r = await afterEcho('account ACCT-1234 5678, caf\u00E9 \u00BD, \u0441\u0447\u0451\u0442 \u0410\u0421\u0421\u0422-1234, \u03B1\u03B2\u03B3');
   assert.deepEqual(r.labels, []);
   assert.equal(r.sink, 'ok');
 });
