@@ -3,6 +3,7 @@
 // a timeout, the agent crashed / exited non-zero, or its container was left behind; 2 usage,
 // preflight or admission refusal.
 // Nothing the agent wrote ever reaches this command's output: the summary is counts and codes.
+import { release } from 'node:os';
 import { parseFlags, required, timerDuration, UsageError } from './args.js';
 import { parseStrict } from '../wire/strict-parse.js';
 import { readBoundedFile } from '../util/regular-file.js';
@@ -113,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
   // Host preflight: read-only checks, never a change of host policy.
   const engine = new Engine();
   const info = await engine.info().catch(() => null);
-  const failures = preflightFailures({ platform: process.platform, socketIsLocalUnix: isLocalUnixSocket(engine.socketPath), corePattern: readCorePattern(), info });
+  const failures = preflightFailures({ platform: process.platform, socketIsLocalUnix: isLocalUnixSocket(engine.socketPath), corePattern: readCorePattern(), info, kernel: release() });
   if (failures.length) return fail(`preflight refused: ${failures.map((f) => PREFLIGHT_TEXT[f]).join('; ')}`);
   const img = await engine.imageInspect(image).catch(() => null);
   if (!img || img.Id !== image) return fail('the image is not present locally under that id (no pull)');

@@ -3,10 +3,13 @@
 // different kernel, and core_pattern/namespaces there are not this host's), a remote engine,
 // and a piped core_pattern (Linux ignores RLIMIT_CORE for `|handler` and runs the handler in the
 // host's namespaces with the crashing process's memory). It only reads; it never changes host policy.
+// An engine on another kernel than this host's (a VM's or another machine's socket forwarded to a
+// local path, under a name the VM list does not know) is refused too: its containers run where
+// neither the core_pattern read here nor this host's namespaces hold.
 import { readFileSync, statSync } from 'node:fs';
 import type { DockerInfo } from './engine.js';
 
-export type PreflightFailure = 'not_linux' | 'socket_not_local' | 'vm_engine' | 'core_pattern_piped' | 'core_pattern_unreadable' | 'engine_unreachable';
+export type PreflightFailure = 'not_linux' | 'socket_not_local' | 'vm_engine' | 'other_kernel' | 'core_pattern_piped' | 'core_pattern_unreadable' | 'engine_unreachable';
 
 export interface HostFacts {
   platform: string;
@@ -16,6 +19,8 @@ export interface HostFacts {
   corePattern: string | null;
   /** GET /info, or null if the engine could not be reached. */
   info: DockerInfo | null;
+  /** This host's kernel release (uname -r), which a local engine reports as its KernelVersion. */
+  kernel: string;
 }
 
 /** Pure decision over gathered facts. */
@@ -34,6 +39,7 @@ export function preflightFailures(f: HostFacts): PreflightFailure[] {
       out.push('vm_engine');
     }
     if (f.info.OSType !== undefined && f.info.OSType !== 'linux') out.push('vm_engine');
+    if (kernel !== f.kernel) out.push('other_kernel');
   }
   return [...new Set(out)];
 }
@@ -61,6 +67,7 @@ export const PREFLIGHT_TEXT: Record<PreflightFailure, string> = {
   not_linux: 'confine runs on Linux only',
   socket_not_local: 'the Docker engine socket is not a local unix socket',
   vm_engine: 'the Docker engine runs in a VM (Docker Desktop or similar); refused',
+  other_kernel: "the Docker engine runs on another kernel than this host's (a VM or another machine behind a local socket); refused",
   core_pattern_piped: '/proc/sys/kernel/core_pattern pipes to a handler; refused (the adapter never changes host policy)',
   core_pattern_unreadable: '/proc/sys/kernel/core_pattern is unreadable',
   engine_unreachable: 'the Docker engine is not reachable',
