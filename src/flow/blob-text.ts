@@ -1,17 +1,21 @@
 // Text sent as base64 that its reader decodes: an MCP resource's `blob` (a resources/read answer,
 // a result's embedded resource) whose mimeType says text, which the host decodes, and a base64
-// data: URL of a text type (OpenAI `file_data` in a tool result), which the model API decodes.
+// data: URL of a text type (OpenAI `file_data` in a tool result) or an Anthropic base64 document
+// source of a text type, which the model API decodes.
 // The model reads the text, so classify rules read that text, not its base64. Any other media
 // (an image, a PDF) is not text a rule can read.
 const TEXTUAL = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|ecmascript|csv|sql|x-sh|x-ndjson)\b|[^;,]*\+(json|xml|yaml)\b)/i;
 
-/** The text of `o.blob` when `o` is a text resource (mimeType textual or absent), else null. */
+/**
+ * The text of base64 a reader decodes as text, else null: `o.blob` of an MCP resource (mimeType
+ * textual or absent), or `o.data` of an Anthropic base64 source (`{type: 'base64', media_type,
+ * data}`, a document block's: the model API decodes a text/plain one and the model reads it).
+ */
 export function blobText(o: { [key: string]: unknown }): string | null {
-  const blob = o.blob;
-  if (typeof blob !== 'string') return null;
-  const type = o.mimeType;
+  const [base64, type] = typeof o.blob === 'string' ? [o.blob, o.mimeType] : o.type === 'base64' && typeof o.data === 'string' ? [o.data, o.media_type] : [null, null];
+  if (base64 === null) return null;
   if (type !== undefined && !(typeof type === 'string' && TEXTUAL.test(type))) return null;
-  return decode(blob);
+  return decode(base64);
 }
 
 const DATA_URL = /^data:([^,]*);base64,/i;
