@@ -114,10 +114,20 @@ export class Gate {
     return { manifest_digest: r.manifest.digest, policy_digest: r.policy.digest };
   }
 
-  /** Append entries in one transaction; a failure is swallowed (the caller already decided). */
-  private appendAll(entries: EntryFields[]): Promise<void> {
-    if (entries.length === 0) return Promise.resolve();
-    return this.parts.commit.run(() => entries.forEach((f) => this.parts.ledger.appendInTx(f))).catch(() => undefined);
+  /** Append entries (a label rise) in one transaction; one the store cannot take now is kept
+   *  and tried again until it can (unrecorded.ts): the rise happened, its entry is not lost. */
+  private appendAll(entries: EntryFields[]): void {
+    if (entries.length === 0) return;
+    this.unrecorded.record(
+      this.once(() => {
+        let first: LedgerEntry | undefined;
+        for (const f of entries) {
+          const e = this.parts.ledger.appendInTx(f);
+          first ??= e;
+        }
+        return first;
+      }),
+    );
   }
 
   /** Record a refusal made outside decide(); the entry number is null when even that failed. */
