@@ -4,7 +4,7 @@
 // also when the host is the SDK client closing (stdin end, SIGTERM at 2 s, SIGKILL at 4 s).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
@@ -138,4 +138,20 @@ test('a gate that stops normally leaves no watchdog behind', { skip: process.pla
   const until = Date.now() + 5_000;
   while (watchdogsOf(upstreamPid).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   assert.deepEqual(watchdogsOf(upstreamPid), [], 'told "done", the watchdog left');
+});
+
+test('SIGTERM before the host sent initialize: an upstream that ignores SIGTERM is stopped, startup and shutdown recorded, exit 0', { skip: process.platform === 'win32' }, async () => {
+  const home = makeHome();
+  const pidFile = join(tempDir(), 'pid');
+  const gate = new RawGate({ home, manifest: files['m.yaml'], policy: files['p.cedar'], upstream: [process.execPath, helperScript('misbehaving-upstream.js')], env: { PID_FILE: pidFile, KEEP_ALIVE: '1', IGNORE_SIGTERM: '1' } });
+  const until = Date.now() + 120_000; // a cold start under load
+  while (!existsSync(pidFile) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  const upstreamPid = Number(readFileSync(pidFile, 'utf8'));
+  gate.child.kill('SIGTERM');
+  assert.equal(await gate.exited, 0);
+  assert.equal(alive(upstreamPid), false, 'no orphan');
+  const gone = Date.now() + 5_000;
+  while (watchdogsOf(upstreamPid).length > 0 && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(watchdogsOf(upstreamPid), [], 'no watchdog left');
+  assert.deepEqual(ledger(home).map((e) => [e.kind, e.reason ?? null]), [['startup', null], ['shutdown', 'SIGTERM']]);
 });
