@@ -71,19 +71,19 @@ export function openGateKey(paths: HomePaths, opts: KeyOptions = {}): GateKey {
     return file;
   }
   if (existsSync(paths.key)) throw new HomeError(`this home's gate key is the file ${paths.key}, not a key in a token`);
-  let signer;
-  try {
-    signer = openTokenSigner(uri, opts.key?.pinFile, { log: opts.log });
-  } catch (e) {
-    if (e instanceof TokenError) throw new HomeError(`gate key: ${e.message}`);
-    throw e;
-  }
   let pub;
   try {
     pub = loadPublicKey(paths.pub);
   } catch (e) {
-    signer.close();
     throw new HomeError(`${(e as Error).message}: the home records no public key for its token key`);
+  }
+  let signer;
+  try {
+    // gate.pub before the token: a token showing another key is refused before its PIN is tried.
+    signer = openTokenSigner(uri, opts.key?.pinFile, { log: opts.log, expect: pub });
+  } catch (e) {
+    if (e instanceof TokenError) throw new HomeError(`gate key: ${e.message}`);
+    throw e;
   }
   if (!pub.equals(signer.publicKey)) {
     signer.close();

@@ -98,6 +98,8 @@ export interface TokenOpenOptions {
   role?: string;
   /** The command that makes the key, for the error when it is missing (default init's). */
   maker?: string;
+  /** The public key the key must have (the home's gate.pub): a token showing another is refused before its PIN is tried. */
+  expect?: KeyObject;
 }
 
 /**
@@ -292,6 +294,7 @@ export class Pkcs11Signer implements Signer {
       throw new TokenError(`cannot open a session with token ${this.tokenName()} (${ckr(e)})`);
     }
     try {
+      this.refuseOtherKey(session, first ? opts.expect : this.publicKey);
       const pin = first ? opts.pin : this.pinAgain();
       this.logIn(slot, session, pin);
       // Private keys of any type: one of another type under the name is named, never taken for none
@@ -359,6 +362,30 @@ export class Pkcs11Signer implements Signer {
       if (e instanceof TokenError) throw e;
       throw new TokenError(`token ${this.tokenName()} failed (${ckr(e)})`);
     }
+  }
+
+  // Before the PIN is sent: a token whose public key under the name (readable without a login) is
+  // not the expected one is another token than the home's (a slot-id that now names another
+  // token, a token put in its place). Its PIN is not this one, and each wrong PIN tried counts
+  // towards locking that token's user PIN, at every start. A token whose public keys need a
+  // login shows none: the key is compared after the login, as always.
+  private refuseOtherKey(session: Buffer, expect: KeyObject | undefined): void {
+    if (!expect) return;
+    const { p, pkcs } = this;
+    const want = expect.export({ type: 'spki', format: 'der' }).subarray(SPKI_PREFIX.length);
+    const seen = this.find(session, pkcs.CKO_PUBLIC_KEY);
+    if (seen.length === 0) return;
+    for (const h of seen) {
+      const [point] = p.C_GetAttributeValue(session, h, [{ type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
+      try {
+        if (rawPoint(point).equals(want)) return;
+      } catch {
+        /* another form: not the key */
+      }
+    }
+    throw new TokenError(
+      `token ${this.tokenName()} shows another public key ${this.keyName()} than the one expected, before any login: another token than the key's (a slot renumbered?); its PIN was not tried. Name the token by token= and serial=`,
+    );
   }
 
   // Logs in with `pin`; when another key of this process has logged in to the token already, the

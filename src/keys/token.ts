@@ -1,5 +1,6 @@
 // Opening a token key from what the user gave: a pkcs11: URI (--key, or the one `init` recorded
 // in the home) and a PIN from --pin-file or CLOAKPIPE_PKCS11_PIN, never from the command line.
+import type { KeyObject } from 'node:crypto';
 import { readSecretFile, SecretFileError } from './secret-file.js';
 import { parsePkcs11Uri, UriError } from './uri.js';
 import { Pkcs11Signer, TokenError } from './pkcs11.js';
@@ -55,7 +56,7 @@ export function readPin(pinFile: string | undefined, flag = '--pin-file'): strin
 export function openTokenSigner(
   uri: string,
   pinFile: string | undefined,
-  opts: { create?: boolean; log?: (line: string) => void; role?: string; maker?: string; pinFlag?: string } = {},
+  opts: { create?: boolean; log?: (line: string) => void; role?: string; maker?: string; pinFlag?: string; expect?: KeyObject } = {},
 ): Pkcs11Signer {
   let parsed;
   try {
