@@ -33,7 +33,7 @@ export const OPTIONS = {
     help: 'the MCP endpoint as clients reach it (https:, or http: on loopback), named by the RFC 9728 metadata and the 401\'s WWW-Authenticate; needs tokens, and tokens on a wildcard --listen (0.0.0.0, ::) need it',
     defaultText: 'the --listen address and --path',
   },
-  'auth-token-file': { type: 'string', arg: 'FILE', help: 'static bearer tokens, one "TOKEN AGENT_ID" a line', defaultText: 'none (loopback only)' },
+  'auth-token-file': { type: 'string', arg: 'FILE', help: 'static bearer tokens, one "TOKEN AGENT_ID" a line (mode 0600)', defaultText: 'none (loopback only)' },
   jwks: { type: 'string', arg: 'FILE', help: 'JWT access tokens (RFC 9068) checked offline against this JWKS file (re-read when it changes); needs --issuer and --audience; the agent is the token\'s sub, else client_id', defaultText: 'none' },
   issuer: { type: 'string', arg: 'ISS', help: "the tokens' required iss" },
   audience: { type: 'string', arg: 'AUD', help: "the tokens' required aud (this resource)" },

@@ -17,7 +17,7 @@ export const OPTIONS = {
   ...SHARED,
   'upstream-url': { type: 'string', arg: 'URL', help: 'the model API base: POST PATH goes to URL + PATH (e.g. https://api.openai.com/v1, https://api.anthropic.com)' },
   listen: { type: 'string', arg: 'HOST:PORT', default: '127.0.0.1:8933', help: 'where to listen (non-loopback needs --auth-token-file)' },
-  'auth-token-file': { type: 'string', arg: 'FILE', help: 'agent tokens for the gate, one "TOKEN AGENT_ID" a line, sent as Proxy-Authorization: Bearer TOKEN', defaultText: 'none (loopback only)' },
+  'auth-token-file': { type: 'string', arg: 'FILE', help: 'agent tokens for the gate, one "TOKEN AGENT_ID" a line, sent as Proxy-Authorization: Bearer TOKEN (mode 0600)', defaultText: 'none (loopback only)' },
   'on-refusal': { type: 'string', arg: 'rewrite|error', default: 'rewrite', help: 'rewrite: the call becomes a text part; error: the response becomes HTTP 403 (an error event in a stream)' },
   'call-timeout': { type: 'string', arg: 'DURATION', default: '30m', help: 'a released call whose result no request has brought back this long ends outcome unknown' },
   'max-body': { type: 'string', arg: 'BYTES', default: String(16 * 1024 * 1024), help: 'largest request, response and stream event' },

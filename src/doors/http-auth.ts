@@ -12,10 +12,12 @@ export interface Principal {
 
 /** A token file: one `TOKEN AGENT_ID` a line; blank lines and `#` comments are skipped. */
 export function readTokenFile(path: string): StaticTokens {
-  // Another user's file (or link) could name a token of theirs for any agent; a FIFO held the start.
+  // Read as ssh reads a key: a file others may read gives their holders every agent's token
+  // (ADR 105); another user's file (or link) could name a token of theirs for any agent; a FIFO
+  // held the start.
   let text: string;
   try {
-    text = readSecretFile(path, 'token file', { anyMode: true }).toString('utf8');
+    text = readSecretFile(path, 'token file').toString('utf8');
   } catch (e) {
     throw new TokenFileError((e as Error).message);
   }

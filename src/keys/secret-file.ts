@@ -28,9 +28,9 @@ export function ownedByReader(uid: number | bigint): boolean {
 
 /**
  * The file's bytes; `what` names it in errors ("gate key", "PIN file"). Never its content in a
- * message. `anyMode`: its mode is not checked (bearer token files, which never had to be 0600).
+ * message.
  */
-export function readSecretFile(path: string, what: string, o: { anyMode?: boolean } = {}): Buffer {
+export function readSecretFile(path: string, what: string): Buffer {
   let got: ReturnType<typeof readBoundedFile>;
   try {
     const link = lstatSync(path);
@@ -44,6 +44,6 @@ export function readSecretFile(path: string, what: string, o: { anyMode?: boolea
   if (got === null) throw new SecretFileError(`${what} ${path} is larger than ${MAX_SECRET_FILE / 1024} KiB: not a key or PIN file`);
   const { stat } = got;
   if (!ownedByReader(stat.uid)) throw new SecretFileError(`${what} ${path} is owned by another user (uid ${stat.uid}): it must be yours (mode 0600)`);
-  if (!o.anyMode && (Number(stat.mode) & 0o077) !== 0) throw new SecretFileError(`${what} ${path} is readable by others (mode must be 0600)`);
+  if ((Number(stat.mode) & 0o077) !== 0) throw new SecretFileError(`${what} ${path} is readable by others (mode must be 0600)`);
   return got.bytes;
 }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
-import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe } from '../helpers/cli.js';
+import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe, tokenFile } from '../helpers/cli.js';
 import { canary } from '../helpers/capture.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
 import { listenLocal } from '../helpers/local-http.js';
@@ -40,7 +40,7 @@ before(async () => {
   if ('skip' in browserSkip) return;
   allowed = await pageServer();
   other = await pageServer();
-  const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': 'permit (principal, action, resource);\n', tokens: `${TOKEN} page-agent\n` });
+  const files: Record<string, string> = { ...writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': 'permit (principal, action, resource);\n' }), tokens: tokenFile(`${TOKEN} page-agent\n`) };
   home = makeHome();
   g = await startHttpGate({
     home,

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe, cloakpipeAsync } from '../helpers/cli.js';
+import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe, cloakpipeAsync, tokenFile } from '../helpers/cli.js';
 import { canary } from '../helpers/capture.js';
 import { httpClient, INIT, post, rawSession, startHttpGate, type HttpGate, type HttpGateOptions } from '../helpers/http-gate.js';
 
@@ -130,8 +130,7 @@ test('wrong path 404, foreign Origin 403 (an allowed one passes), --max-sessions
 test('bearer tokens: 401 with RFC 9728 metadata, each session bound to its agent, entries name the agent', async () => {
   const alice = 'tok-alice-0123456789abcdef';
   const bob = 'tok-bob-0123456789abcdef01';
-  const t = writeFiles({ tokens: `# agents\n${alice} alice\n${bob} bob\n` });
-  const g = await gate({ flags: ['--auth-token-file', t.tokens] });
+  const g = await gate({ flags: ['--auth-token-file', tokenFile(`# agents\n${alice} alice\n${bob} bob\n`)] });
   const none = await post(g.url, INIT);
   assert.equal(none.status, 401);
   const www = none.headers.get('www-authenticate')!;
@@ -155,8 +154,8 @@ test('bearer tokens: 401 with RFC 9728 metadata, each session bound to its agent
 
 test("a token holder's refusals outside a decision are tied to it: malformed and oversize bodies, a fail_closed, each entry with its session and agent", async () => {
   const alice = 'tok-alice-0123456789abcdef';
-  const t = writeFiles({ tokens: `${alice} alice\n`, 'p.cedar': PERMIT });
-  const g = await gate({ policy: t['p.cedar'], flags: ['--auth-token-file', t.tokens, '--max-body', '2048'] });
+  const t = writeFiles({ 'p.cedar': PERMIT });
+  const g = await gate({ policy: t['p.cedar'], flags: ['--auth-token-file', tokenFile(`${alice} alice\n`), '--max-body', '2048'] });
   const auth = { Authorization: `Bearer ${alice}` };
   const sid = await rawSession(g.url, auth);
   const h = { ...auth, 'Mcp-Session-Id': sid, Accept: 'application/json' };
@@ -275,9 +274,7 @@ test('canaries in arguments never reach stderr or the ledger', async () => {
 });
 
 test('session entries: each MCP session is opened and closed in the ledger (deleted, idle, shutdown), which verifies and reports', async () => {
-  const tokens = join(tempDir(), 'tokens');
-  const { writeFileSync } = await import('node:fs');
-  writeFileSync(tokens, 'tok-a-0123456789abcdef agent-a\ntok-b-0123456789abcdef agent-b\ntok-c-0123456789abcdef agent-c\n');
+  const tokens = tokenFile('tok-a-0123456789abcdef agent-a\ntok-b-0123456789abcdef agent-b\ntok-c-0123456789abcdef agent-c\n');
   // 6 s idle: long enough that a loaded machine opens all three before b's first touch.
   const g = await gate({ flags: ['--auth-token-file', tokens, '--session-idle', '6s'] });
   const open = async (token: string) => rawSession(g.url, { Authorization: `Bearer ${token}-0123456789abcdef` });

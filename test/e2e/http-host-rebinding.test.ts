@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { MEMORY, makeHome, tempDir, writeFiles } from '../helpers/cli.js';
+import { MEMORY, makeHome, tempDir, writeFiles, tokenFile } from '../helpers/cli.js';
 import { INIT, httpClient, startHttpGate, type HttpGate } from '../helpers/http-gate.js';
 import { browserSkip, launchBrowser } from '../helpers/browser.js';
 
@@ -18,7 +18,7 @@ tools:
   read_graph: { effect: read, arguments: {} }
 `;
 const TOKEN = 'tok-host-rebinding-0123456789';
-const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': 'permit (principal, action, resource);\n', tokens: `${TOKEN} host-agent\n` });
+const files: Record<string, string> = { ...writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': 'permit (principal, action, resource);\n' }), tokens: tokenFile(`${TOKEN} host-agent\n`) };
 const gates: HttpGate[] = [];
 after(async () => {
   await Promise.allSettled(gates.map((g) => g.stop()));

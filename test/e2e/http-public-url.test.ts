@@ -5,15 +5,17 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe } from '../helpers/cli.js';
+import { MEMORY, makeHome, writeFiles, tempDir, cloakpipe, tokenFile } from '../helpers/cli.js';
 import { INIT, post, startHttpGate, type HttpGate } from '../helpers/http-gate.js';
 
 const TOKEN = 'tok-public-0123456789abcdef';
-const files = writeFiles({
-  'm.yaml': 'version: 1\nrelease: http-public-url@1\ntools:\n  read_graph: { effect: read, arguments: {} }\n',
-  'p.cedar': 'permit (principal, action, resource);\n',
-  tokens: `${TOKEN} agent-p\n`,
-});
+const files: Record<string, string> = {
+  ...writeFiles({
+    'm.yaml': 'version: 1\nrelease: http-public-url@1\ntools:\n  read_graph: { effect: read, arguments: {} }\n',
+    'p.cedar': 'permit (principal, action, resource);\n',
+  }),
+  tokens: tokenFile(`${TOKEN} agent-p\n`),
+};
 const gates: HttpGate[] = [];
 after(async () => {
   await Promise.allSettled(gates.map((g) => g.stop()));

@@ -36,7 +36,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { cloakpipe, helperScript, makeHome, tempDir } from '../helpers/cli.js';
+import { cloakpipe, helperScript, makeHome, tempDir, tokenFile } from '../helpers/cli.js';
 import { call, ledgerOf, readRecord, startGate, waitFor, type Outcome } from '../helpers/gate.js';
 import { keygen } from '../helpers/recording-gate.js';
 import { INIT, rawSession, startHttpGate, type HttpGate } from '../helpers/http-gate.js';
@@ -109,7 +109,7 @@ before(() => {
     manifest: at('m.yaml', MANIFEST),
     policy: at('p.cedar', POLICY),
     permit: at('permit.cedar', 'permit (principal, action, resource);\n'),
-    tokens: at('tokens', `${TOKEN} ${AGENT}\n`),
+    tokens: tokenFile(`${TOKEN} ${AGENT}\n`),
     approverKey: join(dir, 'approver.key'),
     approverPub: join(dir, 'approver.pub'),
     release: at('release', ''),

@@ -8,18 +8,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
+import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL, tokenFile } from '../helpers/cli.js';
 import { ledgerOf } from '../helpers/gate.js';
 import { httpClient, rawSession, startHttpGate } from '../helpers/http-gate.js';
 
 const TOKEN = 'refused-unread-token-0123456789abcdef';
 
 test('POSTs refused for their headers are recorded with their digest and agent; 401 and 403 are not', { timeout: 120_000 }, async () => {
-  const f = writeFiles({
-    'm.yaml': 'version: 1\nrelease: unread@1\ntools:\n  echo: { effect: read, arguments: { message: { type: string } } }\n',
-    'p.cedar': PERMIT_ALL,
-    tokens: `${TOKEN} agent-unread\n`,
-  });
+  const f: Record<string, string> = {
+    ...writeFiles({
+      'm.yaml': 'version: 1\nrelease: unread@1\ntools:\n  echo: { effect: read, arguments: { message: { type: string } } }\n',
+      'p.cedar': PERMIT_ALL,
+    }),
+    tokens: tokenFile(`${TOKEN} agent-unread\n`),
+  };
   const home = makeHome();
   const g = await startHttpGate({ home, manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--auth-token-file', f.tokens], upstream: [process.execPath, EVERYTHING] });
   const auth = { Authorization: `Bearer ${TOKEN}` };

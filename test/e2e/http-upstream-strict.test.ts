@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { makeHome, writeFiles, PERMIT_ALL, cloakpipe, tempDir } from '../helpers/cli.js';
+import { makeHome, writeFiles, PERMIT_ALL, cloakpipe, tempDir, tokenFile } from '../helpers/cli.js';
 import { startGate, type RunningGate } from '../helpers/gate.js';
 import { httpClient, post, startHttpGate } from '../helpers/http-gate.js';
 import { CANARY, SESSION, TOOLS, startRawUpstream, type RawUpstream } from '../helpers/misbehaving-http-upstream.js';
@@ -116,8 +116,7 @@ test('--upstream-url: the gate never logs the header value or a payload, and nam
 test('http-proxy --upstream-url: the host\'s Authorization stays at the gate; the --upstream-header goes upstream; stderr holds neither', async () => {
   const upstream = await startRawUpstream();
   const dir = tempDir();
-  const tokens = join(dir, 'tokens');
-  writeFileSync(tokens, `${HOST_TOKEN} host-agent\n`);
+  const tokens = tokenFile(`${HOST_TOKEN} host-agent\n`);
   const g = await startHttpGate({
     home: makeHome(),
     manifest: files['m.yaml'],

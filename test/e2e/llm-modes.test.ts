@@ -32,7 +32,7 @@ const TOKEN_B = 'token-of-agent-b-0123456789';
 test('a tool result sent back settles its call and raises that agent\'s label; the next proposal is decided under it', async () => {
   const s = llmSetup();
   const tokens = join(s.dir, 'tokens');
-  writeFileSync(tokens, `${TOKEN_A} agent-a\n${TOKEN_B} agent-b\n`);
+  writeFileSync(tokens, `${TOKEN_A} agent-a\n${TOKEN_B} agent-b\n`, { mode: 0o600 });
   const g = await startLlmGate(s, fake.url, ['--auth-token-file', tokens]);
   try {
     // No token, no answer.

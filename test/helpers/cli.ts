@@ -51,6 +51,13 @@ export function makeHome(): string {
   return home;
 }
 
+/** A login token file (`--auth-token-file`), owner-only as the gate requires; returns its path. */
+export function tokenFile(text: string): string {
+  const p = join(tempDir('cloakpipe-tokens-'), 'tokens');
+  writeFileSync(p, text, { mode: 0o600 });
+  return p;
+}
+
 /** Write files into a fresh directory; returns path by name. */
 export function writeFiles(files: Record<string, string | object>): Record<string, string> {
   const dir = tempDir('cloakpipe-files-');

@@ -1,10 +1,11 @@
 // The refusals of a login token file read as a secret file is (keys/secret-file.ts), one set for
-// every command that reads one: a file owned by another user (who could put a token of theirs in
-// it), a link owned by another user, or anything but a regular file (a FIFO held the start for
-// ever) is refused, exit 2, named, before anything listens; the token is never echoed.
+// every command that reads one: a file others may read or write (ADR 105, as ssh refuses a key),
+// a file owned by another user (who could put a token of theirs in it), a link owned by another
+// user, or anything but a regular file (a FIFO held the start for ever) is refused, exit 2,
+// named, before anything listens; the token is never echoed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chownSync, lchownSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, lchownSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync, type SpawnSyncReturns } from 'node:child_process';
 import { join } from 'node:path';
 import { tempDir } from './cli.js';
@@ -30,6 +31,14 @@ export function tokenFileRefusals(serve: (file: string) => SpawnSyncReturns<stri
     assert.match(r.stderr, why);
     assert.doesNotMatch(r.stderr + r.stdout, /CANARY/, 'no token is echoed');
   };
+
+  test('a token file its group or others may read or write is refused', () => {
+    for (const mode of [0o644, 0o640, 0o604, 0o620]) {
+      const p = tokenFile(`mode-${mode.toString(8)}`);
+      chmodSync(p, mode); // not through the umask
+      refused(p, /readable by others \(mode must be 0600\)/);
+    }
+  });
 
   test('a token file owned by another user is refused', asRoot, () => {
     const p = tokenFile('theirs');
