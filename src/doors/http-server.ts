@@ -166,7 +166,7 @@ export class HttpDoor {
           this.endSession(s, 'deleted');
           return send(res, 200, null);
         }
-        if (!accepts(req, 'text/event-stream')) return send(res, 406, rpcError(-32000, 'Not Acceptable: the GET stream is text/event-stream'));
+        if (accepts(req, 'text/event-stream') <= 0) return send(res, 406, rpcError(-32000, 'Not Acceptable: the GET stream is text/event-stream'));
         if (!s.transport.openStream(res)) return send(res, 409, rpcError(-32000, 'Conflict: this session already has a GET stream'));
         return;
       }
@@ -197,9 +197,11 @@ export class HttpDoor {
     const who = this.whoOf(named, principal);
     const type = header(req, 'content-type') ?? '';
     if (!/^application\/json\b/i.test(type)) return this.refuseUnread(req, res, 415, 'Unsupported Media Type: the body must be application/json', who);
-    const wantsJson = accepts(req, 'application/json');
-    const wantsSse = accepts(req, 'text/event-stream');
-    if (!wantsJson && !wantsSse) return this.refuseUnread(req, res, 406, 'Not Acceptable: application/json or text/event-stream', who);
+    const json = accepts(req, 'application/json');
+    const sse = accepts(req, 'text/event-stream');
+    if (json <= 0 && sse <= 0) return this.refuseUnread(req, res, 406, 'Not Acceptable: application/json or text/event-stream', who);
+    // A stream unless the client prefers JSON (SSE also carries the call's requests to the host).
+    const wantsSse = sse > 0 && sse >= json;
     // Past --max-in-flight a body waits unread (bounded), not read whole into the gate.
     if (named) this.touch(named); // a request that waits to be read is not idleness
     // A body of no declared length (chunked) shows whether it is small by its first CONTROL_BYTES:
@@ -465,13 +467,29 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-function accepts(req: IncomingMessage, type: string): boolean {
+/**
+ * How much the request's `Accept` wants `type` (RFC 9110 12.5.1): the q of the most specific
+ * range naming it (`type`, then `major/*`, then `*\/*`), 0 when none does or that q is 0 ("not
+ * acceptable"). No Accept: JSON only. A range with a q that is not a number is left out.
+ */
+function accepts(req: IncomingMessage, type: string): number {
   const a = header(req, 'accept');
-  if (a === undefined) return type === 'application/json';
-  return a.split(',').some((p) => {
-    const t = p.split(';')[0].trim().toLowerCase();
-    return t === type || t === '*/*' || t === `${type.split('/')[0]}/*`;
-  });
+  if (a === undefined) return type === 'application/json' ? 1 : 0;
+  const ranges = [type, `${type.split('/')[0]}/*`, '*/*'];
+  let best = 0;
+  let specificity = ranges.length;
+  for (const part of a.split(',')) {
+    const [range, ...params] = part.split(';');
+    const at = ranges.indexOf(range.trim().toLowerCase());
+    if (at < 0 || at > specificity) continue;
+    const qParam = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q)) continue;
+    // The most specific range decides; among ranges as specific, the highest q.
+    best = at < specificity ? q : Math.max(best, q);
+    specificity = at;
+  }
+  return Math.min(Math.max(best, 0), 1);
 }
 
 function send(res: ServerResponse, status: number, body: JsonObject | null, headers: Record<string, string> = {}): void {
