@@ -117,11 +117,15 @@ export class Gate {
   /** Append entries (a label rise) in one transaction; one the store cannot take now is kept
    *  and tried again until it can (unrecorded.ts): the rise happened, its entry is not lost. */
   private appendAll(entries: EntryFields[]): void {
-    if (entries.length === 0) return;
+    if (entries.length > 0) this.recordKept(() => entries);
+  }
+
+  /** The entries `make` returns inside a transaction, appended once, kept and tried again while the store fails. */
+  private recordKept(make: () => EntryFields[]): void {
     this.unrecorded.record(
       this.once(() => {
         let first: LedgerEntry | undefined;
-        for (const f of entries) {
+        for (const f of make()) {
           const e = this.parts.ledger.appendInTx(f);
           first ??= e;
         }
@@ -231,8 +235,8 @@ export class Gate {
       return;
     }
     if (seen.size === 0) return;
-    // Not durable on failure: the in-memory view still refuses changed tools.
-    void this.parts.commit.run(() => pins.recordList(seen, this.clock()).forEach((f) => this.parts.ledger.appendInTx(f))).catch(() => undefined);
+    // Kept while the store fails: a first pin dropped here let a later listing pin a changed definition.
+    this.recordKept(() => pins.recordList(seen, this.clock()));
   }
 
   /** Append an entry on its own (start-up, shutdown, operator actions). */
