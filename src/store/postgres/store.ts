@@ -450,6 +450,8 @@ export async function registeredGates(url: string, schema = 'cloakpipe', timeout
 
 /** Rows of a chain fetched a page at a time: a page's bodies are what the heap holds. */
 const CHAIN_PAGE = 2000;
+/** Anchors a page: a Rekor entry or a TSA token is kilobytes, and a page is what the heap holds. */
+const ANCHOR_PAGE = 32;
 
 /**
  * One gate's chain and anchors, read in one REPEATABLE READ snapshot (export, verify) a page at a
@@ -476,11 +478,22 @@ export async function postgresLedgerSnapshot(url: string, gateId: string, schema
         after = rows[rows.length - 1].seq;
       }
     }
-    const anchors = async () =>
-      (await c.query<{ epoch: string; kind: string; data: string }>(`SELECT epoch_seq AS epoch, kind, data FROM ${s}.anchors WHERE gate_id = $1 ORDER BY epoch_seq, kind`, [gateId])).rows.map(
-        (r) => ({ epoch: Number(r.epoch), kind: r.kind, data: r.data }),
-      );
-    const snap = await copiedChain(pages(), anchors);
+    async function* anchors() {
+      // Keyset pages in (epoch, kind) order; a page of tokens is what the heap holds.
+      let after: [string, string] | null = null;
+      for (;;) {
+        const rows: { epoch: string; kind: string; data: string }[] = (
+          await c.query(
+            `SELECT epoch_seq AS epoch, kind, data FROM ${s}.anchors WHERE gate_id = $1 AND ($2::bigint IS NULL OR (epoch_seq, kind) > ($2::bigint, $3::text)) ORDER BY epoch_seq, kind LIMIT ${ANCHOR_PAGE}`,
+            [gateId, after?.[0] ?? null, after?.[1] ?? null],
+          )
+        ).rows;
+        if (rows.length === 0) return;
+        yield rows.map((r) => ({ epoch: Number(r.epoch), kind: r.kind, data: r.data }));
+        after = [rows[rows.length - 1].epoch, rows[rows.length - 1].kind];
+      }
+    }
+    const snap = await copiedChain(pages(), anchors());
     try {
       await c.query('COMMIT');
     } catch (e) {

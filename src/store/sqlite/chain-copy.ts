@@ -20,8 +20,8 @@ export interface ChainRow {
   body: string;
 }
 
-/** `pages` (the chain in seq order, a page at a time) and `anchors`, as a snapshot over their copy. */
-export async function copiedChain(pages: AsyncIterable<ChainRow[]>, anchors: () => Promise<AnchorRow[]>): Promise<LedgerSnapshot> {
+/** `pages` (the chain in seq order, a page at a time) and `anchors` (a page at a time), as a snapshot over their copy. */
+export async function copiedChain(pages: AsyncIterable<ChainRow[]>, anchors: AsyncIterable<AnchorRow[]>): Promise<LedgerSnapshot> {
   // A signal (Ctrl-C, SIGTERM) while the copy is made or read removes it before the command
   // ends by that signal: a copy of a whole chain was left in the temporary folder for good.
   let dir = '';
@@ -41,11 +41,11 @@ export async function copiedChain(pages: AsyncIterable<ChainRow[]>, anchors: () 
       const insertPage = db.transaction((rows: ChainRow[]) => {
         for (const r of rows) entry.run(r.seq, r.ts, r.kind, r.hash, r.body);
       });
+      const insertAnchors = db.transaction((rows: AnchorRow[]) => {
+        for (const a of rows) anchor.run(a.epoch, a.kind, a.data);
+      });
       for await (const page of pages) insertPage(page);
-      const all = await anchors();
-      db.transaction(() => {
-        for (const a of all) anchor.run(a.epoch, a.kind, a.data);
-      })();
+      for await (const page of anchors) insertAnchors(page); // a page at a time, as entries: a token is kilobytes
     } finally {
       db.close();
     }
