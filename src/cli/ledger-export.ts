@@ -3,7 +3,7 @@
 // shared store, one gate's chain (this home's, or --gate NAME), or --all: one file per gate
 // (ADR 029), each verifiable alone against that gate's key.
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseFlags, required, UsageError } from './args.js';
 import { openChains, type ChainView } from '../home/open.js';
@@ -21,6 +21,8 @@ key, the entries in order, then the anchors), atomically: the home's ledger, or 
 (or CLOAKPIPE_STORE) the chain of this home's gate in the shared store, or of --gate NAME. With
 --all, every registered gate's chain, each to DIR/NAME.jsonl (a header naming the gate and its
 registered key), each verified alone: cloakpipe verify --ledger DIR/NAME.jsonl --public-key PEM.
+A gate that cannot be exported (a forged registration) is named, and its earlier export in DIR,
+if any, renamed NAME.jsonl.stale.
 `;
 
 /** Why a registered chain cannot be exported (a row written around init), or its key. */
@@ -41,6 +43,18 @@ function keyOf(v: ChainView, all: boolean): KeyObject | string {
   throw new UsageError(`the key registered for gate ${JSON.stringify(v.gateId)} ${problem}`);
 }
 
+/**
+ * A gate --all skips keeps no DIR/NAME.jsonl an auditor would take for this export's: an earlier
+ * export of it is renamed NAME.jsonl.stale (kept, as evidence of what it was). Returns its new path.
+ */
+function markStale(dir: string, gateId: string): string | null {
+  if (!GATE_ID.test(gateId)) return null; // not a file name of ours
+  const file = join(dir, `${gateId}.jsonl`);
+  if (!existsSync(file)) return null;
+  renameSync(file, `${file}.stale`);
+  return `${file}.stale`;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { out: { type: 'string' }, home: { type: 'string' }, json: { type: 'boolean' }, all: { type: 'boolean' }, ...STORE_OPTION, ...GATE_OPTION });
   if (values.help) return void process.stdout.write(HELP), 0;
@@ -55,7 +69,12 @@ export async function run(argv: string[]): Promise<number> {
       if (typeof key === 'string') {
         // One forged registration is that gate's failure, not every other gate's (as verify --store).
         ok = false;
-        process.stdout.write(values.json ? JSON.stringify({ gate: v.gateId, error: key }) + '\n' : `gate ${shownGate(v.gateId!)}: not exported: ${key}\n`);
+        const stale = values.all ? markStale(out, v.gateId!) : null;
+        process.stdout.write(
+          values.json
+            ? JSON.stringify({ gate: v.gateId, error: key, ...(stale ? { stale } : {}) }) + '\n'
+            : `gate ${shownGate(v.gateId!)}: not exported: ${key}${stale ? `; its earlier export is now ${stale}` : ''}\n`,
+        );
         continue;
       }
       const file = values.all ? join(out, `${v.gateId!}.jsonl`) : out;
