@@ -28,6 +28,12 @@ test('overhead: direct, relay, durable relay and gate, with the added latency, t
   assert.match(out, new RegExp(String.raw`\| gate added p50 over its warm-up \(its first 2 calls, not in the figures above\) +\| +— \| +${MS} ms \| +warm-up \|`));
 });
 
+test('readable: the model\'s reading of each kind of text beside one rule\'s scan', () => {
+  const out = run('readable.js', ['--n', '20', '--warmup', '2']);
+  assert.match(out, /## Readable: the model's reading of 1 KiB of text, 20 runs each/);
+  for (const [text, twice] of [['ASCII', 'no'], ['Latin with accents', 'no'], ['Russian', 'yes'], ['Greek', 'yes']]) assert.match(out, new RegExp(`\\| ${text} +\\| +[0-9.]+ \\| +[0-9.]+ \\| +[0-9.]+ \\| +${twice} \\|`), text);
+});
+
 test('throughput: 1, 8 and 64 in flight on each path', () => {
   const out = run('throughput.js', ['--n', '64', '--warmup', '8']);
   assert.match(out, /## Throughput/);
