@@ -6,6 +6,7 @@ import { splitCommandLine } from './upstream-command.js';
 import { UPSTREAM_URL_OPTIONS, upstreamHeadersFrom } from './upstream-url.js';
 import { checkDraftLoads, draftFromTools, draftSource } from '../onboarding/draft.js';
 import { listServerTools, ServerError, type ServerTarget } from '../onboarding/list-tools.js';
+import { visible } from './visible.js';
 
 const OPTIONS = {
   out: { type: 'string', arg: 'FILE', help: 'write the manifest to FILE and the policy beside it (FILE with .cedar)', defaultText: 'both to stdout, the policy as a trailing comment' },
@@ -69,7 +70,7 @@ export async function run(argv: string[]): Promise<number> {
     listed = await listServerTools(target, timeoutMs);
   } catch (e) {
     if (!(e instanceof ServerError)) throw e;
-    process.stderr.write(`cloakpipe manifest draft: ${e.message}\n`);
+    process.stderr.write(`cloakpipe manifest draft: ${visible(e.message)}\n`); // the server's own error text
     return 2;
   }
   const release = values.release ?? listed.release;
@@ -89,6 +90,6 @@ export async function run(argv: string[]): Promise<number> {
   else if (policyOut !== undefined) process.stdout.write(draft.manifest);
   else process.stdout.write(draft.manifest + '# ---- policy.cedar ----\n' + draft.policy.replace(/^(?=.)/gm, '# ').replace(/^$/gm, '#'));
   if (out !== undefined) process.stderr.write(`cloakpipe manifest draft: ${draft.declared.length} tools → ${out}, policy → ${policyOut}\n`);
-  for (const s of draft.skipped) process.stderr.write(`cloakpipe manifest draft: not declared: ${JSON.stringify(s.name)}: ${s.why}\n`);
+  for (const s of draft.skipped) process.stderr.write(`cloakpipe manifest draft: not declared: ${visible(JSON.stringify(s.name))}: ${visible(s.why)}\n`);
   return 0;
 }

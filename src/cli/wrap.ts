@@ -13,6 +13,7 @@ import { ConfigError } from '../onboarding/host-config.js';
 import { configLabel, isSystemError, serverNames, unwrapFile, wrapFile } from '../onboarding/wrap.js';
 import { parseDuration } from '../util/duration.js';
 import { HomeBusy, lockHome } from '../onboarding/home-lock.js';
+import { visible, visibleLines } from './visible.js';
 
 const WRAP_OPTIONS = {
   host: { type: 'string', multiple: true, arg: `${HOSTS.join('|')}|FILE`, help: "a host (its user and project configs) or a config file", defaultText: 'every host' },
@@ -107,7 +108,8 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   // PATH lookup, no shell.
   const main = realpathSync(fileURLToPath(new URL('./main.js', import.meta.url)));
   const flags = home.dir === resolve(join(homedir(), '.cloakpipe')) ? [] : ['--home', home.dir];
-  const say = (line: string) => process.stderr.write(`cloakpipe ${name}: ${line}\n`);
+  // Lines carry a server's own error text, names and paths from configs a repository wrote: no escape sequence reaches the terminal.
+  const say = (line: string) => process.stderr.write(`cloakpipe ${name}: ${visible(line)}\n`);
   // A --server that names nothing would leave the server the user meant ungated, silently:
   // refused before anything is written, naming what was searched.
   if (v.server) {
@@ -137,7 +139,7 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
       return 2;
     }
   }
-  const common = { homeDir: home.dir, only: v.server ? new Set(v.server) : undefined, dryRun: v['dry-run'] === true, say, out: (t: string) => process.stdout.write(t) };
+  const common = { homeDir: home.dir, only: v.server ? new Set(v.server) : undefined, dryRun: v['dry-run'] === true, say, out: (t: string) => process.stdout.write(visibleLines(t)) };
   let failed = 0;
   let seen = 0;
   let release;
