@@ -110,6 +110,10 @@ export class HttpUpstreamTransport implements Transport {
   private streamTimer: NodeJS.Timeout | undefined;
   private lastEventId: string | undefined;
   private closed = false;
+  // Bodies and event streams being read: paused while the host reads nothing (the relay's
+  // pause()), so what waits for the host stays bounded and the rest waits in the sockets.
+  private readonly reading = new Set<IncomingMessage>();
+  private paused = false;
 
   constructor(private readonly o: HttpUpstreamOptions) {
     this.url = o.url;
@@ -123,6 +127,24 @@ export class HttpUpstreamTransport implements Transport {
 
   /** Nothing to start: the host's initialize opens the upstream session. */
   async start(): Promise<void> {}
+
+  /** Stop reading the server's bodies and streams (the host is not reading what the gate sends it). */
+  pause(): void {
+    this.paused = true;
+    for (const res of this.reading) res.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    for (const res of this.reading) res.resume();
+  }
+
+  /** `res` is read from now on (its 'data' listener is on): it pauses and resumes with the others. */
+  private reads(res: IncomingMessage): void {
+    this.reading.add(res);
+    res.on('close', () => this.reading.delete(res));
+    if (this.paused) res.pause();
+  }
 
   /** The session id the server gave (tests, diagnostics): never logged. */
   get session(): string | undefined {
@@ -268,6 +290,7 @@ export class HttpUpstreamTransport implements Transport {
       }
       chunks.push(c);
     });
+    this.reads(res);
     res.on('end', () => {
       if (over) return;
       const bytes = Buffer.concat(chunks);
@@ -423,6 +446,7 @@ export class HttpUpstreamTransport implements Transport {
       );
     });
     res.on('error', () => undefined);
+    this.reads(res);
     return { parser, broken: () => broken };
   }
 

@@ -1,0 +1,97 @@
+// A host that stops reading the gate's stdout while a remote server (--upstream-url) streams
+// notifications on a call's event stream: the HTTP upstream transport could not pause, so the
+// gate read the whole stream and queued it for the host, growing without end. Now, past 8 MiB
+// the host has not read, the gate stops reading the server's streams until the host catches up,
+// as it does a stdio server's; nothing is lost. Real binary, raw host, a raw Streamable HTTP
+// server that writes its stream only as fast as its socket takes it (as a server should).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import { listenLocal } from '../helpers/local-http.js';
+import { makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
+import { RawGate } from '../helpers/raw-gate.js';
+import { answerTo } from '../helpers/raw-session.js';
+
+const MANIFEST = `version: 1
+release: upstream-http-host-unread@1
+tools:
+  flood: { effect: read, arguments: { count: { type: integer }, bytes: { type: integer } } }
+`;
+const MIB = 1024 * 1024;
+const FLOOD = 192; // notifications of 1 MiB each
+
+const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const readBytes = (pid: number) => Number(/rchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
+
+/** Streams `count` notifications then the call's answer on `res`, each write waiting for the socket. */
+async function flood(res: ServerResponse, id: unknown, count: number, bytes: number, sent: { n: number }): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const data = 'f'.repeat(bytes);
+  const event = (m: object) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
+  for (let n = 0; n < count; n++) {
+    sent.n++;
+    if (!res.write(event({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { n, data } } }))) {
+      await new Promise((r) => res.once('drain', r));
+    }
+  }
+  res.end(event({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: `flooded ${count}` }] } }));
+}
+
+test('a host that reads nothing while a remote server streams to it: the gate stops reading the stream instead of holding it', { timeout: 300_000 }, async () => {
+  const sent = { n: 0 };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      const m = JSON.parse(body) as { id?: unknown; method: string; params?: any };
+      if (m.id === undefined) return void res.writeHead(202).end();
+      const json = (result: object) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'flood-1' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+      };
+      if (m.method === 'initialize') return json({ protocolVersion: m.params.protocolVersion, capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'flooding-http', version: '1' } });
+      if (m.method === 'ping') return json({ _meta: { sent: sent.n } });
+      if (m.method === 'tools/call' && m.params?.name === 'flood') return void flood(res, m.id, m.params.arguments.count, m.params.arguments.bytes, sent);
+      json({});
+    });
+  });
+  const local = await listenLocal(server);
+  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--upstream-url', local.url], upstream: [] });
+  try {
+    await gate.initialize();
+    const pid = gate.child.pid!;
+    const before = rss(pid);
+    const readBefore = readBytes(pid);
+    gate.child.stdout!.pause(); // the host stops reading
+    gate.send(JSON.stringify({ jsonrpc: '2.0', id: 'flood', method: 'tools/call', params: { name: 'flood', arguments: { count: FLOOD, bytes: MIB - 200 } } }) + '\n');
+    // Wait until the gate has read nothing for 2 s (it stopped reading), or has read the whole flood.
+    let last = readBytes(pid);
+    for (let still = 0, waited = 0; still < 20 && last - readBefore < FLOOD * MIB; waited++) {
+      assert.ok(waited < 1200, 'the gate goes on reading for two minutes');
+      await new Promise((r) => setTimeout(r, 100));
+      const read = readBytes(pid);
+      still = read === last ? still + 1 : 0;
+      last = read;
+    }
+    const grown = rss(pid) - before;
+    assert.ok(grown < 64 * MIB, `the gate grew by ${Math.round(grown / MIB)} MiB while the host read nothing (${FLOOD} MiB sent its way)`);
+
+    // The host reads again: every notification, in order, then the call's answer.
+    gate.child.stdout!.resume();
+    const seen: number[] = [];
+    for (;;) {
+      const m = await gate.next(120_000);
+      if (m.method === 'notifications/message') seen.push(m.params.data.n);
+      else if (m.id === 'flood') break;
+    }
+    assert.deepEqual(seen, [...Array(FLOOD).keys()], 'nothing lost, nothing reordered');
+    gate.send(JSON.stringify({ jsonrpc: '2.0', id: 'count', method: 'ping' }) + '\n');
+    assert.equal((await answerTo(gate, 'count')).result._meta.sent, FLOOD);
+    assert.equal(await gate.end(), 0);
+  } finally {
+    await local.close();
+  }
+});
