@@ -12,7 +12,7 @@ import type { LedgerSnapshot, Store } from '../store/ports.js';
 import { openLedgerSnapshot, openSqliteStore } from '../store/sqlite/store.js';
 import { storeTarget } from '../store/target.js';
 import { loadGateKey, loadPublicKey, type GateKey } from '../ledger/keys.js';
-import { openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
+import { OtherKeyError, openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
 import { Ledger, LedgerError } from '../ledger/ledger.js';
 import { chainSealer } from '../ledger/seal.js';
 
@@ -77,17 +77,19 @@ export function openGateKey(paths: HomePaths, opts: KeyOptions = {}): GateKey {
   } catch (e) {
     throw new HomeError(`${(e as Error).message}: the home records no public key for its token key`);
   }
+  const notOurs = (why: string) => new HomeError(`the key ${uri} is not this home's gate key (${paths.pub}): name the token key init recorded${why}`);
   let signer;
   try {
     // gate.pub before the token: a token showing another key is refused before its PIN is tried.
     signer = openTokenSigner(uri, opts.key?.pinFile, { log: opts.log, expect: pub });
   } catch (e) {
+    if (e instanceof OtherKeyError) throw notOurs(` (${e.message})`);
     if (e instanceof TokenError) throw new HomeError(`gate key: ${e.message}`);
     throw e;
   }
   if (!pub.equals(signer.publicKey)) {
     signer.close();
-    throw new HomeError(`the key ${uri} is not this home's gate key (${paths.pub}): name the token key init recorded`);
+    throw notOurs('');
   }
   return signer;
 }

@@ -20,6 +20,9 @@ import { ThreadHeld } from '../ledger/seal.js';
 
 export class TokenError extends Error {}
 
+/** The token shows another public key under the name than the one expected, before any login. */
+export class OtherKeyError extends TokenError {}
+
 // PKCS#11 3.0 values pkcs11js does not name.
 const CKK_EC_EDWARDS = 0x40;
 const CKM_EC_EDWARDS_KEY_PAIR_GEN = 0x1055;
@@ -383,8 +386,8 @@ export class Pkcs11Signer implements Signer {
         /* another form: not the key */
       }
     }
-    throw new TokenError(
-      `token ${this.tokenName()} shows another public key ${this.keyName()} than the one expected, before any login: another token than the key's (a slot renumbered?); its PIN was not tried. Name the token by token= and serial=`,
+    throw new OtherKeyError(
+      `token ${this.tokenName()} shows a public key ${this.keyName()} that is not the one expected (seen before any login: its PIN was not tried; a slot renumbered? name the token by token= and serial=)`,
     );
   }
 

@@ -3,9 +3,9 @@
 import type { KeyObject } from 'node:crypto';
 import { readSecretFile, SecretFileError } from './secret-file.js';
 import { parsePkcs11Uri, UriError } from './uri.js';
-import { Pkcs11Signer, TokenError } from './pkcs11.js';
+import { OtherKeyError, Pkcs11Signer, TokenError } from './pkcs11.js';
 
-export { TokenError };
+export { OtherKeyError, TokenError };
 
 /** How a command names its key: a token URI and where its PIN is (both optional). */
 export interface KeyChoice {

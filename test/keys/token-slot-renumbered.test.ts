@@ -47,7 +47,7 @@ test('a slot-id naming another token than the home\'s: exit 2, named, and no PIN
     { env, input: '' },
   );
   assert.equal(r.status, 2, r.stderr);
-  assert.match(r.stderr, /shows another public key object="gate" than the one expected, before any login: .*its PIN was not tried/);
+  assert.match(r.stderr, /is not this home's gate key .*shows a public key object="gate" that is not the one expected \(seen before any login: its PIN was not tried; a slot renumbered\?/);
   assert.equal(existsSync(marker), false, 'nothing spawned');
   assert.deepEqual(tok.logins().slice(before), [], 'no login was tried in the other token');
   assert.ok(!r.stderr.includes(tok.pin) && !r.stderr.includes(other.pin));
