@@ -41,7 +41,7 @@ export class PinSession {
   private continues = false;
 
   /** A listing shown to the host could not be read (an error in seeList): which definition
-   *  changed is unknown, so no declared tool is checked against its pin again in this session. */
+   *  changed is unknown, so every call of this session to a declared tool is refused. */
   private unreadListing = false;
 
   /** The host was shown a listing this session failed to read (the gate's catch: fail closed). */
