@@ -167,8 +167,7 @@ export class HttpDoor {
           return send(res, 200, null);
         }
         if (accepts(req, 'text/event-stream') <= 0) return send(res, 406, rpcError(-32000, 'Not Acceptable: the GET stream is text/event-stream'));
-        if (!s.transport.openStream(res)) return send(res, 409, rpcError(-32000, 'Conflict: this session already has a GET stream'));
-        return;
+        return s.transport.openStream(res);
       }
       default:
         return send(res, 405, rpcError(-32000, 'Method Not Allowed'), { Allow: 'GET, POST, DELETE' });

@@ -16,6 +16,12 @@ interface Waiting {
   progressToken?: string;
 }
 
+/**
+ * How often an idle GET stream carries an SSE comment: bytes on the wire let TCP find a client
+ * gone without a FIN (and keep proxies that cut idle connections from cutting it).
+ */
+export const HEARTBEAT_MS = 15_000;
+
 /** Server messages held for a GET stream not yet open; beyond this the oldest are dropped. */
 const BACKLOG = 256;
 /**
@@ -157,18 +163,24 @@ export class HttpSessionTransport implements Transport {
     this.flush();
   }
 
-  /** The GET stream: the server's requests and notifications not tied to a request. */
-  openStream(res: ServerResponse): boolean {
-    if (this.stream && !this.stream.writableEnded) return false;
+  /**
+   * The GET stream: the server's requests and notifications not tied to a request. A new GET of
+   * the session replaces the one open (which is ended): a client that lost its connection without
+   * a FIN (a network change, a sleep) reconnects long before TCP gives the old one up.
+   */
+  openStream(res: ServerResponse): void {
+    const old = this.stream;
     this.stream = res;
+    old?.end();
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     res.flushHeaders();
+    const beat = setInterval(() => void (res.writableEnded || res.write(': keep-alive\n\n')), HEARTBEAT_MS).unref();
     res.on('close', () => {
+      clearInterval(beat);
       if (this.stream === res) this.stream = null;
     });
     for (const m of this.backlog.splice(0)) writeEvent(res, m);
     this.backlogBytes = 0;
-    return true;
   }
 
   /** A POST is waiting for the answer to this id. */
