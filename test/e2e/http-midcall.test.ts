@@ -5,12 +5,12 @@
 // entry), and a session deleted while its call runs (its upstream still counts).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { execFileSync } from 'node:child_process';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, EVERYTHING, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
+import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
+import { ledgerOfAsync } from '../helpers/gate.js';
 import { httpClient, post, rawSession, startHttpGate, type HttpGate } from '../helpers/http-gate.js';
 
 const MANIFEST = `version: 1
@@ -26,7 +26,6 @@ tools:
       duration: { type: number, maximum: 30 }
       steps: { type: integer, maximum: 10 }
 `;
-const run = promisify(execFile);
 const files = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
 const gates: HttpGate[] = [];
 after(async () => {
@@ -40,16 +39,7 @@ async function gate(flags: string[] = []): Promise<HttpGate & { home: string }> 
   return Object.assign(g, { home });
 }
 
-/**
- * The ledger, read by the real binary in a child this process does not wait on: a spawnSync
- * stalled this event loop for the whole read, so the SDK's and fetch's kept-alive sockets
- * outlived the gate's 5 s idle close unseen, and the next POST went out on a closed socket
- * ('other side closed') under load.
- */
-const entries = async (home: string): Promise<any[]> => {
-  const { stdout } = await run(process.execPath, [CLI, 'ledger', 'show', '--home', home, '--json'], { timeout: 30_000, maxBuffer: 64 << 20 });
-  return stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-};
+const entries = (home: string): Promise<any[]> => ledgerOfAsync(home); // not spawnSync: this file holds kept-alive connections
 
 /** The gate's upstream processes (its children, but for each one's orphan watchdog: ADR 046). */
 const upstreams = (g: HttpGate): number[] =>

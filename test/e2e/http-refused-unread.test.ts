@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { EVERYTHING, makeHome, writeFiles, PERMIT_ALL, tokenFile } from '../helpers/cli.js';
-import { ledgerOf } from '../helpers/gate.js';
+import { ledgerOfAsync } from '../helpers/gate.js';
 import { httpClient, rawSession, startHttpGate } from '../helpers/http-gate.js';
 
 const TOKEN = 'refused-unread-token-0123456789abcdef';
@@ -49,21 +49,21 @@ test('POSTs refused for their headers are recorded with their digest and agent; 
       assert.equal(answer.error.data.reason, 'invalid_request', c.name);
       digests.push(`sha256:${createHash('sha256').update(body).digest('hex')}`);
     }
-    const recorded = (d: string) => ledgerOf(home).filter((e) => e.kind === 'decision' && e.line_digest === d);
+    const ledger = await ledgerOfAsync(home);
     for (const [n, d] of digests.entries()) {
-      const [e, ...more] = recorded(d);
+      const [e, ...more] = ledger.filter((e) => e.kind === 'decision' && e.line_digest === d);
       assert.ok(e, `${cases[n].name}: recorded`);
       assert.equal(more.length, 0);
       assert.equal(e.reason, 'invalid_request');
       assert.equal(e.agent, 'agent-unread', `${cases[n].name}: the token's agent`);
     }
     // Before the token and origin checks: answered, never recorded.
-    const before = ledgerOf(home).length;
+    const before = (await ledgerOfAsync(home)).length;
     const stranger = await fetch(g.url, { method: 'POST', headers: { 'Content-Type': 'text/plain', Authorization: 'Bearer wrong' }, body: 'x' });
     assert.equal(stranger.status, 401);
     const page = await fetch(g.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: 'https://evil.example', ...auth }, body: '{}' });
     assert.equal(page.status, 403);
-    assert.equal(ledgerOf(home).length, before, '401 and 403 add no entry');
+    assert.equal((await ledgerOfAsync(home)).length, before, '401 and 403 add no entry');
     // The session goes on, and an SDK host calls as before.
     const c = await httpClient(g.url, auth);
     const echo = await c.callTool({ name: 'echo', arguments: { message: 'after the refusals' } });

@@ -3,7 +3,9 @@
 // information flow, a bare server) builds its options and starts its gates here; raw-gate.ts
 // drives the same command line with raw bytes. Also what every test reads back: the gate's
 // answer to a call, the upstream's record of calls, the ledger.
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { after } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -152,6 +154,17 @@ export function ledgerOf(home: string): Record<string, any>[] {
   const r = cloakpipe(['ledger', 'show', '--json', '--home', home]);
   if (r.status !== 0) throw new Error(`ledger show failed: ${r.stderr}`);
   return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/**
+ * The ledger, read by the real binary in a child this process does not wait on, for tests that
+ * hold kept-alive HTTP connections to a gate: a spawnSync stalls this event loop for the whole
+ * read, so a socket outlives the gate's 5 s idle close unseen, and the next request goes out on
+ * a closed socket ('other side closed') under load.
+ */
+export async function ledgerOfAsync(home: string): Promise<Record<string, any>[]> {
+  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'ledger', 'show', '--json', '--home', home], { timeout: 30_000, maxBuffer: 64 << 20 });
+  return stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
 export const decisions = (home: string) => ledgerOf(home).filter((e) => e.kind === 'decision');
