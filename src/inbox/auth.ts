@@ -77,13 +77,17 @@ export class Sessions {
     return !!s && s.expires > this.clock();
   }
 
-  /** The session a Cookie header names, or null. */
+  /**
+   * The session a Cookie header names, or null. Each cookie of the name is tried: any server on
+   * another port of this host can set one (a cookie knows no port), with a longer Path, which the
+   * browser then sends first (RFC 6265 5.4); taking the first locked the page out for good.
+   */
   fromCookie(header: string | undefined): { id: string; csrf: string } | null {
-    const id = cookieValue(header, COOKIE);
-    if (id === undefined) return null;
-    const s = this.sessions.get(id);
-    if (!s || s.expires <= this.clock()) return null;
-    return { id, csrf: s.csrf };
+    for (const id of cookieValues(header, COOKIE)) {
+      const s = this.sessions.get(id);
+      if (s && s.expires > this.clock()) return { id, csrf: s.csrf };
+    }
+    return null;
   }
 
   /** Whether `presented` is this session's API token (constant time). */
@@ -102,11 +106,11 @@ export class Sessions {
   }
 }
 
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
+function cookieValues(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
+  for (const part of header?.split(';') ?? []) {
     const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+    if (i > 0 && part.slice(0, i).trim() === name) values.push(part.slice(i + 1).trim());
   }
-  return undefined;
+  return values;
 }
