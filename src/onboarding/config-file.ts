@@ -73,6 +73,7 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  * removed.
  */
 export function removeLeftovers(cfg: HostConfig, dryRun: boolean): string[] {
+  if (linkedFromProject(cfg)) return []; // beside a file the project's link chose: not ours to touch (readConfig names it)
   const target = realTarget(cfg.path);
   const dir = dirname(target);
   const pattern = new RegExp(`^\\.${escapeRe(tempStem(basename(target)))}\\.[0-9a-f]{12}\\.tmp$`);

@@ -32,12 +32,16 @@ test("a project's config that is a symbolic link, or sits in a linked folder, is
   const cursorLink = join(w.project, '.cursor', 'mcp.json');
   symlinkSync(victim, cursorLink);
 
+  // What a killed wrap of the file the link names would have left beside it: not the project's to remove.
+  const leftover = join(victim, '..', '..claude.json.0123456789ab.tmp');
+  mkdirSync(leftover, { mode: 0o700 });
   const r = run(w, 'wrap', ['--host', 'claude-code', '--host', 'vscode', '--host', 'cursor', '--timeout', '30s']);
   assert.equal(r.status, 1, r.stderr);
   for (const [p, to] of [[link, victim], [join(vsFolder, 'mcp.json'), victimVs], [cursorLink, victim]])
     assert.ok(r.stderr.includes(`${p}: a symbolic link in the project, to ${to}: left as is`), r.stderr);
   assert.deepEqual([readFileSync(victim), readFileSync(victimVs)], before, 'the files the links name are untouched');
   assert.ok(!existsSync(join(w.gate, 'servers')), 'no server of theirs was started or drafted');
+  assert.ok(existsSync(leftover) && !r.stderr.includes(leftover), 'nothing beside the file the link names is removed');
 
   const u = run(w, 'unwrap', ['--host', 'claude-code']);
   assert.equal(u.status, 1, u.stderr);
