@@ -49,7 +49,12 @@ servers/NAME/upstream.headers (0600, named by --upstream-header-file), out of th
 and off the command line; "type" becomes "stdio". Entries with \${…} variables and "type": "sse"
 (HTTP+SSE) are left. A server that does not start or list its tools in time is named and left as
 it is. A config that is not valid JSON (JSONC for VS Code and
-Cursor) is named with line and column and not touched. Exit 1 when a server or file was left.
+Cursor) is named with line and column and not touched. A project's config that is a symbolic
+link, or sits in a linked folder, is named and left: name the file itself with --host FILE. An
+entry that already runs the gate but that this home has no record of wrapping is "already
+wrapped" only when it starts this cloakpipe with the flags wrap writes (--server, --mode, this
+home) and no CLOAKPIPE_* in its env; else it is named and left. Exit 1 when a server or file was
+left.
 
 hosts: claude-desktop (claude_desktop_config.json), claude-code (~/.claude.json, its projects[CWD], ./.mcp.json),
 cursor (~/.cursor/mcp.json, ./.cursor/mcp.json), vscode (user mcp.json, ./.vscode/mcp.json),
