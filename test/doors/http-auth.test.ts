@@ -2,13 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readTokenFile, originAllowed, isLoopback, TokenFileError } from '../../src/doors/http-auth.js';
-import { writeFiles } from '../helpers/cli.js';
+import { tokenFile } from '../helpers/cli.js';
 
 const A = 'alice-token-0123456789';
 const B = 'bob-token-abcdefghijkl';
 
 test('a token names its agent; a prefix, an extension, another scheme or no token names none', () => {
-  const t = readTokenFile(writeFiles({ t: `# comment\n\n${A} alice\n${B}   bob\n` }).t);
+  const t = readTokenFile(tokenFile(`# comment\n\n${A} alice\n${B}   bob\n`));
   assert.deepEqual(t.check(`Bearer ${A}`), { agent: 'alice' });
   assert.deepEqual(t.check(`bearer ${B}`), { agent: 'bob' });
   for (const bad of [`Bearer ${A.slice(0, -1)}`, `Bearer ${A}x`, `Basic ${A}`, `Bearer  ${A}`, `Bearer ${A} alice`, undefined, '']) assert.equal(t.check(bad), null, String(bad));
@@ -16,7 +16,7 @@ test('a token names its agent; a prefix, an extension, another scheme or no toke
 
 test('a malformed token file is refused naming the line, never the token', () => {
   for (const [text, re] of [[`${A}\n`, /line 1: expected/], [`${A} a\nshort b\n`, /line 2: a token must be at least 16/], ['# none\n', /no tokens/]] as const) {
-    const f = writeFiles({ t: text }).t;
+    const f = tokenFile(text);
     assert.throws(() => readTokenFile(f), (e: unknown) => e instanceof TokenFileError && re.test(e.message) && !e.message.includes(A) && !e.message.includes('short'));
   }
 });
