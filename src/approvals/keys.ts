@@ -17,10 +17,12 @@ export function refuseGateKey(approverKeyId: string, gateKeyId: string, what: st
   const gate = openTokenKey(gateKeyId);
   const approver = approverKey ?? openTokenKey(approverKeyId)?.publicKey;
   if (gate === undefined || approver === undefined) return; // a gate key in a file reaches no token
+  const fix = "keep approver keys in a token of their own, with a PIN the gate does not hold (cloakpipe keygen --key 'pkcs11:token=…')";
   if (gate.reaches(approver))
-    throw new KeyError(
-      `${what} is a key in the gate key's token ${gate.token}, which the gate logs in to: its host could sign approvals of its own calls; keep approver keys in a token of their own, with a PIN the gate does not hold (cloakpipe keygen --key 'pkcs11:token=…')`,
-    );
+    throw new KeyError(`${what} is a key in the gate key's token ${gate.token}, which the gate logs in to: its host could sign approvals of its own calls; ${fix}`);
+  const approverToken = openTokenKey(approverKeyId);
+  if (approverToken !== undefined && gate.sharesPin(approverToken))
+    throw new KeyError(`${what} is in token ${approverToken.token}, whose PIN is the gate key's: whoever holds the gate's PIN could sign approvals of its own calls; ${fix}`);
 }
 
 /** Load PEM public keys (Ed25519, SPKI; a private key is refused); none may be the gate key or in its token. Throws KeyError. */

@@ -184,6 +184,8 @@ export class Pkcs11Signer implements Signer {
   private brokeAt = -1;
   /** A PIN the token refused: never tried again (a real HSM locks its user PIN after a few). */
   private refusedPin: string | null = null;
+  /** The digest of the PIN this key logged in with (sharesPin()). */
+  private pinSeen: Buffer | null = null;
   /** The probe signed by each private Ed25519 key this key's login reaches in its token (reaches()). */
   private probes: Buffer[] | null = null;
 
@@ -410,9 +412,11 @@ export class Pkcs11Signer implements Signer {
       const took = logins.get(at);
       if (took === undefined || took.epoch !== this.m.epoch || !timingSafeEqual(took.pin, pinDigest(pin)))
         throw new TokenError(`token ${this.tokenName()} is logged in already (another key in it) and this key's PIN is not the PIN it took: refused`);
+      this.pinSeen = took.pin;
       return;
     }
-    logins.set(at, { epoch: this.m.epoch, pin: pinDigest(pin) });
+    this.pinSeen = pinDigest(pin);
+    logins.set(at, { epoch: this.m.epoch, pin: this.pinSeen });
   }
 
   // What would make every signature fail, named by the attribute to change (else the probe's
@@ -662,6 +666,11 @@ export class Pkcs11Signer implements Signer {
       throw new SignerUnavailable(`token ${this.token} cannot list its keys (${ckr(e)})`);
     }
     return this.probes.some((sig) => sig.length === 64 && verify(null, PROBE, publicKey, sig));
+  }
+
+  /** Whether `other` logged in with this key's PIN: whoever holds one PIN opens both keys' tokens. */
+  sharesPin(other: Pkcs11Signer): boolean {
+    return this.pinSeen !== null && other.pinSeen !== null && timingSafeEqual(this.pinSeen, other.pinSeen);
   }
 
   /** Every Edwards-curve key object of class `cls` in the token, whatever its name. */

@@ -39,9 +39,9 @@ export interface Token {
 
 /**
  * `beside`: a second token in the same SoftHSM (one SOFTHSM2_CONF, one module, two slots), with
- * its own PIN; remove() and restore() then take both away and back.
+ * its own PIN (`pinGiven`, else a new one); remove() and restore() then take both away and back.
  */
-export function freshToken(label = 'cloakpipe', beside?: Token): Token {
+export function freshToken(label = 'cloakpipe', beside?: Token, pinGiven?: string): Token {
   const dir = tempDir('cloakpipe-softhsm-');
   const tokens = beside ? beside.tokensDir : join(dir, 'tokens');
   const conf = beside ? beside.env.SOFTHSM2_CONF : join(dir, 'softhsm2.conf');
@@ -50,7 +50,7 @@ export function freshToken(label = 'cloakpipe', beside?: Token): Token {
     writeFileSync(conf, `directories.tokendir = ${tokens}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`);
   }
   const env = { SOFTHSM2_CONF: conf };
-  const pin = '4711-' + Math.random().toString(36).slice(2, 8);
+  const pin = pinGiven ?? '4711-' + Math.random().toString(36).slice(2, 8);
   const r = spawnSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', 'so-' + pin], {
     encoding: 'utf8',
     env: { ...process.env, ...env },

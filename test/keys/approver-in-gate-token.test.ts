@@ -2,8 +2,9 @@
 // gate holds it: whatever runs as the gate (its host) can sign receipts with any key in that
 // token and approve its own calls. So the gate (mcp-proxy) refuses an --approver-key whose pair
 // its own login reaches, found by its public half in the token or by a private key there that
-// signs for it, and the inbox refuses an approver key in the gate key's token; an approver key in
-// a token of its own (its own PIN) is taken. Before, both started. Real binary, real SoftHSM.
+// signs for it, and the inbox refuses an approver key in the gate key's token, or in a token whose
+// PIN is the gate key's; an approver key in a token of its own (its own PIN) is taken. Before,
+// each started. Real binary, real SoftHSM.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -90,4 +91,16 @@ test('inbox serve: an approver key in the gate key\'s token is exit 2, named; on
   } finally {
     await inbox.stop();
   }
+});
+
+test('inbox serve: an approver key in another token whose PIN is the gate key\'s is exit 2, named', hsmSkip, () => {
+  const t = freshToken();
+  const home = tokenHome(t);
+  const same = freshToken('alice', t, t.pin);
+  approverIn(same, 'alice');
+  const r = cloakpipe(['inbox', 'serve', '--home', home, '--pin-file', t.pinFile, '--approver-key', same.uri('alice'), '--approver-pin-file', same.pinFile, '--listen', '127.0.0.1:0']);
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /cannot start: --approver-key pkcs11:.* is in token "alice", whose PIN is the gate key's: .*keep approver keys in a token of their own/);
+  assert.doesNotMatch(r.stderr, /serving/);
+  assert.ok(!r.stderr.includes(t.pin), 'the PIN is never printed');
 });
