@@ -40,7 +40,8 @@ test('keygen --key over the token object that is the gate key: that approver key
   const t = freshToken();
   const env = { ...process.env, ...t.env, CLOAKPIPE_PKCS11_PIN: t.pin };
   const home = join(tempDir(), 'home');
-  assert.equal(cloakpipe(['init', '--home', home, '--key', t.uri('gate')], { env }).status, 0);
+  const init = cloakpipe(['init', '--home', home, '--key', t.uri('gate')], { env });
+  assert.equal(init.status, 0, init.stderr);
   const prefix = join(tempDir(), 'approver');
   const kg = cloakpipe(['keygen', '--key', t.uri('gate'), '--out', prefix, '--json'], { env });
   assert.equal(kg.status, 0, kg.stderr);
