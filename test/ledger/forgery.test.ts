@@ -62,8 +62,10 @@ test("the chain head's time comes from its signed body, not the ts column (set t
   const all = entries(home);
   assert.ok(all.length >= 8);
   for (const e of all) assert.ok(e.ts < '2099', `entry ${e.seq} carries ${e.ts}`);
+  // The signed chain holds; the edited row is named (verify-row-columns.test.ts).
   const r = verify(home);
-  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, /\(row_edited\): the row of entry \d+ was edited outside the gate: its ts, hash columns differ from the signed entry/);
 });
 
 test('a gate does not start on a chain whose newest entry is not signed by its key, or not canonical', async () => {

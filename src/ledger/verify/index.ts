@@ -193,6 +193,9 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     opts.onProgress?.(chain.count, total);
     // Every row counted was read: a row the reads passed over (a key no range or bound reaches) is not left unchecked.
     if (chain.count !== total) fail('source_invalid', null, `the ledger holds ${total} entries; ${chain.count} were read in order`);
+    // The signed bodies hold; the columns the gate looks rows up by (the last epoch by kind, the head by seq) must say the same.
+    const edited = src.editedRow?.();
+    if (edited) fail('row_edited', edited.seq, `the row of entry ${edited.seq} was edited outside the gate: its ${edited.columns.join(', ')} column${edited.columns.length > 1 ? 's differ' : ' differs'} from the signed entry`);
     if (checkpoints.length > 0) {
       const cp = checkpoints[0];
       fail('checkpoint_not_held', chain.count, `a checkpoint covers ${cp.size} entries; the ledger holds ${chain.count} (entries from seq ${chain.count} were removed)`);

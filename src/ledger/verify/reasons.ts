@@ -13,6 +13,7 @@ export type VerifyCode =
   | 'seq_not_contiguous' // a sequence number missing, repeated or out of order (deletion, swap)
   | 'signature_invalid' // the Ed25519 signature does not verify with the gate key (edit, forgery)
   | 'chain_broken' // prev is not the hash of the entry before (deletion, insertion, edit before)
+  | 'row_edited' // a database row whose unsigned columns (seq, ts, kind, hash) are not its signed entry's: edited outside the gate
   | 'time_decreasing' // ts earlier than the entry before (back-dating)
   | 'epoch_invalid' // an epoch entry whose range does not start at the previous epoch or end before it
   | 'epoch_root_mismatch' // the recomputed RFC 6962 root differs from the recorded one

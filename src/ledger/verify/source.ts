@@ -24,6 +24,8 @@ export interface OpenedSource {
   rows?: LedgerRows & { ledgerDb: string };
   /** Only after entries() is exhausted. */
   anchors(): AsyncIterable<AnchorRecord>;
+  /** A database only (an export has no columns): the first row whose unsigned columns differ from its body. */
+  editedRow?(): { seq: number; columns: string[] } | null;
   close(): void;
 }
 
@@ -43,6 +45,7 @@ export function openSnapshotSource(snap: LedgerSnapshot, ledgerDb?: string): Ope
     async *anchors() {
       yield* parseAnchors(snap.anchors());
     },
+    ...(snap.editedRow ? { editedRow: () => snap.editedRow!() } : {}),
     close: () => snap.close(),
   };
 }

@@ -2,6 +2,7 @@
 // caller's transaction; the head is read inside it too, so two gates sharing one home still
 // produce one contiguous chain (the seq primary key makes a lost race fail whole).
 import type { Db } from './db.js';
+import { storedHash } from '../../ledger/entry.js';
 import { StoreError, type AnchorRow, type AnchorsPort, type LedgerPort, type LedgerRow, type LedgerSnapshot } from '../ports.js';
 
 /**
@@ -149,6 +150,21 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
     *anchors() {
       if (!anchors) return;
       yield* db.prepare('SELECT epoch_seq AS epoch, kind, data FROM anchors ORDER BY epoch_seq, kind').iterate() as Iterable<AnchorRow>;
+    },
+    editedRow() {
+      if (!entries) return null;
+      db.function('cloakpipe_stored_hash', { deterministic: true }, (body: unknown) => (typeof body === 'string' ? storedHash(body) : null));
+      // A body that is not JSON is verify's to name as the entry it is; here it compares as NULL.
+      const r = db
+        .prepare(
+          `WITH b AS (SELECT seq, ts, kind, hash, body, CASE WHEN json_valid(body) THEN json_extract(body, '$.seq') END AS bseq,
+             CASE WHEN json_valid(body) THEN json_extract(body, '$.ts') END AS bts, CASE WHEN json_valid(body) THEN json_extract(body, '$.kind') END AS bkind FROM entries)
+           SELECT seq, seq IS NOT bseq AS seq_edited, ts IS NOT bts AS ts_edited, kind IS NOT bkind AS kind_edited, hash IS NOT cloakpipe_stored_hash(body) AS hash_edited FROM b
+           WHERE seq IS NOT bseq OR ts IS NOT bts OR kind IS NOT bkind OR hash IS NOT cloakpipe_stored_hash(body) ORDER BY seq LIMIT 1`,
+        )
+        .get() as Record<string, number> | undefined;
+      if (!r) return null;
+      return { seq: r.seq, columns: (['seq', 'ts', 'kind', 'hash'] as const).filter((c) => r[`${c}_edited`] === 1) };
     },
     close() {
       try {
