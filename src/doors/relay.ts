@@ -93,8 +93,8 @@ interface Pending {
   status?: string;
   /** For a host request that is not a call: when it stops waiting for the server. */
   timer?: NodeJS.Timeout;
-  /** A call decided and waiting for a place at the server (ADR 109): sends it, or refuses it once cancelled. */
-  held?: () => void;
+  /** A call decided and waiting for a place at the server (ADR 109): `go` sends it if it may still go; else it is refused, never sent. */
+  held?: (go: boolean) => void;
 }
 
 const idKey = (id: RpcId) => JSON.stringify(id);
@@ -167,6 +167,7 @@ export class Relay {
     this.host.onurgent = (bytes) => this.urgent(bytes);
     this.host.onclose = () => {
       this.hostEnded = true;
+      this.releaseHeld();
       this.abandonTasks();
       void this.shutdown();
     };
@@ -258,6 +259,7 @@ export class Relay {
     // The gate's own fetch for a call that ended otherwise (timeout): its answer may come late,
     // and is then dropped; it no longer holds a request in flight.
     if (entry.created !== undefined) for (const [k, p] of this.pending) if (p.byGate && p.resultOf === entry.created) this.giveUp(k, p, true);
+    if (entry.held) this.unhold(entry);
     if (this.held.length > 0) this.sendHeld();
     this.flow();
   }
@@ -461,14 +463,14 @@ export class Relay {
   }
 
   private sendHeld(): void {
-    while (this.held.length > 0 && this.serverHasRoom()) this.held.shift()!.held?.();
+    while (this.held.length > 0 && this.serverHasRoom()) this.held.shift()!.held?.(true);
   }
 
   /** A held call sent on (or refused, when cancelled or the session ends) out of its turn. */
   private unhold(entry: Pending): void {
     const i = this.held.indexOf(entry);
     if (i >= 0) this.held.splice(i, 1);
-    entry.held?.();
+    entry.held?.(true);
   }
 
   private handleCall(msg: Extract<RpcMessage, { kind: 'request' }>, line: Uint8Array): void {
@@ -489,13 +491,15 @@ export class Relay {
           entry.held = undefined;
           // Withdrawn by the host while it was being decided or held: the tool never sees it.
           if (entry.cancelled) return reject(new NotForwarded('cancelled by the host before forwarding'));
-          if (this.upstreamExit || this.stopping) return reject(new NotForwarded('the session is ending'));
+          // The session is ending, or the call already ended (its time ran out while it was held).
+          if (this.upstreamExit || this.stopping || this.pending.get(key) !== entry) return reject(new NotForwarded('the session is ending'));
           entry.waiter = { resolve, reject };
           entry.forwarded = true;
           this.toUpstream({ ...msg.msg, params: params.forwarded });
         };
         if (this.serverHasRoom() || entry.cancelled || this.upstreamExit || this.stopping) return send();
-        entry.held = send;
+        if (this.hostEnded) return reject(new NotForwarded('the host left before the server had a place for it'));
+        entry.held = (go) => (go ? send() : ((entry.held = undefined), reject(new NotForwarded('the session is ending'))));
         this.held.push(entry);
       });
     const handled = this.gate
@@ -757,11 +761,11 @@ export class Relay {
 
   // ── the session's end ────────────────────────────────────────────────────────────────────
 
-  /** The session is ending: calls held for a place at the server are never sent. */
+  /** The session is ending (or the host left): calls held for a place at the server are never sent. */
   private releaseHeld(): void {
     for (const timer of this.cancelledAtServer.values()) clearTimeout(timer);
     this.cancelledAtServer.clear();
-    for (const entry of this.held.splice(0)) entry.held?.();
+    for (const entry of this.held.splice(0)) entry.held?.(false);
   }
 
   private async drain(): Promise<void> {

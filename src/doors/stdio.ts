@@ -101,7 +101,9 @@ export class StdioHostTransport implements Transport {
     // What a paused door holds stays about two lines' worth: the queue's and the framer's.
     if ((this.paused && this.queued >= this.maxLineBytes) || this.ended) this.input.pause();
     else this.input.resume();
-    if (this.ended && this.queue.length === 0 && !this.paused) this.finish();
+    // Everything read was delivered: the host is gone, paused or not (a call held for a place at
+    // the server must hear it, not wait for a place the host no longer needs).
+    if (this.ended && this.queue.length === 0) this.finish();
   }
 
   private finish(): void {

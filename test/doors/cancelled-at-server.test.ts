@@ -90,3 +90,31 @@ test('a call held for a place at the server goes on once the server answers a ca
   const results = ledgerOf(home).filter((e) => e.kind === 'result').map((e) => `${e.outcome} ${e.why ?? ''}`);
   assert.deepEqual(results.sort(), ['ok ', 'unknown cancelled', 'unknown cancelled']);
 });
+
+test('the host leaves while a call is held for a place at the server: it is never sent, recorded not forwarded, and the gate ends', { timeout: 600_000 }, async () => {
+  const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
+  const home = makeHome();
+  const lines = join(tempDir(), 'lines.jsonl');
+  const gate = new RawGate({
+    home, manifest: f['m.yaml'], policy: f['p.cedar'],
+    flags: ['--max-in-flight', '1', '--call-timeout', '600s'],
+    upstream: [process.execPath, helperScript('upstream.js')],
+    env: { RECORD_LINES: lines, RECORDER_MODE: 'hang' },
+  });
+  await gate.initialize();
+  const atServer = () => (existsSync(lines) ? readFileSync(lines, 'utf8').split('\n').filter((l) => l.includes('"tools/call"')).length : 0);
+  for (const i of [1, 2]) {
+    gate.send(call(i));
+    await waitFor(() => atServer() === i, 120_000, `call ${i} to reach the server`);
+    gate.send(cancel(i));
+  }
+  gate.send(call(3));
+  await waitFor(() => decisions(home).length === 3, 120_000, 'call 3 to be decided');
+  gate.child.stdin!.end();
+  // Before, the held call kept the gate until the cancelled calls' --call-timeout (600 s).
+  const ended = await Promise.race([gate.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
+  assert.equal(ended, 0);
+  assert.equal(atServer(), 2, 'call 3 never reached the server');
+  const results = ledgerOf(home).filter((e) => e.kind === 'result').map((e) => `${e.outcome} ${e.why ?? ''}`);
+  assert.deepEqual(results.sort(), ['not_forwarded ', 'unknown cancelled', 'unknown cancelled']);
+});
