@@ -166,12 +166,15 @@ export class HttpSessionTransport implements Transport {
   /**
    * The GET stream: the server's requests and notifications not tied to a request. A new GET of
    * the session replaces the one open (which is ended): a client that lost its connection without
-   * a FIN (a network change, a sleep) reconnects long before TCP gives the old one up.
+   * a FIN (a network change, a sleep) reconnects long before TCP gives the old one up. One whose
+   * client left bytes unread is cut, not ended: an ended response keeps them (up to HELD_BYTES) for
+   * as long as its socket lives, and each reconnect would leave one more.
    */
   openStream(res: ServerResponse): void {
     const old = this.stream;
     this.stream = res;
-    old?.end();
+    if (old && old.writableLength > 0) old.destroy();
+    else old?.end();
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     res.flushHeaders();
     const beat = setInterval(() => void (res.writableEnded || res.write(': keep-alive\n\n')), HEARTBEAT_MS).unref();

@@ -31,8 +31,13 @@ function unread(): ServerResponse & { bytes: number } {
     end() {
       r.writableEnded = true;
     },
+    destroyed: false,
+    destroy() {
+      r.destroyed = true;
+      r.bytes = 0; // what a cut socket held is freed
+    },
   };
-  return r as unknown as ServerResponse & { bytes: number };
+  return r as unknown as ServerResponse & { bytes: number; destroyed: boolean };
 }
 
 const note = (i: number, size: number) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${i}:${'x'.repeat(size)}` } });
@@ -59,4 +64,24 @@ test('a GET stream the host never reads: past 16 MiB unread, new server messages
   t.openStream(res);
   for (let i = 0; i < 40; i++) t.send(note(i, 2 * MiB));
   assert.ok(res.bytes <= 19 * MiB, `${res.bytes} bytes unread`);
+});
+
+test('a GET stream replaced while its host left bytes unread is cut, not ended holding them', () => {
+  const t = new HttpSessionTransport();
+  const held: ReturnType<typeof unread>[] = [];
+  for (let i = 0; i < 4; i++) {
+    const res = unread();
+    t.openStream(res);
+    held.push(res);
+    for (let j = 0; j < 10; j++) t.send(note(j, 2 * MiB));
+  }
+  assert.ok(held.slice(0, 3).every((r) => r.destroyed && r.bytes === 0), 'each replaced stream that held unread bytes is cut');
+  assert.ok(!held[3].destroyed && held[3].bytes > 14 * MiB, 'the open one serves');
+  // One whose host read everything is ended as a stream is (the host may reconnect cleanly).
+  const u = new HttpSessionTransport();
+  const done = unread();
+  u.openStream(done);
+  done.bytes = 0;
+  u.openStream(unread());
+  assert.ok(done.writableEnded && !done.destroyed);
 });
