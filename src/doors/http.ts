@@ -22,6 +22,13 @@ interface Waiting {
  */
 export const HEARTBEAT_MS = 15_000;
 
+/**
+ * GET streams one session keeps open (MCP lets a client hold several; each message goes on one,
+ * the newest). One more cuts the oldest: a client gone without a FIN leaves its stream open until
+ * TCP gives up, and each such stream may hold HELD_BYTES.
+ */
+export const GET_STREAMS = 4;
+
 /** Server messages held for a GET stream not yet open; beyond this the oldest are dropped. */
 const BACKLOG = 256;
 /**
@@ -55,7 +62,8 @@ export class HttpSessionTransport implements Transport {
   onclose?: (info: TransportClosed) => void;
   onerror?: (error: Error) => void;
   private readonly waiting = new Map<string, Waiting>();
-  private stream: ServerResponse | null = null;
+  /** The open GET streams, oldest first; messages go on the newest. */
+  private streams: ServerResponse[] = [];
   private backlog: string[] = [];
   private backlogBytes = 0;
   private started = false;
@@ -164,23 +172,25 @@ export class HttpSessionTransport implements Transport {
   }
 
   /**
-   * The GET stream: the server's requests and notifications not tied to a request. A new GET of
-   * the session replaces the one open (which is ended): a client that lost its connection without
-   * a FIN (a network change, a sleep) reconnects long before TCP gives the old one up. One whose
-   * client left bytes unread is cut, not ended: an ended response keeps them (up to HELD_BYTES) for
-   * as long as its socket lives, and each reconnect would leave one more.
+   * A GET stream: the server's requests and notifications not tied to a request. A new GET of the
+   * session is served beside those open (a client that lost its connection without a FIN, a
+   * network change or a sleep, reconnects long before TCP gives the old one up) and takes the
+   * messages; past GET_STREAMS the oldest is ended, or cut when its client left bytes unread (an
+   * ended response keeps them for as long as its socket lives).
    */
   openStream(res: ServerResponse): void {
-    const old = this.stream;
-    this.stream = res;
-    if (old && old.writableLength > 0) old.destroy();
-    else old?.end();
+    this.streams.push(res);
+    if (this.streams.length > GET_STREAMS) {
+      const old = this.streams.shift()!;
+      if (old.writableLength > 0) old.destroy();
+      else old.end();
+    }
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     res.flushHeaders();
     const beat = setInterval(() => void (res.writableEnded || res.write(': keep-alive\n\n')), HEARTBEAT_MS).unref();
     res.on('close', () => {
       clearInterval(beat);
-      if (this.stream === res) this.stream = null;
+      this.streams = this.streams.filter((s) => s !== res);
     });
     for (const m of this.backlog.splice(0)) writeEvent(res, m);
     this.backlogBytes = 0;
@@ -234,7 +244,8 @@ export class HttpSessionTransport implements Transport {
     if (token !== undefined) {
       for (const w of this.waiting.values()) if (w.sse && w.progressToken === token) return toHost(w.res, message);
     }
-    if (this.stream) return toHost(this.stream, message);
+    const stream = this.streams.at(-1);
+    if (stream) return toHost(stream, message);
     for (const w of this.waiting.values()) if (w.sse) return toHost(w.res, message);
     this.backlog.push(message);
     this.backlogBytes += message.length;
@@ -260,8 +271,7 @@ export class HttpSessionTransport implements Transport {
    * relay (held behind --max-in-flight when the session ended): it never ran, and is told so.
    */
   async close(): Promise<void> {
-    this.stream?.end();
-    this.stream = null;
+    for (const s of this.streams.splice(0)) s.end();
     for (const w of this.waiting.values()) {
       if (w.res.writableEnded) continue;
       if (w.res.headersSent) w.res.end();

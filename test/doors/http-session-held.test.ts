@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { HttpSessionTransport } from '../../src/doors/http.js';
+import { GET_STREAMS, HttpSessionTransport } from '../../src/doors/http.js';
 
 /** A response whose host reads nothing: every byte written stays in writableLength. */
 function unread(): ServerResponse & { bytes: number } {
@@ -66,22 +66,21 @@ test('a GET stream the host never reads: past 16 MiB unread, new server messages
   assert.ok(res.bytes <= 19 * MiB, `${res.bytes} bytes unread`);
 });
 
-test('a GET stream replaced while its host left bytes unread is cut, not ended holding them', () => {
+test('past GET_STREAMS open, the oldest GET stream is cut when its host left bytes unread, else ended', () => {
   const t = new HttpSessionTransport();
   const held: ReturnType<typeof unread>[] = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i <= GET_STREAMS; i++) {
     const res = unread();
     t.openStream(res);
     held.push(res);
-    for (let j = 0; j < 10; j++) t.send(note(j, 2 * MiB));
+    for (let j = 0; j < 10; j++) t.send(note(j, 2 * MiB)); // on the newest
   }
-  assert.ok(held.slice(0, 3).every((r) => r.destroyed && r.bytes === 0), 'each replaced stream that held unread bytes is cut');
-  assert.ok(!held[3].destroyed && held[3].bytes > 14 * MiB, 'the open one serves');
+  assert.ok(held[0].destroyed && held[0].bytes === 0, 'the oldest, holding unread bytes, is cut (what it held is freed)');
+  assert.ok(held.slice(1).every((r) => !r.destroyed && !r.writableEnded), 'the others stay open');
+  assert.ok(held[GET_STREAMS].bytes > 14 * MiB, 'the newest takes the messages');
   // One whose host read everything is ended as a stream is (the host may reconnect cleanly).
   const u = new HttpSessionTransport();
-  const done = unread();
-  u.openStream(done);
-  done.bytes = 0;
-  u.openStream(unread());
-  assert.ok(done.writableEnded && !done.destroyed);
+  const read = Array.from({ length: GET_STREAMS + 1 }, unread);
+  for (const r of read) u.openStream(r);
+  assert.ok(read[0].writableEnded && !read[0].destroyed);
 });

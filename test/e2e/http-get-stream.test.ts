@@ -1,8 +1,8 @@
 // The session's GET stream when its client is gone without a FIN (a network change, a laptop
 // that slept): the gate learns it only when TCP gives up, minutes later. Meanwhile the client's
-// reconnect must take the stream (it was 409 until the old socket died, so the server's
-// messages reached nobody), and the idle stream carries heartbeats, so that TCP finds the dead
-// peer at all. Real binary, server-everything behind it; the vanished client is a raw socket
+// reconnect must be served and take the messages (it was 409 until the old socket died, so the
+// server's messages reached nobody); past GET_STREAMS (4) open, the oldest is ended; and an idle
+// stream carries heartbeats, so that TCP finds the dead peer at all. Real binary, server-everything behind it; the vanished client is a raw socket
 // that stops reading.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,7 +70,7 @@ function ended(socket: net.Socket): Promise<boolean> {
   });
 }
 
-test("a new GET of the session takes the stream from a client that stopped reading; another agent's GET does not", async () => {
+test("a new GET of the session is served beside a client that stopped reading and takes the messages; another agent's GET is not", async () => {
   const g = await gate();
   const alice = { Authorization: `Bearer ${ALICE}` };
   const sid = await rawSession(g.url, alice);
@@ -81,10 +81,12 @@ test("a new GET of the session takes the stream from a client that stopped readi
   assert.equal(bob.status, 404);
   await bob.text();
   const ac = new AbortController();
-  const next = await fetch(g.url, { headers: { ...alice, 'Mcp-Session-Id': sid, Accept: 'text/event-stream' }, signal: ac.signal });
-  assert.equal(next.status, 200, 'the reconnect is served, not refused while the old socket lives');
-  assert.ok(await ended(old.socket), 'the replaced stream is ended');
+  const get = () => fetch(g.url, { headers: { ...alice, 'Mcp-Session-Id': sid, Accept: 'text/event-stream' }, signal: ac.signal });
+  const reconnects = [await get(), await get(), await get(), await get()];
+  assert.deepEqual(reconnects.map((r) => r.status), [200, 200, 200, 200], 'each reconnect is served, not refused while the old socket lives');
+  assert.ok(await ended(old.socket), 'the fifth open stream ends the oldest');
   old.socket.destroy();
+  const next = reconnects[3];
   // A call answered as JSON: its progress goes on the session's stream, now the new one.
   const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 }, _meta: { progressToken: 'p-1' } } };
   const answer = post(g.url, call, { ...alice, 'Mcp-Session-Id': sid, Accept: 'application/json' });
