@@ -7,7 +7,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { resolveHome, type HomePaths } from '../store/home.js';
-import { openSqliteStore } from '../store/sqlite/store.js';
+import { finishSqliteStore, openSqliteStore } from '../store/sqlite/store.js';
 import { initPostgresStore, registeredGates } from '../store/postgres/store.js';
 import { StoreError } from '../store/ports.js';
 import { GATE_ID, storeTarget, type StoreTarget } from '../store/target.js';
@@ -142,6 +142,14 @@ async function reachStore(target: { url: string; schema?: string }): Promise<voi
 
 export function initHome(dir?: string, key?: KeyChoice): HomePaths & { generated: boolean } {
   const home = resolveHome(dir);
+  // An init killed after its key and before the end of its schema: this one completes it.
+  if ((existsSync(home.key) || existsSync(home.token)) && existsSync(home.pub) && existsSync(home.ledger) && !existsSync(home.gateId)) {
+    try {
+      if (finishSqliteStore(home)) return { ...home, generated: false };
+    } catch (e) {
+      if (!(e instanceof StoreError)) throw e; // named below, as any existing home is
+    }
+  }
   refuseExistingKey(home);
   for (const [what, p] of [['ledger', home.ledger], ['operations', home.operations]] as const)
     if (existsSync(p))

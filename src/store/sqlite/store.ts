@@ -4,7 +4,7 @@
 // empty or foreign (no schema), or failing PRAGMA integrity_check (schema.ts says why not quick_check). A missing database is never
 // silently re-created: a new ledger would verify from seq 0, and a new operations database
 // would let a write that already succeeded run again.
-import { closeSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { attachDb, openDb, type Db } from './db.js';
 import { ensureLedgerSchema, ensureOperationsSchema, missingTables, integrityCheck, refuseUnknownVersion, stampVersion } from './schema.js';
 import { GroupCommit } from './group-commit.js';
@@ -89,6 +89,30 @@ export function openSqliteStore(paths: SqlitePaths, opts: { create?: boolean } =
     throw e;
   }
   return sqliteStore(db, [fileId(paths.ledger, 'ledger'), fileId(paths.operations, 'operations')]);
+}
+
+/**
+ * `init` again on a home an earlier init left unfinished (killed between its files and the end of
+ * the schema): the ledger holds no entry and a database lacks tables of the gate's schema. Their
+ * schema is completed (a database not made yet is made) and true returned. A home that holds its
+ * schema, or any entry, is not touched (false): it is no unfinished init's.
+ */
+export function finishSqliteStore(paths: SqlitePaths): boolean {
+  const db = openDb(paths.ledger, { check: (d) => refuseUnknownVersion(d, 'ledger', paths.ledger, 'main') });
+  try {
+    if (!existsSync(paths.operations)) createPrivate(paths.operations);
+    attachDb(db, paths.operations, OPS, (d) => refuseUnknownVersion(d, 'operations', paths.operations, OPS));
+    const missing = [...missingTables(db, 'ledger', 'main'), ...missingTables(db, 'operations', OPS)];
+    const entries = missingTables(db, 'ledger', 'main').includes('entries') ? 0 : (db.prepare('SELECT COUNT(*) AS n FROM main.entries').get() as { n: number }).n;
+    if (missing.length === 0 || entries > 0) return false;
+    ensureLedgerSchema(db, 'main');
+    ensureOperationsSchema(db, OPS);
+    stampVersion(db, 'main');
+    stampVersion(db, OPS);
+    return true;
+  } finally {
+    db.close();
+  }
 }
 
 /** The ports over an open connection (ledger schema `main`, operations schema `ops`). */
