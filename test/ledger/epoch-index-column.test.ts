@@ -1,5 +1,6 @@
 // The kind column beside each stored entry is an index the signature does not cover: whoever can
-// write the database can change it without verify noticing. Sealing an epoch must not take it on
+// write the database can change it (verify names such a row, row_edited, while the signed chain
+// holds: verify-row-columns.test.ts). Sealing an epoch must not take it on
 // trust. An edited column (the newest epoch's row relabelled, later decisions relabelled as
 // anchor failures) is named and nothing is sealed over it, rather than the gate key signing an
 // epoch that overlaps the last one (verify then refused the gate's own entry, epoch_invalid) or
@@ -28,7 +29,7 @@ async function anchor(home: string, ...flags: string[]): Promise<{ status: numbe
   }
 }
 
-test('an epoch row relabelled in the kind column: the next seal is refused, naming the row, and the ledger still verifies', async () => {
+test('an epoch row relabelled in the kind column: the next seal is refused, naming the row, and verify names the edited row', async () => {
   const home = makeHome();
   await session(home, 1);
   const first = await anchor(home);
@@ -41,7 +42,8 @@ test('an epoch row relabelled in the kind column: the next seal is refused, nami
   assert.notEqual(second.status, 0, second.stdout);
   assert.match(second.stderr, new RegExp(`entry ${epochSeq} is an epoch entry the kind column does not name as one`));
   const v = cloakpipe(['verify', '--home', home]);
-  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assert.equal(v.status, 1, v.stdout + v.stderr);
+  assert.match(v.stdout, new RegExp(`INVALID at seq ${epochSeq} \\(row_edited\\): .*its kind column differs from the signed entry`));
 });
 
 test('decisions relabelled as anchor failures in the kind column are still sealed while anchors fail', async () => {
@@ -65,5 +67,6 @@ test('decisions relabelled as anchor failures in the kind column are still seale
   assert.equal(r.epoch.first, epochSeq);
   assert.ok(r.epoch.seq > epochSeq + 4, second.stdout);
   const v = cloakpipe(['verify', '--home', home]);
-  assert.equal(v.status, 0, v.stdout + v.stderr);
+  assert.equal(v.status, 1, v.stdout + v.stderr);
+  assert.match(v.stdout, /\(row_edited\): .*its kind column differs from the signed entry/);
 });
