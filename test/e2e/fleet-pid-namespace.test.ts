@@ -86,3 +86,28 @@ for (const [name, store, opts] of [
     }
     assert.equal(records(s).filter((r) => r.tool === 'write_note').length, 1, 'the tool ran once');
   });
+
+test("one SQLite home: a gate of another pid namespace killed mid-call leaves its operation pending, which ops reconcile settles with --owner-gone", { ...namespaces(), timeout: 120_000 }, async () => {
+  const st = await sqliteHome();
+  const s = setup();
+  const held = recordingUpstream('approvals', s.record, { RECORDER_MODE: 'held', RECORDER_RELEASE_FILE: join(s.dir, 'never') });
+  // --kill-child: the namespace (gate and server) ends with unshare, as a container's does.
+  const a = await startGate({ ...s, home: st.home('gate-ns'), flags: st.flags, ...held, under: [...UNSHARE, '--kill-child'] });
+  const first = call(a, 'write_note', { text: 'ship order 10', key: 'op-gone' }, undefined, 60_000);
+  await waitFor(() => records(s).length === 1, 30_000, 'the call to reach the tool');
+  process.kill(a.pid, 'SIGKILL');
+  await Promise.all([a.exited, first.catch(() => undefined)]);
+  const b = await startGate({ ...s, home: st.home('gate-host'), flags: st.flags, ...recordingUpstream('approvals', s.record) });
+  try {
+    assert.equal(await st.state('op-gone'), 'pending', 'this gate cannot tell that gate is gone (ADR 111)');
+    const home = st.home('');
+    const refused = cloakpipe(['ops', 'reconcile', 'op-gone', '--outcome', 'not-executed', '--home', home]);
+    assert.notEqual(refused.status, 0, refused.stdout);
+    assert.match(refused.stderr, /repeat with --owner-gone/);
+    const settled = cloakpipe(['ops', 'reconcile', 'op-gone', '--outcome', 'not-executed', '--owner-gone', '--home', home]);
+    assert.equal(settled.status, 0, settled.stderr);
+    assert.equal(await st.state('op-gone'), 'failed');
+  } finally {
+    await b.close();
+  }
+});
