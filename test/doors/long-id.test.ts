@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { helperScript, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { ledgerOf } from '../helpers/gate.js';
 import { RawGate } from '../helpers/raw-gate.js';
+import { rss } from '../helpers/proc-figures.js';
 
 const MANIFEST = `version: 1
 release: long-id@1
@@ -19,9 +20,6 @@ tools:
 const MIB = 1024 * 1024;
 const CALLS = 64;
 const CANARY = 'LONG-ID-CANARY-5d1f';
-
-/** The process's resident memory, in bytes. */
-const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 test('calls with 4 MiB ids are refused, not held: the gate stays small; a 1 KiB id is served', { timeout: 300_000 }, async () => {
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });

@@ -6,12 +6,11 @@
 // server that writes its stream only as fast as its socket takes it (as a server should).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import { listenLocal } from '../helpers/local-http.js';
 import { makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
-import { answerTo } from '../helpers/raw-session.js';
+import { readBytes, readFloodInOrder, rss, untilReadingStops } from '../helpers/proc-figures.js';
 
 const MANIFEST = `version: 1
 release: upstream-http-host-unread@1
@@ -20,9 +19,6 @@ tools:
 `;
 const MIB = 1024 * 1024;
 const FLOOD = 192; // notifications of 1 MiB each
-
-const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-const readBytes = (pid: number) => Number(/rchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
 
 /** Streams `count` notifications then the call's answer on `res`, each write waiting for the socket. */
 async function flood(res: ServerResponse, id: unknown, count: number, bytes: number, sent: { n: number }): Promise<void> {
@@ -67,29 +63,11 @@ test('a host that reads nothing while a remote server streams to it: the gate st
     const readBefore = readBytes(pid);
     gate.child.stdout!.pause(); // the host stops reading
     gate.send(JSON.stringify({ jsonrpc: '2.0', id: 'flood', method: 'tools/call', params: { name: 'flood', arguments: { count: FLOOD, bytes: MIB - 200 } } }) + '\n');
-    // Wait until the gate has read nothing for 2 s (it stopped reading), or has read the whole flood.
-    let last = readBytes(pid);
-    for (let still = 0, waited = 0; still < 20 && last - readBefore < FLOOD * MIB; waited++) {
-      assert.ok(waited < 1200, 'the gate goes on reading for two minutes');
-      await new Promise((r) => setTimeout(r, 100));
-      const read = readBytes(pid);
-      still = read === last ? still + 1 : 0;
-      last = read;
-    }
+    await untilReadingStops(pid, readBefore, FLOOD * MIB);
     const grown = rss(pid) - before;
     assert.ok(grown < 64 * MIB, `the gate grew by ${Math.round(grown / MIB)} MiB while the host read nothing (${FLOOD} MiB sent its way)`);
 
-    // The host reads again: every notification, in order, then the call's answer.
-    gate.child.stdout!.resume();
-    const seen: number[] = [];
-    for (;;) {
-      const m = await gate.next(120_000);
-      if (m.method === 'notifications/message') seen.push(m.params.data.n);
-      else if (m.id === 'flood') break;
-    }
-    assert.deepEqual(seen, [...Array(FLOOD).keys()], 'nothing lost, nothing reordered');
-    gate.send(JSON.stringify({ jsonrpc: '2.0', id: 'count', method: 'ping' }) + '\n');
-    assert.equal((await answerTo(gate, 'count')).result._meta.sent, FLOOD);
+    await readFloodInOrder(gate, 'flood', FLOOD); // the host reads again
     assert.equal(await gate.end(), 0);
   } finally {
     await local.close();

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { helperScript, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
 import { answerTo } from '../helpers/raw-session.js';
+import { readBytes, rss } from '../helpers/proc-figures.js';
 
 const MANIFEST = `version: 1
 release: upstream-unread@1
@@ -17,10 +18,6 @@ tools: {}
 const MIB = 1024 * 1024;
 const FLOOD = 256; // notifications of 1 MiB each
 
-/** The process's resident memory, in bytes. */
-const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
-/** Bytes the process has read (any file descriptor). */
-const readBytes = (pid: number) => Number(/rchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
 /** The gate's child running the server (it has a watchdog child too). */
 const serverPid = (gatePid: number) =>
   readFileSync(`/proc/${gatePid}/task/${gatePid}/children`, 'utf8').trim().split(/\s+/).map(Number)

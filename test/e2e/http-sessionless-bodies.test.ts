@@ -4,11 +4,11 @@
 // --max-body each could be held at once. Every one is then read and answered.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { startHttpGate } from '../helpers/http-gate.js';
 import { startRawUpstream, type RawUpstream } from '../helpers/misbehaving-http-upstream.js';
+import { rss } from '../helpers/proc-figures.js';
 
 let raw: RawUpstream | undefined;
 after(async () => {
@@ -17,9 +17,6 @@ after(async () => {
 
 const MAX_BODY = 4 * 1024 * 1024;
 const EACH = 40;
-
-/** Resident memory of a process, in bytes. */
-const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 /** A raw POST of about MAX_BODY bytes sent but for its last byte; `finish()` sends it. */
 function held(url: URL, contentType: string, id: number): { finish: () => void; answer: Promise<string> } {

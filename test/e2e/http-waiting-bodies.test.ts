@@ -4,11 +4,11 @@
 // gate by their size. Then every one of them is read, decided and answered in turn.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { post, rawSession, startHttpGate } from '../helpers/http-gate.js';
 import { CANARY, startRawUpstream, type RawUpstream } from '../helpers/misbehaving-http-upstream.js';
+import { rss } from '../helpers/proc-figures.js';
 
 let raw: RawUpstream | undefined;
 after(async () => {
@@ -17,9 +17,6 @@ after(async () => {
 
 const WAITING = 120;
 const BODY = 1024 * 1024;
-
-/** Resident memory of a process, in bytes. */
-const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 /** One raw POST of a call whose argument pads it to BODY bytes; resolves with the whole answer. */
 function bigCall(url: URL, sid: string, id: number): { socket: Socket; answer: Promise<string> } {

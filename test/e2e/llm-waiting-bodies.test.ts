@@ -5,16 +5,13 @@
 // the model API and is answered.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { startFakeModel } from '../helpers/fake-model.js';
 import { API_KEY, llmSetup, startLlmGate } from '../helpers/llm-gate.js';
+import { rss } from '../helpers/proc-figures.js';
 
 const MAX_BODY = 4 * 1024 * 1024;
 const COUNT = 32;
-
-/** Resident memory of a process, in bytes. */
-const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 /** A chat request of about MAX_BODY bytes sent but for its last byte; `finish()` sends it. */
 function held(url: URL): { finish: () => void; answer: Promise<string> } {
