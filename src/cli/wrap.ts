@@ -21,6 +21,7 @@ const WRAP_OPTIONS = {
   mode: { type: 'string', arg: 'shadow|enforce', help: 'the mode the gate runs in; an entry already wrapped is switched to it', defaultText: 'shadow; an entry already wrapped keeps its mode' },
   'dry-run': { type: 'boolean', help: 'print the diff; start nothing, write nothing' },
   timeout: { type: 'string', arg: 'DURATION', default: '30s', help: 'for each server to start and list its tools' },
+  'trust-project': { type: 'boolean', help: "start the servers of this folder's own configs (./.mcp.json, ./.cursor/, ./.vscode/) to draft them: the repository chose their commands, read them first" },
   home: { type: 'string', arg: 'DIR', help: 'the gate home', defaultText: '$CLOAKPIPE_HOME or ~/.cloakpipe' },
 } satisfies Options;
 
@@ -31,7 +32,7 @@ const UNWRAP_OPTIONS = {
   home: WRAP_OPTIONS.home,
 } satisfies Options;
 
-const WRAP_HELP = `usage: cloakpipe wrap [--host HOST|FILE]... [--server NAME]... [--mode shadow|enforce] [--dry-run]
+const WRAP_HELP = `usage: cloakpipe wrap [--host HOST|FILE]... [--server NAME]... [--mode shadow|enforce] [--trust-project] [--dry-run]
 
 For each stdio server in the host's MCP config (user and project level), drafts a manifest and
 policy into the home's servers/NAME/ (an existing manifest is kept), and rewrites the entry's
@@ -50,7 +51,10 @@ and off the command line; "type" becomes "stdio". Entries with \${…} variables
 (HTTP+SSE) are left. A server that does not start or list its tools in time is named and left as
 it is. A config that is not valid JSON (JSONC for VS Code and
 Cursor) is named with line and column and not touched. A project's config that is a symbolic
-link, or sits in a linked folder, is named and left: name the file itself with --host FILE. An
+link, or sits in a linked folder, is named and left: name the file itself with --host FILE. A
+server of a project's own config (./.mcp.json, ./.cursor/mcp.json, ./.vscode/mcp.json) is started
+to draft it only with --trust-project: the folder's repository chose its command, and wrap would
+run it; without it such a server is named and left (one already drafted is wrapped). An
 entry that already runs the gate but that this home has no record of wrapping is "already
 wrapped" only when it starts this cloakpipe with the flags wrap writes (--server, --mode, this
 home) and no CLOAKPIPE_* in its env; else it is named and left. Exit 1 when a server or file was
@@ -90,7 +94,7 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   const name = unwrap ? 'unwrap' : 'wrap';
   const { values } = parseFlags(argv, unwrap ? UNWRAP_OPTIONS : WRAP_OPTIONS);
   if (values.help) return void process.stdout.write(unwrap ? UNWRAP_HELP : WRAP_HELP), 0;
-  const v = values as { host?: string[]; server?: string[]; mode?: string; 'dry-run'?: boolean; timeout?: string; home?: string };
+  const v = values as { host?: string[]; server?: string[]; mode?: string; 'dry-run'?: boolean; timeout?: string; home?: string; 'trust-project'?: boolean };
   const mode = v.mode ?? 'shadow';
   const modeAsked = v.mode !== undefined;
   if (mode !== 'shadow' && mode !== 'enforce') throw new UsageError('--mode must be shadow or enforce');
@@ -163,7 +167,7 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   try {
     for (const cfg of list) {
       try {
-        const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [...GATE_NODE_FLAGS, main], flags }, mode, modeAsked, timeoutMs });
+        const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [...GATE_NODE_FLAGS, main], flags }, mode, modeAsked, timeoutMs, trustProject: v['trust-project'] === true });
         failed += r.failed;
         if (r.found !== false) seen++;
       } catch (e) {

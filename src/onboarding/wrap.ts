@@ -30,6 +30,8 @@ export interface WrapOptions {
   only?: Set<string>;
   dryRun: boolean;
   timeoutMs: number;
+  /** --trust-project: a server of a project's own config may be started to draft it (ADR 118). */
+  trustProject?: boolean;
   say: (line: string) => void;
   /** The dry run's diff. */
   out: (text: string) => void;
@@ -429,6 +431,13 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
     const moved = prior !== undefined && !isDeepStrictEqual(prior.upstream, upstream);
     if (moved && Object.keys(prior.entries).some((k) => k !== configKey)) {
       o.say(`${label}: left as is: servers/${folder} belongs to another server of that name with another ${c.kind === 'stdio' ? 'command' : 'URL or headers'}; rename one of them`);
+      failed++;
+      continue;
+    }
+    // Drafting starts the server (or asks its URL): a command a cloned repository chose runs
+    // only when the user said they read it (ADR 118). The dry run says what the run would do.
+    if (cfg.within !== undefined && !o.trustProject && !existsSync(files.manifest)) {
+      o.say(`${label}: left as is: a server of this project's own config, which wrap would start to read its tools; the repository chose its ${c.kind === 'stdio' ? 'command' : 'URL'}: read the entry, then wrap with --trust-project`);
       failed++;
       continue;
     }

@@ -9,7 +9,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CLI, EVERYTHING, tempDir } from '../helpers/cli.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 const J = JSON.stringify;
 
@@ -20,7 +20,7 @@ after(() => {
 });
 
 function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, cmd, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
 }
 
 /** A Claude Code project config, large enough that writing and checking it takes a while. */
@@ -46,7 +46,7 @@ function private_(t: string, why: string): void {
  * and resolves undefined); a number SIGKILLs it that many milliseconds later (Infinity: never).
  */
 async function atTemp(w: World, cmd: 'wrap' | 'unwrap', path: string, act: 'stop' | number): Promise<{ child: ChildProcess; exited: Promise<number | null>; tmp?: string; stderr: () => string; since: () => number }> {
-  const child = spawn(process.execPath, [CLI, cmd, '--host', 'claude-code'], { cwd: w.project, env: w.env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...trusted([cmd, '--host', 'claude-code'])], { cwd: w.project, env: w.env, stdio: ['ignore', 'ignore', 'pipe'] });
   started.add(child);
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));

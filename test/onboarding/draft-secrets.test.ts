@@ -37,7 +37,7 @@ test('wrap: the drafted manifest and policy and what wrap prints hold no argumen
   const w = world();
   const J = JSON.stringify;
   put(join(w.project, '.mcp.json'), `{\n  "mcpServers": {\n    "crm": { "command": ${J(process.execPath)}, "args": [${J(helperScript('upstream.js'))}, "paged", "--token", ${J(ARG)}], "env": { "CRM_TOKEN": ${J(ENV)} } }\n  }\n}\n`);
-  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', 'claude-code'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', 'claude-code'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /"crm": drafted 3 tools/);
   for (const s of [ARG, ENV]) assert.ok(!r.stdout.includes(s) && !r.stderr.includes(s), `printed ${s}`);

@@ -8,13 +8,13 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 const CANARIES = ['sk-COMMENTCANARY-1', 'COMMENTCANARY-2', 'COMMENTCANARY-3', 'COMMENTCANARY-4'];
 const J = JSON.stringify;
 
 function run(w: World, args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [CLI, ...trusted(args)], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
   for (const c of CANARIES) assert.ok(!r.stdout.includes(c) && !r.stderr.includes(c), `${args.join(' ')} printed a comment: ${r.stdout}${r.stderr}`);
   return r;
 }

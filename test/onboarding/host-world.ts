@@ -27,3 +27,9 @@ export function put(path: string, text: string): string {
   writeFileSync(path, text);
   return path;
 }
+
+/**
+ * A command line for the CLI as these suites run it: the project folder is the test's own, so
+ * wrap may start the servers of its configs (--trust-project, ADR 118).
+ */
+export const trusted = (argv: string[]): string[] => (argv[0] === 'wrap' ? ['wrap', '--trust-project', ...argv.slice(1)] : argv);

@@ -31,7 +31,7 @@ test("a URL's path and query are elided from the draft's header, from errors and
     // wrap --dry-run of such an entry, and of one with the key in the query.
     const w = world('cloakpipe-wrap-url-');
     put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { keyed: { type: 'http', url: `${origin}/mcp/${KEY}` }, queried: { type: 'http', url: `${server.url}?key=${KEY}` } } }, null, 2));
-    const dry = spawnSync(process.execPath, [CLI, 'wrap', '--host', 'claude-code', '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
+    const dry = spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', 'claude-code', '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
     assert.equal(dry.status, 0, dry.stderr);
     assert.match(dry.stdout, /"--upstream-url",\n\+\s+"<redacted>"/);
     assert.ok(!dry.stdout.includes(KEY) && !dry.stderr.includes(KEY), dry.stdout);
@@ -50,7 +50,7 @@ test("the dry run's diff shows no remote entry's credentials, path or query, als
       `    "bare": { "type": "http", "url": "https://me:sk-BAREPW@example.org" },\n` +
       `    "plain": { "url": "https://plain.example.net" }\n  }\n}\n`,
   );
-  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', config, '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', config, '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
   assert.ok(r.stdout.includes('+++'), `a diff was shown: ${r.stdout}${r.stderr}`);
   for (const s of secrets) assert.ok(!r.stdout.includes(s) && !r.stderr.includes(s), `${s} shown:\n${r.stdout}${r.stderr}`);
   assert.ok(r.stdout.includes('"https://plain.example.net"'), 'a URL that is an origin alone is shown');

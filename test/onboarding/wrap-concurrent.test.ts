@@ -8,11 +8,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 function run(w: World, args: string[]): Promise<{ status: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [CLI, ...args], { cwd: w.project, env: w.env });
+    const c = spawn(process.execPath, [CLI, ...trusted(args)], { cwd: w.project, env: w.env });
     let stderr = '';
     c.stderr.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => c.kill('SIGKILL'), 120_000);

@@ -22,7 +22,7 @@ test('NODE_OPTIONS and LD_PRELOAD in a wrapped entry reach the server only: the 
   const entry = { command: process.execPath, args: [MEMORY], env: { NODE_OPTIONS: `--require ${evil}`, LD_PRELOAD: '', MEMORY_FILE_PATH: join(w.project, 'memory.jsonl'), NODE_ENV: 'production' } };
   const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { mem: entry } }, null, 2) + '\n');
   const before = readFileSync(config);
-  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', 'claude-code', '--mode', 'enforce', '--timeout', '30s'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', 'claude-code', '--mode', 'enforce', '--timeout', '30s'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
   assert.equal(r.status, 0, r.stderr);
   const wrapped = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: Record<string, Entry> }).mcpServers.mem;
   assert.ok(wrapped.args.includes('mcp-proxy'));
@@ -55,7 +55,7 @@ test('an entry whose env sets CLOAKPIPE_HOME (a project choosing the home the ga
   const entry = { command: process.execPath, args: [MEMORY], env: { CLOAKPIPE_HOME: elsewhere } };
   const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { mem: entry } }, null, 2) + '\n');
   const before = readFileSync(config);
-  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', 'claude-code', '--timeout', '30s'], { cwd: w.project, env, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', 'claude-code', '--timeout', '30s'], { cwd: w.project, env, encoding: 'utf8', timeout: 120_000 });
   assert.equal(r.status, 1, r.stderr);
   assert.ok(r.stderr.includes('"mem": left as is: its env sets CLOAKPIPE_HOME, which the gate started in its place would take as its own'), r.stderr);
   assert.deepEqual(readFileSync(config), before);

@@ -9,10 +9,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI } from '../helpers/cli.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, cmd, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
 }
 
 test('a hand-wrapped entry whose gate would take another home, manifest, policy or store is named and left, exit 1; one with the flags wrap writes is already wrapped', () => {

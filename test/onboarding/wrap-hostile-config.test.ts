@@ -7,12 +7,12 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 const J = JSON.stringify;
 
 function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, cmd, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
 }
 
 test('a key twice in a server entry or on the way to it: named with line and column, the file left as it is (the host reads the last, an edit would change the first)', () => {
@@ -69,7 +69,7 @@ test('a config that is a FIFO, a link to a device or a folder is named and left;
   const folder = join(w.project, '.cursor', 'mcp.json');
   mkdirSync(folder, { recursive: true });
   const ok = put(join(w.project, '.mcp.json'), `{\n  "mcpServers": {\n    "ev": { "command": ${J(process.execPath)}, "args": [${J(EVERYTHING)}, "stdio"] }\n  }\n}\n`);
-  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', 'vscode', '--host', 'cursor', '--host', 'claude-code', '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', 'vscode', '--host', 'cursor', '--host', 'claude-code', '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 1, `${r.error ?? ''}\n${r.stderr}`);
   for (const p of [fifo, device, folder]) assert.ok(r.stderr.includes(`${p}: cannot be read (not a regular file); left as is`), r.stderr);
   assert.ok(r.stdout.startsWith(`--- ${ok}\n+++ ${ok} (wrapped)\n`), 'the config after them is done');

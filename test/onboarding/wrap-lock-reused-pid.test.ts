@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { CLI } from '../helpers/cli.js';
 import { world, type World } from './host-world.js';
 
-const run = (w: World) => spawnSync(process.execPath, [CLI, 'wrap', '--host', 'claude-code'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
+const run = (w: World) => spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', 'claude-code'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
 
 /** Field 22 of /proc/PID/stat: when the process started, in clock ticks after boot. */
 const startOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[19];

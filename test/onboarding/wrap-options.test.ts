@@ -16,14 +16,14 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
 import { GATE_NODE_FLAGS } from '../../src/cli/node-flags.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 const CANARY = 'CANARY-env-secret-4c2a';
 const J = JSON.stringify;
 
 /** The real CLI; no run ever prints an env value. */
 function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  const r = spawnSync(process.execPath, [CLI, cmd, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
   assert.ok(!r.stdout.includes(CANARY) && !r.stderr.includes(CANARY), `${cmd} ${args.join(' ')} printed an env value:\n${r.stdout}${r.stderr}`);
   return r;
 }

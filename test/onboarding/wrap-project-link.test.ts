@@ -8,12 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 const J = JSON.stringify;
 
 function run(w: World, cmd: 'wrap' | 'unwrap', args: string[]) {
-  return spawnSync(process.execPath, [CLI, cmd, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
 }
 
 test("a project's config that is a symbolic link, or sits in a linked folder, is named with its target and left; the file it names is untouched; --host FILE on the target wraps it", () => {

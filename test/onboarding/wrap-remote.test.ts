@@ -17,7 +17,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { CLI, tempDir } from '../helpers/cli.js';
 import { startRecordingServer } from '../helpers/recording-http-server.js';
 import { startEverythingHttp } from '../helpers/everything-http.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 const SECRET = 'CANARY-remote-token-6d1f';
 const TEAM = 'CANARY-team-header-0b7e';
@@ -25,7 +25,7 @@ const TEAM = 'CANARY-team-header-0b7e';
 /** The CLI run without blocking this process: the recording server answers from here. */
 function run(w: World, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [CLI, ...args], { cwd: w.project, env: w.env });
+    const c = spawn(process.execPath, [CLI, ...trusted(args)], { cwd: w.project, env: w.env });
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));

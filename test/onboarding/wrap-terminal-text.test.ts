@@ -32,13 +32,13 @@ test('a server error with escape sequences, a server name and a config string wi
   const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: { [name]: { command: process.execPath, args: [server], env: { NOTE: `a${RLO}b` } } } }, null, 2) + '\n');
   const raw = (s: string) => s.includes('\u001b') || s.includes(RLO);
 
-  const r = spawnSync(process.execPath, [CLI, 'wrap', '--host', config, '--timeout', '20s'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', config, '--timeout', '20s'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 1, r.stderr);
   assert.ok(!raw(r.stderr), JSON.stringify(r.stderr));
   assert.ok(r.stderr.includes('tools/list failed: ') && r.stderr.includes('\\u001b[1A\\u001b[2Kall servers wrapped\\u202etxt.exe'), r.stderr);
   assert.ok(r.stderr.includes('"notes\\u202egpj.exe"'), r.stderr);
 
-  const dry = spawnSync(process.execPath, [CLI, 'wrap', '--host', config, '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
+  const dry = spawnSync(process.execPath, [CLI, 'wrap', '--trust-project', '--host', config, '--dry-run'], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 60_000 });
   assert.equal(dry.status, 0, dry.stderr);
   assert.ok(!raw(dry.stdout) && !raw(dry.stderr), JSON.stringify(dry.stdout));
   assert.ok(dry.stdout.includes('"notes\\u202egpj.exe": {'), dry.stdout);

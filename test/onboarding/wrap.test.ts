@@ -15,10 +15,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, EVERYTHING, FILESYSTEM, MEMORY } from '../helpers/cli.js';
 import { GATE_NODE_FLAGS } from '../../src/cli/node-flags.js';
-import { put, world, type World } from './host-world.js';
+import { put, trusted, type World, world } from './host-world.js';
 
 function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, cmd, ...args], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
 }
 
 type Entry = { command: string; args: string[]; env?: Record<string, string>; cwd?: string };
@@ -235,7 +235,7 @@ test('a SIGKILL while wrap or unwrap replaces the file leaves the old file or th
     if (i >= 30 && i % 10 === 0) scale *= seen.new === 0 ? 1.5 : 0.6;
     const from = readFileSync(path, 'utf8');
     const cmd = from === old ? 'wrap' : 'unwrap';
-    const child = spawn(process.execPath, [CLI, cmd, '--host', 'claude-code'], { cwd: w.project, env: w.env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [CLI, ...trusted([cmd, '--host', 'claude-code'])], { cwd: w.project, env: w.env, stdio: 'ignore' });
     const exited = new Promise((r) => child.once('exit', r));
     await new Promise((r) => setTimeout(r, full * scale * (0.3 + Math.random())));
     child.kill('SIGKILL');
