@@ -376,18 +376,8 @@ export class Pkcs11Signer implements Signer {
   // login shows none: the key is compared after the login, as always.
   private refuseOtherKey(session: Buffer, expect: KeyObject | undefined): void {
     if (!expect) return;
-    const { p, pkcs } = this;
-    const want = expect.export({ type: 'spki', format: 'der' }).subarray(SPKI_PREFIX.length);
-    const seen = this.find(session, pkcs.CKO_PUBLIC_KEY);
-    if (seen.length === 0) return;
-    for (const h of seen) {
-      const [point] = p.C_GetAttributeValue(session, h, [{ type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
-      try {
-        if (rawPoint(point).equals(want)) return;
-      } catch {
-        /* another form: not the key */
-      }
-    }
+    const seen = this.find(session, this.pkcs.CKO_PUBLIC_KEY);
+    if (seen.length === 0 || this.showsKey(session, seen, expect)) return;
     throw new OtherKeyError(
       `token ${this.tokenName()} shows a public key ${this.keyName()} that is not the one expected (seen before any login: its PIN was not tried; a slot renumbered? name the token by token= and serial=)`,
     );
@@ -642,19 +632,9 @@ export class Pkcs11Signer implements Signer {
   reaches(publicKey: KeyObject): boolean {
     const live = this.current();
     if (!live) throw new SignerUnavailable(`the key ${this.where} is not connected`);
-    const { p, pkcs } = this;
-    const raw = publicKey.export({ type: 'spki', format: 'der' }).subarray(SPKI_PREFIX.length);
+    const { pkcs } = this;
     try {
-      for (const h of this.findAll(live.session, pkcs.CKO_PUBLIC_KEY)) {
-        const [point] = p.C_GetAttributeValue(live.session, h, [{ type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
-        let got: Buffer | null = null;
-        try {
-          got = rawPoint(point);
-        } catch {
-          got = null; // another curve's point
-        }
-        if (got?.equals(raw)) return true;
-      }
+      if (this.showsKey(live.session, this.findAll(live.session, pkcs.CKO_PUBLIC_KEY), publicKey)) return true;
       this.probes ??= this.findAll(live.session, pkcs.CKO_PRIVATE_KEY).flatMap((key) => {
         try {
           return [this.rawSign(PROBE, null, { ...live, key })];
@@ -671,6 +651,20 @@ export class Pkcs11Signer implements Signer {
   /** Whether `other` logged in with this key's PIN: whoever holds one PIN opens both keys' tokens. */
   sharesPin(other: Pkcs11Signer): boolean {
     return this.pinSeen !== null && other.pinSeen !== null && timingSafeEqual(this.pinSeen, other.pinSeen);
+  }
+
+  /** Whether one of the public key objects `handles` is `publicKey` (a point of another form or curve is not). */
+  private showsKey(session: Buffer, handles: Buffer[], publicKey: KeyObject): boolean {
+    const { p, pkcs } = this;
+    const want = publicKey.export({ type: 'spki', format: 'der' }).subarray(SPKI_PREFIX.length);
+    return handles.some((h) => {
+      const [point] = p.C_GetAttributeValue(session, h, [{ type: pkcs.CKA_EC_POINT }]).map((a) => a.value as Buffer);
+      try {
+        return rawPoint(point).equals(want);
+      } catch {
+        return false; // another curve's point, or another form
+      }
+    });
   }
 
   /** Every Edwards-curve key object of class `cls` in the token, whatever its name. */

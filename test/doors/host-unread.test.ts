@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { helperScript, makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
-import { readBytes, readFloodInOrder, rss, untilReadingStops } from '../helpers/proc-figures.js';
+import { growthWhileUnread, readBytes, readFloodInOrder, untilReadingStops } from '../helpers/proc-figures.js';
 
 const MANIFEST = `version: 1
 release: host-unread@1
@@ -21,13 +21,7 @@ test('a host that reads nothing while the server floods it: the gate stops readi
   const f = writeFiles({ 'm.yaml': MANIFEST, 'p.cedar': PERMIT_ALL });
   const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], upstream: [process.execPath, helperScript('flooding-server.js')] });
   await gate.initialize();
-  const pid = gate.child.pid!;
-  const before = rss(pid);
-  const readBefore = readBytes(pid);
-  gate.child.stdout!.pause(); // the host stops reading
-  gate.send(JSON.stringify({ jsonrpc: '2.0', id: 'flood', method: 'tools/call', params: { name: 'flood', arguments: { count: FLOOD, bytes: MIB - 200 } } }) + '\n');
-  await untilReadingStops(pid, readBefore, FLOOD * MIB);
-  const grown = rss(pid) - before;
+  const grown = await growthWhileUnread(gate, FLOOD);
   assert.ok(grown < 64 * MIB, `the gate grew by ${Math.round(grown / MIB)} MiB while the host read nothing (${FLOOD} MiB sent its way)`);
 
   await readFloodInOrder(gate, 'flood', FLOOD); // the host reads again

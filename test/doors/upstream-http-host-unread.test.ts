@@ -10,7 +10,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import { listenLocal } from '../helpers/local-http.js';
 import { makeHome, writeFiles, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
-import { readBytes, readFloodInOrder, rss, untilReadingStops } from '../helpers/proc-figures.js';
+import { growthWhileUnread, readFloodInOrder } from '../helpers/proc-figures.js';
 
 const MANIFEST = `version: 1
 release: upstream-http-host-unread@1
@@ -58,13 +58,7 @@ test('a host that reads nothing while a remote server streams to it: the gate st
   const gate = new RawGate({ home: makeHome(), manifest: f['m.yaml'], policy: f['p.cedar'], flags: ['--upstream-url', local.url], upstream: [] });
   try {
     await gate.initialize();
-    const pid = gate.child.pid!;
-    const before = rss(pid);
-    const readBefore = readBytes(pid);
-    gate.child.stdout!.pause(); // the host stops reading
-    gate.send(JSON.stringify({ jsonrpc: '2.0', id: 'flood', method: 'tools/call', params: { name: 'flood', arguments: { count: FLOOD, bytes: MIB - 200 } } }) + '\n');
-    await untilReadingStops(pid, readBefore, FLOOD * MIB);
-    const grown = rss(pid) - before;
+    const grown = await growthWhileUnread(gate, FLOOD);
     assert.ok(grown < 64 * MIB, `the gate grew by ${Math.round(grown / MIB)} MiB while the host read nothing (${FLOOD} MiB sent its way)`);
 
     await readFloodInOrder(gate, 'flood', FLOOD); // the host reads again

@@ -23,6 +23,22 @@ export async function untilReadingStops(pid: number, from: number, upTo: number)
   }
 }
 
+const MIB = 1024 * 1024;
+
+/**
+ * The host stops reading and calls the server's `flood` tool for `count` notifications of about
+ * 1 MiB: the bytes the gate grew by once it stopped reading (or read the whole flood).
+ */
+export async function growthWhileUnread(gate: RawGate, count: number): Promise<number> {
+  const pid = gate.child.pid!;
+  const before = rss(pid);
+  const readBefore = readBytes(pid);
+  gate.child.stdout!.pause(); // the host stops reading
+  gate.send(JSON.stringify({ jsonrpc: '2.0', id: 'flood', method: 'tools/call', params: { name: 'flood', arguments: { count, bytes: MIB - 200 } } }) + '\n');
+  await untilReadingStops(pid, readBefore, count * MIB);
+  return rss(pid) - before;
+}
+
 /**
  * The host reads again after a flood of `count` notifications answering call `id`: every one
  * arrives, in order, then the call's answer; a ping the flooding server answers with how many it

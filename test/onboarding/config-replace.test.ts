@@ -5,11 +5,11 @@
 // temporary folder appears (inotify), so they hit the replace itself, not the start-up before it.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, watch, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CLI, EVERYTHING, tempDir } from '../helpers/cli.js';
-import { put, trusted, type World, world } from './host-world.js';
+import { put, run, trusted, world, type World } from './host-world.js';
 
 const J = JSON.stringify;
 
@@ -18,10 +18,6 @@ const started = new Set<ChildProcess>();
 after(() => {
   for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
-
-function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
-}
 
 /** A Claude Code project config, large enough that writing and checking it takes a while. */
 function config(w: World, secret: string): { path: string; old: string } {

@@ -1,8 +1,9 @@
 // What the wrap suites share: a host's world on disk (the user's HOME, the folder the host
 // opened, a gate home) and a file put into it.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { makeHome, tempDir } from '../helpers/cli.js';
+import { CLI, makeHome, tempDir } from '../helpers/cli.js';
 
 export interface World {
   home: string; // the user's home (HOME)
@@ -33,3 +34,8 @@ export function put(path: string, text: string): string {
  * wrap may start the servers of its configs (--trust-project, ADR 118).
  */
 export const trusted = (argv: string[]): string[] => (argv[0] === 'wrap' ? ['wrap', '--trust-project', ...argv.slice(1)] : argv);
+
+/** `cloakpipe wrap|unwrap ARGS` in the world's project folder, as its user runs it. */
+export function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
+  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
+}

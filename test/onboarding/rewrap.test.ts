@@ -3,17 +3,12 @@
 // live entry of the same name with another command still may not share its folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, helperScript } from '../helpers/cli.js';
-import { put, trusted, type World, world } from './host-world.js';
+import { helperScript } from '../helpers/cli.js';
+import { put, run, world } from './host-world.js';
 
 const J = JSON.stringify;
-
-function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
-}
 
 const config = (args: string[]) => `{\n  "mcpServers": {\n    "crm": { "command": ${J(process.execPath)}, "args": ${J(args)} }\n  }\n}\n`;
 const argsAfterDash = (path: string) => {

@@ -5,15 +5,10 @@
 // set up. Through the real binary; unwrap has no record of such an entry and leaves it too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI } from '../helpers/cli.js';
-import { put, trusted, type World, world } from './host-world.js';
-
-function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
-}
+import { put, run, world } from './host-world.js';
 
 test('a hand-wrapped entry whose gate would take another home, manifest, policy or store is named and left, exit 1; one with the flags wrap writes is already wrapped', () => {
   const w = world();

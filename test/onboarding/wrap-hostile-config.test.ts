@@ -7,13 +7,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
-import { put, trusted, type World, world } from './host-world.js';
+import { put, run, world } from './host-world.js';
 
 const J = JSON.stringify;
-
-function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
-}
 
 test('a key twice in a server entry or on the way to it: named with line and column, the file left as it is (the host reads the last, an edit would change the first)', () => {
   const w = world();

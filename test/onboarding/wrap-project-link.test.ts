@@ -4,17 +4,12 @@
 // is named with where it leads and left; the user names the file itself with --host FILE.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, EVERYTHING } from '../helpers/cli.js';
-import { put, trusted, type World, world } from './host-world.js';
+import { EVERYTHING } from '../helpers/cli.js';
+import { put, run, world } from './host-world.js';
 
 const J = JSON.stringify;
-
-function run(w: World, cmd: 'wrap' | 'unwrap', args: string[]) {
-  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
-}
 
 test("a project's config that is a symbolic link, or sits in a linked folder, is named with its target and left; the file it names is untouched; --host FILE on the target wraps it", () => {
   const w = world();

@@ -15,11 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, EVERYTHING, FILESYSTEM, MEMORY } from '../helpers/cli.js';
 import { GATE_NODE_FLAGS } from '../../src/cli/node-flags.js';
-import { put, trusted, type World, world } from './host-world.js';
-
-function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
-  return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
-}
+import { put, run, trusted, world } from './host-world.js';
 
 type Entry = { command: string; args: string[]; env?: Record<string, string>; cwd?: string };
 
