@@ -10,7 +10,8 @@ const descriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
  * Opens `flood` idle sockets to `url` (the server is process `pid`, `what` in messages) and
  * asserts that those past `cap` are closed within 5 s, well inside the 10 s the bound on headers
  * gives an idle connection, and that the server holds at most `cap` more descriptors meanwhile.
- * The sockets are destroyed before it returns.
+ * The sockets are destroyed before it returns, and the server has let theirs go (or 5 s passed):
+ * a client connecting before it has is still past the bound, and is reset.
  */
 export async function floodIdle(url: URL, pid: number, flood: number, cap: number, what: string): Promise<void> {
   const before = descriptors(pid);
@@ -35,5 +36,7 @@ export async function floodIdle(url: URL, pid: number, flood: number, cap: numbe
     assert.ok(held <= cap, `${what} holds ${held} more descriptors during the flood`);
   } finally {
     for (const s of sockets) s.destroy();
+    const deadline = Date.now() + 5000;
+    while (descriptors(pid) > before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   }
 }
