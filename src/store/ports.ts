@@ -274,6 +274,8 @@ export interface LedgerSnapshot {
   /** The first row key and the row count when the keys bodies() reads run without a gap, else null. */
   span?(): { first: number; count: number } | null;
   anchors(): Iterable<AnchorRow>;
+  /** How many anchors() yields, counted without reading them (a token is kilobytes). */
+  anchorCount(): number;
   /**
    * The first row whose unsigned columns (seq, ts, kind, hash: what the gate looks rows up by)
    * differ from its signed body, and which: a row edited outside the gate. Null when none.

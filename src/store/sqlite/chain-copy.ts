@@ -58,6 +58,7 @@ export async function copiedChain(pages: AsyncIterable<ChainRow[]>, anchors: Asy
       keys: () => snap.keys!(),
       span: () => snap.span!(),
       anchors: () => snap.anchors(),
+      anchorCount: () => snap.anchorCount(),
       editedRow: () => snap.editedRow!(), // the store's columns, copied as they were
       close() {
         try {

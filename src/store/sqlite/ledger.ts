@@ -151,6 +151,9 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
       if (!anchors) return;
       yield* db.prepare('SELECT epoch_seq AS epoch, kind, data FROM anchors ORDER BY epoch_seq, kind').iterate() as Iterable<AnchorRow>;
     },
+    anchorCount() {
+      return anchors ? (db.prepare('SELECT COUNT(*) AS n FROM anchors').get() as { n: number }).n : 0;
+    },
     editedRow() {
       if (!entries) return null;
       db.function('cloakpipe_stored_hash', { deterministic: true }, (body: unknown) => (typeof body === 'string' ? storedHash(body) : null));
