@@ -146,9 +146,11 @@ export async function run(argv: string[]): Promise<number> {
     say(`cannot start: ${(e as Error).message}`);
     return 2;
   }
-  const keyId = privateKey instanceof KeyObject ? keyIdOf(createPublicKey(privateKey)) : (privateKey as Signer).keyId;
+  // By its public key: a PEM key whose pair was also imported into the gate's token is found there too.
+  const publicKey = privateKey instanceof KeyObject ? createPublicKey(privateKey) : (privateKey as Signer).publicKey;
+  const keyId = keyIdOf(publicKey);
   try {
-    refuseGateKey(keyId, home.key.keyId, `--approver-key ${keyPath}`);
+    refuseGateKey(keyId, home.key.keyId, `--approver-key ${keyPath}`, publicKey);
   } catch (e) {
     closeApprover();
     home.close();

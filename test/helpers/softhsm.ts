@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import type { KeyObject } from 'node:crypto';
 import type * as Pkcs11 from 'pkcs11js';
 import { tempDir } from './cli.js';
 
@@ -108,5 +109,36 @@ export function pairMadeElsewhere(t: Token, o: { curve?: 'ed25519' | 'ed448'; lo
       [{ type: pkcs.CKA_TOKEN, value: true }, label, { type: pkcs.CKA_PRIVATE, value: !o.loginFree }, { type: pkcs.CKA_SIGN, value: o.sign ?? true }, { type: pkcs.CKA_SENSITIVE, value: true }, { type: pkcs.CKA_EXTRACTABLE, value: false },
        ...(o.alwaysAuthenticate ? [{ type: pkcs.CKA_ALWAYS_AUTHENTICATE, value: true }] : [])],
     );
+  });
+}
+
+/**
+ * An Ed25519 key made outside the token (a PEM file) imported into it under `label`, as an
+ * operator's tool would (C_CreateObject straight through SoftHSM): its public half, its private
+ * half (sensitive, not extractable), or both.
+ */
+export function importEd25519(t: Token, key: KeyObject, label: string, halves: { public?: boolean; private?: boolean }): void {
+  const jwk = key.export({ format: 'jwk' });
+  const common = [
+    { type: pkcs.CKA_TOKEN, value: true },
+    { type: pkcs.CKA_LABEL, value: label },
+    { type: pkcs.CKA_KEY_TYPE, value: 0x40 }, // CKK_EC_EDWARDS
+    { type: pkcs.CKA_EC_PARAMS, value: Buffer.from('06032b6570', 'hex') },
+  ];
+  straightToToken(t, t.pin, (p, session) => {
+    if (halves.public) {
+      const point = Buffer.concat([Buffer.from([0x04, 0x20]), Buffer.from(jwk.x!, 'base64url')]);
+      p.C_CreateObject(session, [{ type: pkcs.CKA_CLASS, value: pkcs.CKO_PUBLIC_KEY }, ...common, { type: pkcs.CKA_VERIFY, value: true }, { type: pkcs.CKA_EC_POINT, value: point }]);
+    }
+    if (halves.private)
+      p.C_CreateObject(session, [
+        { type: pkcs.CKA_CLASS, value: pkcs.CKO_PRIVATE_KEY },
+        ...common,
+        { type: pkcs.CKA_PRIVATE, value: true },
+        { type: pkcs.CKA_SIGN, value: true },
+        { type: pkcs.CKA_SENSITIVE, value: true },
+        { type: pkcs.CKA_EXTRACTABLE, value: false },
+        { type: pkcs.CKA_VALUE, value: Buffer.from(jwk.d!, 'base64url') },
+      ]);
   });
 }
