@@ -67,7 +67,7 @@ export async function exportLedger(snap: LedgerSnapshot, publicKey: KeyObject, o
  * batches; returns how many. Small batches: between them the collector's tasks run, and with
  * 1 MiB ones an export of large anchors under a 16 MiB heap ran out of it one run in three.
  */
-async function writeLines(out: { write(s: string): void }, lines: Iterable<string>): Promise<number> {
+async function writeLines(out: { write(s: string): void; room(): Promise<void> }, lines: Iterable<string>): Promise<number> {
   let buf: string[] = [];
   let size = 0;
   let n = 0;
@@ -80,6 +80,7 @@ async function writeLines(out: { write(s: string): void }, lines: Iterable<strin
       buf = [];
       size = 0;
       await new Promise((res) => setImmediate(res));
+      await out.room(); // a paused reader: wait, rather than hold the rest of the ledger
     }
   }
   if (buf.length) out.write(buf.join('\n') + '\n');

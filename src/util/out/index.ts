@@ -12,6 +12,8 @@ export { OutputClosed } from './stream.js';
 export interface OutFile extends Output {
   /** Resolves once what was written has left this process (a stream's writes fail later); OutputClosed if it could not. */
   delivered(): Promise<void>;
+  /** Resolves once the output can take more (a stream's buffer below its mark); a file takes all at once. */
+  room(): Promise<void>;
 }
 
 const nothingPending = async () => undefined;
@@ -23,7 +25,7 @@ function direct(fd: number): OutFile {
     if (open) closeSync(fd);
     open = false;
   };
-  return { write: (data) => writeAll(fd, data), commit: close, abort: close, delivered: nothingPending };
+  return { write: (data) => writeAll(fd, data), commit: close, abort: close, delivered: nothingPending, room: nothingPending };
 }
 
 /**
@@ -51,7 +53,7 @@ export function openOutput(path: string, created = 0o644): OutFile {
     // absent: created
   }
   if (!regular) return direct(openSync(path, 'w'));
-  return { ...removedOnSignal(() => replacing(path, { created })), delivered: nothingPending };
+  return { ...removedOnSignal(() => replacing(path, { created })), delivered: nothingPending, room: nothingPending };
 }
 
 /** `data` to `path` as openOutput writes it, whole; resolves once it has left this process. */

@@ -24,12 +24,20 @@ export function streamOut(stream: NodeJS.WriteStream, path: string): OutFile {
     },
     commit: () => undefined,
     abort: () => undefined,
+    // A reader that pauses (a pipe, a socket) holds the rest here: without waiting for room, a
+    // long export was buffered whole in this process's memory.
+    room: () => drainedTo(stream, path, stream.writableHighWaterMark),
     async delivered() {
       await new Promise((res) => setImmediate(res)); // the callbacks of the writes done
-      while (!failureOf(stream) && !stream.destroyed && stream.writableLength > 0)
-        await Promise.race([once(stream, 'drain'), once(stream, 'close')]).catch(() => undefined); // 'error' rejects
-      const failed = failureOf(stream);
-      if (failed || stream.destroyed) throw new OutputClosed(path, failed ?? undefined);
+      await drainedTo(stream, path, 1);
     },
   };
+}
+
+/** Waits until fewer than `below` bytes wait in `stream`; OutputClosed if it failed or closed first. */
+async function drainedTo(stream: NodeJS.WriteStream, path: string, below: number): Promise<void> {
+  while (!failureOf(stream) && !stream.destroyed && stream.writableLength >= below)
+    await Promise.race([once(stream, 'drain'), once(stream, 'close')]).catch(() => undefined); // 'error' rejects
+  const failed = failureOf(stream);
+  if (failed || stream.destroyed) throw new OutputClosed(path, failed ?? undefined);
 }
