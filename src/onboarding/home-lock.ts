@@ -57,42 +57,88 @@ function held(pid: number, start: string | undefined, written: number): boolean 
   return at === undefined || at <= written + 1000; // a second for the clocks' rounding
 }
 
+/** A lock file not yet written (its creator between open and write) is held while this young. */
+const YOUNG_MS = 10_000;
+
+const busy = (pid?: number) => new HomeBusy(`another wrap or unwrap is running on this home${pid ? ` (pid ${pid})` : ''}; run this one when it is done`);
+
+/** Who holds the lock at `path` and whether that run still runs; undefined when there is none (released meanwhile). */
+function holderOf(path: string): { pid?: number; held: boolean } | undefined {
+  let pid = NaN;
+  let start: string | undefined;
+  let written = 0;
+  try {
+    const words = readFileSync(path, 'utf8').split(' ');
+    pid = Number(words[0] || NaN);
+    start = words[1] || undefined;
+    written = statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+  if (Number.isSafeInteger(pid) && pid > 0) return { pid, held: held(pid, start, written) };
+  return { held: Date.now() - written < YOUNG_MS };
+}
+
+/**
+ * Removes the lock at `path` if its run is gone, judged again while holding PATH.takeover
+ * (created exclusively): two runs that found one stale lock each removed the file, and the later
+ * removal could be of the lock the earlier run had taken meanwhile, so both ran on the home. The
+ * guard lives for a read and an unlink; one older than YOUNG_MS was left by a run killed in them.
+ */
+function removeStale(path: string): void {
+  const guard = `${path}.takeover`;
+  let fd;
+  try {
+    fd = openSync(guard, 'wx', 0o600);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    try {
+      if (Date.now() - statSync(guard).mtimeMs > YOUNG_MS) rmSync(guard, { force: true });
+    } catch {
+      // released meanwhile
+    }
+    return;
+  }
+  try {
+    if (holderOf(path)?.held === false) rmSync(path, { force: true }); // its run was killed
+  } finally {
+    closeSync(fd);
+    rmSync(guard, { force: true });
+  }
+}
+
 /** Takes the home's wrap lock, or throws HomeBusy naming the run that holds it; returns its release. */
 export function lockHome(homeDir: string): () => void {
   const path = join(homeDir, 'wrap.lock');
-  for (let tries = 0; tries < 2; tries++) {
+  for (let tries = 0; tries < 3; tries++) {
     let fd;
     try {
       fd = openSync(path, 'wx', 0o600);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      let pid = NaN;
-      let start: string | undefined;
-      let written = 0;
-      try {
-        const words = readFileSync(path, 'utf8').split(' ');
-        pid = Number(words[0] || NaN);
-        start = words[1] || undefined;
-        written = statSync(path).mtimeMs;
-      } catch {
-        continue; // released meanwhile
-      }
-      // A file not yet written (its creator between open and write) is held while young.
-      const young = Date.now() - written < 10_000;
-      if (Number.isSafeInteger(pid) && pid > 0 ? held(pid, start, written) : young) throw new HomeBusy(`another wrap or unwrap is running on this home${pid > 0 ? ` (pid ${pid})` : ''}; run this one when it is done`);
-      rmSync(path, { force: true }); // its run was killed
+      const holder = holderOf(path);
+      if (holder?.held) throw busy(holder.pid);
+      if (holder) removeStale(path);
       continue;
     }
+    const me = startOf(process.pid);
+    const text = me === undefined ? String(process.pid) : `${process.pid} ${me}`;
     try {
-      const me = startOf(process.pid);
-      writeSync(fd, me === undefined ? String(process.pid) : `${process.pid} ${me}`);
+      writeSync(fd, text);
     } catch (e) {
       rmSync(path, { force: true }); // a full disk: no lock left that a next run would wait on
       throw e;
     } finally {
       closeSync(fd);
     }
-    return () => rmSync(path, { force: true });
+    // Only its own: a lock that is not (taken as stale by mistake) stays its holder's.
+    return () => {
+      try {
+        if (readFileSync(path, 'utf8') === text) rmSync(path, { force: true });
+      } catch {
+        // gone already
+      }
+    };
   }
-  throw new HomeBusy('another wrap or unwrap is running on this home; run this one when it is done');
+  throw busy();
 }
