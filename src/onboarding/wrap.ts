@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createScanner, parse as parseJsonc, SyntaxKind } from 'jsonc-parser';
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, isAbsolute, join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { atomicWrite, realTarget } from '../util/atomic-write.js';
 import { readConfig, removeLeftovers, replaceConfig } from './config-file.js';
@@ -160,6 +160,19 @@ function setUpOtherwise(value: unknown, homeDir: string, gate: WrapOptions['gate
   if (home === undefined ? gate.flags.includes('--home') : !isAbsolute(home) || resolve(home) !== homeDir) out.push(home === undefined ? 'no --home' : 'another --home');
   if (stray && !own.some((a) => FLAG_NAME.test(a.split('=')[0]) && !WRAP_FLAGS.has(a.split('=')[0]))) out.push('an argument wrap does not write');
   return [...new Set(out)];
+}
+
+/** Why the gate of `--server NAME` would not start (no server name; no manifest or policy in the home), or undefined. */
+function serverMissing(homeDir: string, name: string): string | undefined {
+  let files;
+  try {
+    files = serverFiles(homeDir, name);
+  } catch (e) {
+    if (!(e instanceof ServerNameError)) throw e;
+    return e.message;
+  }
+  const lacks = [files.manifest, files.policy].filter((p) => !existsSync(p)).map((p) => basename(p));
+  return lacks.length > 0 ? `this home holds no ${lacks.join(' or ')} in servers/${name}` : undefined;
 }
 
 /** Said of an entry wrap wrote whose gate this cloakpipe would start otherwise: how to move it. */
@@ -366,6 +379,13 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
       const loads = gateLoadsFromEnv(e.value);
       if (loads.length > 0) {
         o.say(`${label}: its gate's own process takes ${loads.join(', ')} from its env (they load code into the gate or change what it trusts): unwrap it and wrap it again, so that only the server gets them`);
+        failed++;
+        continue;
+      }
+      // A gate that cannot find its manifest and policy does not start: nothing is gated there.
+      const missing = serverMissing(o.homeDir, c.server);
+      if (missing !== undefined) {
+        o.say(`${label}: left as is, not protected: its gate would not start: ${missing}; unwrap it and wrap it again to draft it`);
         failed++;
         continue;
       }

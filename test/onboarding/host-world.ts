@@ -39,3 +39,9 @@ export const trusted = (argv: string[]): string[] => (argv[0] === 'wrap' ? ['wra
 export function run(w: World, cmd: 'wrap' | 'unwrap', args: string[] = []) {
   return spawnSync(process.execPath, [CLI, ...trusted([cmd, ...args])], { cwd: w.project, env: w.env, encoding: 'utf8', timeout: 120_000 });
 }
+
+/** A server folder of the world's gate home as one written by hand: a manifest and a policy, what its gate loads. */
+export function serverHeld(w: World, name: string): void {
+  put(join(w.gate, 'servers', name, 'manifest.yaml'), `version: 1\nrelease: ${name}@1\ntools: {}\n`);
+  put(join(w.gate, 'servers', name, 'policy.cedar'), '');
+}

@@ -1,16 +1,17 @@
 // A gate entry this home has no record of (wrapped by hand, or a project's config from elsewhere)
 // is "already wrapped" only when its gate would decide with this home's servers/NAME as wrap sets
 // it up: the flags wrap writes, this home, no CLOAKPIPE_* of the entry's env choosing another
-// home, store or key. Anything else is named and left, exit 1: wrap never claims a gate it did not
-// set up. Through the real binary; unwrap has no record of such an entry and leaves it too.
+// home, store or key, and this home holds the manifest and policy its --server names (else its
+// gate does not start: it used to be "already wrapped" all the same). Anything else is named and
+// left, exit 1: wrap never claims a gate it did not set up. Through the real binary; unwrap has no record of such an entry and leaves it too.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI } from '../helpers/cli.js';
-import { put, run, world } from './host-world.js';
+import { put, run, serverHeld, world } from './host-world.js';
 
-test('a hand-wrapped entry whose gate would take another home, manifest, policy or store is named and left, exit 1; one with the flags wrap writes is already wrapped', () => {
+test('a hand-wrapped entry whose gate would take another home, manifest, policy or store, or would not start (no such server in the home), is named and left, exit 1; one with the flags wrap writes is already wrapped', () => {
   const w = world();
   const elsewhere = join(w.project, '.gate');
   const gate = (server: string, ...flags: string[]) => [CLI, 'mcp-proxy', '--server', server, ...flags, '--', 'node', 'server.js'];
@@ -24,7 +25,13 @@ test('a hand-wrapped entry whose gate would take another home, manifest, policy 
     undeclared: { command: process.execPath, args: gate('undeclared', ...home, '--list-undeclared') },
     config: { command: process.execPath, args: gate('config', ...home, `--config=${join(elsewhere, 'c.json')}`) },
     handmade: { command: process.execPath, args: gate('handmade', '--mode', 'shadow', ...home), env: { CLOAKPIPE_UPSTREAM_ENV_NODE_OPTIONS: '--max-old-space-size=64', TOKEN: 'x' } },
+    // As wrap writes them, but their gate finds no manifest and policy, so it does not start.
+    nofolder: { command: process.execPath, args: gate('nofolder', '--mode', 'shadow', ...home) },
+    nopolicy: { command: process.execPath, args: gate('nopolicy', '--mode', 'shadow', ...home) },
+    badname: { command: process.execPath, args: [...gate('../../x', '--mode', 'shadow', ...home)] },
   };
+  serverHeld(w, 'handmade');
+  put(join(w.gate, 'servers', 'nopolicy', 'manifest.yaml'), 'version: 1\nrelease: nopolicy@1\ntools: {}\n');
   const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: entries }, null, 2) + '\n');
   const before = readFileSync(config);
   const r = run(w, 'wrap', ['--host', config]);
@@ -38,6 +45,10 @@ test('a hand-wrapped entry whose gate would take another home, manifest, policy 
   said('undeclared', '--list-undeclared');
   said('config', '--config');
   assert.ok(r.stderr.includes('"handmade": already wrapped (servers/handmade, shadow mode)'), r.stderr);
+  const notStarted = (name: string, why: string) => assert.ok(r.stderr.includes(`"${name}": left as is, not protected: its gate would not start: ${why}; unwrap it and wrap it again to draft it`), `${name}: ${r.stderr}`);
+  notStarted('nofolder', 'this home holds no manifest.yaml or policy.cedar in servers/nofolder');
+  notStarted('nopolicy', 'this home holds no policy.cedar in servers/nopolicy');
+  notStarted('badname', '--server "../../x" is not a server name (letters, digits, _ . -; not a path)');
   assert.equal((r.stderr.match(/already wrapped/g) ?? []).length, 1, r.stderr);
   assert.ok(!r.stderr.includes(elsewhere), 'no value of the entry is echoed');
   assert.deepEqual(readFileSync(config), before);

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
-import { put, run, world } from './host-world.js';
+import { put, run, serverHeld, world } from './host-world.js';
 
 const J = JSON.stringify;
 
@@ -148,6 +148,7 @@ test('an entry shaped like a gate entry that does not start this cloakpipe (a pr
     handmade: { command: process.execPath, args: [CLI, ...gateArgs('handmade').slice(0, 5), '--home', w.gate, ...gateArgs('handmade').slice(5)] },
   };
   const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: entries }, null, 2) + '\n');
+  serverHeld(w, 'handmade');
   const before = readFileSync(config);
   const r = run(w, 'wrap', ['--host', config, '--dry-run']);
   assert.equal(r.status, 1, r.stderr);

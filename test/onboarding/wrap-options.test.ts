@@ -16,7 +16,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { CLI, EVERYTHING } from '../helpers/cli.js';
 import { GATE_NODE_FLAGS } from '../../src/cli/node-flags.js';
-import { put, trusted, type World, world } from './host-world.js';
+import { put, serverHeld, trusted, type World, world } from './host-world.js';
 
 const CANARY = 'CANARY-env-secret-4c2a';
 const J = JSON.stringify;
@@ -316,6 +316,7 @@ test('an entry an older cloakpipe wrapped, without the Node options: wrap and --
   assert.equal(r.stderr, `cloakpipe wrap: ${path}: "everything": already wrapped (servers/everything, enforce mode)\n`);
 
   // Wrapped by hand (no record of it): wrap cannot unwrap it, so it does not tell to.
+  serverHeld(w, 'handmade');
   r = run(w, 'wrap', ['--server', 'handmade']);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stderr, `cloakpipe wrap: ${path}: "handmade": already wrapped (servers/handmade, shadow mode)\n`);
