@@ -3,11 +3,12 @@
 // shared store, one gate's chain (this home's, or --gate NAME), or --all: one file per gate
 // (ADR 029), each verifiable alone against that gate's key.
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseFlags, required, UsageError } from './args.js';
 import { openChains, type ChainView } from '../home/open.js';
 import { exportLedger } from '../ledger/export.js';
+import { markStale, markStaleExcept } from '../ledger/export-folder.js';
 import { sayTo } from '../util/out/index.js';
 import { GATE_OPTION, opening, shownGate, STORE_OPTION } from './store-flags.js';
 import { GATE_ID } from '../store/target.js';
@@ -22,7 +23,8 @@ key, the entries in order, then the anchors), atomically: the home's ledger, or 
 --all, every registered gate's chain, each to DIR/NAME.jsonl (a header naming the gate and its
 registered key), each verified alone: cloakpipe verify --ledger DIR/NAME.jsonl --public-key PEM.
 A gate that cannot be exported (a forged registration) is named, and its earlier export in DIR,
-if any, renamed NAME.jsonl.stale.
+if any, renamed NAME.jsonl.stale; so is, named, an earlier export in DIR of a gate the store no
+longer registers.
 `;
 
 /** Why a registered chain cannot be exported (a row written around init), or its key. */
@@ -43,18 +45,6 @@ function keyOf(v: ChainView, all: boolean): KeyObject | string {
   throw new UsageError(`the key registered for gate ${JSON.stringify(v.gateId)} ${problem}`);
 }
 
-/**
- * A gate --all skips keeps no DIR/NAME.jsonl an auditor would take for this export's: an earlier
- * export of it is renamed NAME.jsonl.stale (kept, as evidence of what it was). Returns its new path.
- */
-function markStale(dir: string, gateId: string): string | null {
-  if (!GATE_ID.test(gateId)) return null; // not a file name of ours
-  const file = join(dir, `${gateId}.jsonl`);
-  if (!existsSync(file)) return null;
-  renameSync(file, `${file}.stale`);
-  return `${file}.stale`;
-}
-
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { out: { type: 'string' }, home: { type: 'string' }, json: { type: 'boolean' }, all: { type: 'boolean' }, ...STORE_OPTION, ...GATE_OPTION });
   if (values.help) return void process.stdout.write(HELP), 0;
@@ -62,7 +52,16 @@ export async function run(argv: string[]): Promise<number> {
   if (values.all && values.gate !== undefined) throw new UsageError('--all and --gate exclude each other');
   const views = await opening(() => openChains({ home: values.home, store: values.store, gate: values.gate, all: values.all }));
   try {
-    if (values.all) mkdirSync(out, { recursive: true, mode: 0o755 });
+    if (values.all) {
+      mkdirSync(out, { recursive: true, mode: 0o755 });
+      // Before any is written: a run cut short leaves no unregistered gate's file passing for current.
+      for (const { gate, stale } of markStaleExcept(out, new Set(views.map((v) => v.gateId!))))
+        process.stdout.write(
+          values.json
+            ? JSON.stringify({ gate, error: 'not registered in the store', stale }) + '\n'
+            : `gate ${shownGate(gate)}: not registered in the store; its earlier export is now ${stale}\n`,
+        );
+    }
     let ok = true;
     for (const v of views) {
       const key = keyOf(v, values.all === true);
