@@ -3,6 +3,7 @@
 import type { KeyObject } from 'node:crypto';
 import { KeyError, keyIdOf, loadPublicKey } from '../ledger/keys.js';
 import { openTokenKey } from '../keys/pkcs11.js';
+import { SignerUnavailable } from '../core/signer.js';
 
 export type ApproverKeys = ReadonlyMap<string, KeyObject>;
 
@@ -18,7 +19,15 @@ export function refuseGateKey(approverKeyId: string, gateKeyId: string, what: st
   const approver = approverKey ?? openTokenKey(approverKeyId)?.publicKey;
   if (gate === undefined || approver === undefined) return; // a gate key in a file reaches no token
   const fix = "keep approver keys in a token of their own, with a PIN the gate does not hold (cloakpipe keygen --key 'pkcs11:token=…')";
-  if (gate.reaches(approver))
+  let reached: boolean;
+  try {
+    reached = gate.reaches(approver);
+  } catch (e) {
+    if (!(e instanceof SignerUnavailable)) throw e;
+    // Fail closed: a token that did not answer has not said the key is elsewhere.
+    throw new KeyError(`${what}: cannot tell whether it is a key in the gate key's token, which the gate logs in to: ${e.message}; not started, start again when the token answers`);
+  }
+  if (reached)
     throw new KeyError(`${what} is a key in the gate key's token ${gate.token}, which the gate logs in to: its host could sign approvals of its own calls; ${fix}`);
   const approverToken = openTokenKey(approverKeyId);
   if (approverToken !== undefined && gate.sharesPin(approverToken))

@@ -50,6 +50,15 @@ const KEY_TYPES: Record<number, string> = {
 
 const PROBE = Buffer.from('cloakpipe: does this token sign with this key?');
 
+/** What a token answers for a key that does not make an Ed25519 signature with the login alone. */
+const DECLINES = new Set([
+  'CKR_USER_NOT_LOGGED_IN', // CKA_ALWAYS_AUTHENTICATE: the PIN again at each signature
+  'CKR_KEY_FUNCTION_NOT_PERMITTED', // CKA_SIGN false
+  'CKR_KEY_TYPE_INCONSISTENT',
+  'CKR_MECHANISM_INVALID',
+  'CKR_BUFFER_TOO_SMALL', // a signature longer than Ed25519's (Ed448)
+]);
+
 /**
  * What a token answered instead of a signature of its key (a fault, a failover to another key):
  * the code the signing thread reports it by (thread-sign.ts).
@@ -638,12 +647,15 @@ export class Pkcs11Signer implements Signer {
       this.probes ??= this.findAll(live.session, pkcs.CKO_PRIVATE_KEY).flatMap((key) => {
         try {
           return [this.rawSign(PROBE, null, { ...live, key })];
-        } catch {
-          return []; // a key that will not sign without more: its public half is looked for above
+        } catch (e) {
+          // A key that will not sign without more: its public half is looked for above. Any other
+          // failure (no answer, the token gone) leaves the question open: the caller refuses.
+          if (DECLINES.has(ckr(e))) return [];
+          throw e;
         }
       });
     } catch (e) {
-      throw new SignerUnavailable(`token ${this.token} cannot list its keys (${ckr(e)})`);
+      throw new SignerUnavailable(`token ${this.token} gave no answer (${ckr(e)})`);
     }
     return this.probes.some((sig) => sig.length === 64 && verify(null, PROBE, publicKey, sig));
   }

@@ -38,11 +38,57 @@ static int holds(const CK_BYTE *data, CK_ULONG n, const char *file) {
   return 0;
 }
 
+/* While HANGING_TOKEN_FILE.signkey exists, C_Sign with the key whose CKA_LABEL that file holds
+   waits inside the module: one key of the token (on a partition gone silent, say) stops
+   answering while the others sign. Sessions signing with it, as their last C_SignInit set them. */
+#define MAX_SESSIONS 256
+static CK_SESSION_HANDLE held_sessions[MAX_SESSIONS];
+
+static int key_held(CK_SESSION_HANDLE s, CK_OBJECT_HANDLE key) {
+  const char *base = getenv("HANGING_TOKEN_FILE");
+  char path[4096], want[256], label[256];
+  size_t k;
+  FILE *f;
+  CK_ATTRIBUTE a = {CKA_LABEL, label, sizeof label};
+  if (!base) return 0;
+  snprintf(path, sizeof path, "%s.signkey", base);
+  if (!(f = fopen(path, "r"))) return 0;
+  k = fread(want, 1, sizeof want, f);
+  fclose(f);
+  if (real->C_GetAttributeValue(s, key, &a, 1) != CKR_OK) return 0;
+  return a.ulValueLen == k && memcmp(label, want, k) == 0;
+}
+
+static void mark(CK_SESSION_HANDLE s, int held) {
+  int i, free_at = -1;
+  for (i = 0; i < MAX_SESSIONS; i++) {
+    if (held_sessions[i] == s) {
+      if (!held) held_sessions[i] = 0;
+      return;
+    }
+    if (held_sessions[i] == 0 && free_at < 0) free_at = i;
+  }
+  if (held && free_at >= 0) held_sessions[free_at] = s;
+}
+
+static int marked(CK_SESSION_HANDLE s) {
+  int i;
+  for (i = 0; i < MAX_SESSIONS; i++)
+    if (s != 0 && held_sessions[i] == s) return 1;
+  return 0;
+}
+
+static CK_RV held_sign_init(CK_SESSION_HANDLE s, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key) {
+  mark(s, key_held(s, key));
+  return real->C_SignInit(s, m, key);
+}
+
 static CK_RV held_sign(CK_SESSION_HANDLE s, CK_BYTE_PTR data, CK_ULONG n, CK_BYTE_PTR sig, CK_ULONG_PTR len) {
   const char *base = getenv("HANGING_TOKEN_FILE");
   char path[4096];
   CK_RV rv;
   wait_while_held("sign");
+  if (marked(s)) wait_while_held("signkey");
   rv = real->C_Sign(s, data, n, sig, len);
   if (rv == CKR_OK && sig && base) {
     snprintf(path, sizeof path, "%s.corrupt", base);
@@ -90,6 +136,7 @@ CK_RV C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR out) {
     if (rv != CKR_OK) return rv;
     memcpy(&list, real, sizeof list);
     list.C_Sign = held_sign;
+    list.C_SignInit = held_sign_init;
     list.C_Login = held_login;
     list.C_Initialize = held_initialize;
   }

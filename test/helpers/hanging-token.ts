@@ -34,6 +34,8 @@ export interface HangingToken extends Token {
   answer(what: Held): void;
   /** Signatures of data holding `marker` come back with a bit flipped (null: none do). */
   corruptHolding(marker: string | null): void;
+  /** C_Sign with the key labelled `label` waits inside the module, the token's other keys sign (null: none waits). */
+  holdKey(label: string | null): void;
   /** Every C_Login the module answered, by its CKR value (0 = CKR_OK, 0xa0 = CKR_PIN_INCORRECT). */
   logins(): number[];
 }
@@ -50,6 +52,7 @@ export function hangingToken(): HangingToken {
     hold: (what) => writeFileSync(`${base}.${what}`, ''),
     answer: (what) => rmSync(`${base}.${what}`, { force: true }),
     corruptHolding: (marker) => (marker === null ? rmSync(`${base}.flaky`, { force: true }) : writeFileSync(`${base}.flaky`, marker)),
+    holdKey: (label) => (label === null ? rmSync(`${base}.signkey`, { force: true }) : writeFileSync(`${base}.signkey`, label)),
     logins: () => (existsSync(`${base}.logins`) ? readFileSync(`${base}.logins`, 'utf8').split('\n').filter(Boolean).map(Number) : []),
   };
 }
