@@ -11,7 +11,7 @@ import type { JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import { FlowError, LabelOrder } from './labels.js';
 import { readable } from './readable.js';
-import { blobText, dataUrlText } from './blob-text.js';
+import { blobTexts, dataUrlTexts } from './blob-text.js';
 
 export type RaiseCause = 'returns' | 'classify' | 'context' | 'fail_closed';
 
@@ -204,8 +204,8 @@ export class FlowSession {
     let budget = this.scanLimit;
     const stack: JsonValue[] = [value];
     const scan = (s: string): boolean => {
-      const text = dataUrlText(s); // a text file inline as a data: URL: read as the model API decodes it
-      if (text !== null && !scan(text)) return false;
+      // a text file inline as a data: URL: read as the model API decodes it
+      for (const text of dataUrlTexts(s)) if (!scan(text)) return false;
       budget -= s.length;
       // Also read as a model reads it (readable.ts); its length counts too: NFKC can expand.
       const alt = readable(s);
@@ -227,8 +227,8 @@ export class FlowSession {
       else if (typeof v === 'number') ok = scan(String(v));
       else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
       else if (v !== null && typeof v === 'object') {
-        const text = blobText(v); // a text resource sent as base64: read as the host decodes it
-        if (text !== null) ok = scan(text);
+        // a text resource sent as base64: read as the host decodes it
+        for (const text of blobTexts(v)) if (!(ok = scan(text))) break;
         if (ok)
           for (const [k, x] of Object.entries(v)) {
             if (!(ok = scan(k))) break;

@@ -19,6 +19,8 @@ const csv = (text: string) => `data:text/csv;base64,${b64(text)}`;
 // RFC 2397): data: URLs all the same. Before, both were scanned as base64 only: no rise.
 const mixedCase = (text: string) => `Data:text/csv;base64,${b64(text)}`;
 const untyped = (text: string) => `data:;base64,${b64(text)}`;
+// RFC 2397 without ;base64: the data is percent-encoded, every byte here. Before, scanned as written.
+const percent = (text: string) => `data:text/csv,${[...Buffer.from(text)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')}`;
 const MARKED = 'name,account\nquixote,ACCT-12345678\n';
 
 let fake: FakeModel;
@@ -47,6 +49,7 @@ for (const [format, c] of Object.entries(CASES)) {
     ['a marker', MARKED, true, csv],
     ['a marker, its scheme spelled Data:', MARKED, true, mixedCase],
     ['a marker, no media type', MARKED, true, untyped],
+    ['a marker, percent-encoded', MARKED, true, percent],
     ['no marker (control)', 'name,account\nquixote,none\n', false, csv],
   ] as const;
   for (const [what, text, refused, url] of cases) {

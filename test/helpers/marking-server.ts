@@ -1,0 +1,63 @@
+// A raw stdio MCP server that shows its host a marked text ($MARKED) in every place MCP has for
+// server output, one per tool or method, to prove the gate's labels see each of them:
+// - `blob` {mimeType, charset?}: an embedded resource whose base64 `blob` is the text, encoded
+//   in `charset` (utf-8, utf-16le); a resources/read of `media:<mimeType>` answers the same.
+// - `link`: a resource_link whose uri is a percent-encoded data: URL of the text (RFC 2397).
+// - `progress`: a notifications/progress whose message is the text, before a plain result.
+// - `log`: a notifications/message (logging) whose data is the text, before a plain result.
+// - completion/complete: the text as the one completion value.
+// - `post`: the sink (a plain result).
+import { createInterface } from 'node:readline';
+
+const MARKED = process.env.MARKED ?? 'no marker';
+const send = (m: unknown) => process.stdout.write(JSON.stringify(m) + '\n');
+const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
+const TOOLS = ['blob', 'link', 'progress', 'log', 'post'];
+
+/** RFC 3986 percent-encoding of every byte: no letter of the text is left as itself. */
+const percentAll = (t: string) => [...Buffer.from(t, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
+const blob = (mimeType: string, charset: BufferEncoding = 'utf8') => ({ uri: 'file:///marked', mimeType, blob: Buffer.from(MARKED, charset).toString('base64') });
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const m = JSON.parse(line) as { id?: number | string; method?: string; params?: Record<string, any> };
+  const id = m.id;
+  if (id === undefined) return; // notifications
+  const p = m.params ?? {};
+  switch (m.method) {
+    case 'initialize':
+      return send({
+        jsonrpc: '2.0',
+        id,
+        result: { protocolVersion: p.protocolVersion, capabilities: { tools: {}, resources: {}, completions: {}, logging: {} }, serverInfo: { name: 'marking', version: '1' } },
+      });
+    case 'tools/list':
+      return send({ jsonrpc: '2.0', id, result: { tools: TOOLS.map((name) => ({ name, inputSchema: { type: 'object' } })) } });
+    case 'logging/setLevel':
+      return send({ jsonrpc: '2.0', id, result: {} });
+    case 'completion/complete':
+      return send({ jsonrpc: '2.0', id, result: { completion: { values: [MARKED], total: 1, hasMore: false } } });
+    case 'resources/read': {
+      const type = String(p.uri).replace(/^media:/, '');
+      return send({ jsonrpc: '2.0', id, result: { contents: [blob(type)] } });
+    }
+    case 'tools/call': {
+      const args = p.arguments ?? {};
+      switch (p.name) {
+        case 'blob':
+          return send({ jsonrpc: '2.0', id, result: { content: [{ type: 'resource', resource: blob(args.mimeType, args.charset === 'utf-16le' ? 'utf16le' : 'utf8') }] } });
+        case 'link':
+          return send({ jsonrpc: '2.0', id, result: { content: [{ type: 'resource_link', name: 'marked', uri: `data:text/plain,${percentAll(MARKED)}` }] } });
+        case 'progress':
+          send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: p._meta?.progressToken ?? 0, progress: 1, total: 2, message: MARKED } });
+          return send({ jsonrpc: '2.0', id, result: text('done') });
+        case 'log':
+          send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'marking', data: MARKED } });
+          return send({ jsonrpc: '2.0', id, result: text('done') });
+        default:
+          return send({ jsonrpc: '2.0', id, result: text('posted') });
+      }
+    }
+    default:
+      return send({ jsonrpc: '2.0', id, error: { code: -32601, message: 'method not found' } });
+  }
+});
