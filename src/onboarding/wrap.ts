@@ -455,9 +455,13 @@ export async function wrapFile(cfg: HostConfig, o: WrapOptions): Promise<FileRes
       continue;
     }
     // Drafting starts the server (or asks its URL): a command a cloned repository chose runs
-    // only when the user said they read it (ADR 118). The dry run says what the run would do.
-    if (cfg.within !== undefined && !o.trustProject && !existsSync(files.manifest)) {
-      o.say(`${label}: left as is: a server of this project's own config, which wrap would start to read its tools; the repository chose its ${c.kind === 'stdio' ? 'command' : 'URL'}: read the entry, then wrap with --trust-project`);
+    // only when the user said they read it (ADR 118). One drafted before is wrapped without
+    // asking while it is the command (or URL) the user read then; a changed one asks again. The
+    // dry run says what the run would do.
+    if (cfg.within !== undefined && !o.trustProject && (moved || !existsSync(files.manifest))) {
+      const what = c.kind === 'stdio' ? 'command' : 'URL or headers';
+      const why = moved ? `whose ${what} changed since servers/${folder} was drafted` : 'which wrap would start to read its tools';
+      o.say(`${label}: left as is: a server of this project's own config, ${why}; the repository chose its ${what}: read the entry, then wrap with --trust-project`);
       failed++;
       continue;
     }

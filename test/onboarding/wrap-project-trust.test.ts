@@ -1,7 +1,8 @@
 // A project's own config came with the repository: whoever wrote it chose its commands, and
 // drafting a server starts it. wrap starts such a server only with --trust-project (ADR 118);
 // without it the server is named and left, exit 1, and the user's own configs are wrapped as
-// before. A server whose manifest the home already holds is wrapped without starting anything.
+// before. A server whose manifest the home already holds is wrapped without starting anything,
+// while its command is the one drafted then: one a pull changed is asked for again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -52,4 +53,22 @@ test("wrap starts a project's own servers only with --trust-project; the user's 
   assert.equal(again.status, 0, again.stderr);
   assert.ok(!existsSync(mark), 'not started: the home holds its manifest');
   assert.ok(readFileSync(project, 'utf8').includes('mcp-proxy'));
+
+  // A pull changes its command: what the user read is not what it runs now, so wrap asks again
+  // (the run and the dry run alike) and wraps it once given the flag, still starting nothing.
+  assert.equal(run(w, ['unwrap', '--host', 'claude-code']).status, 0);
+  const pulled = readFileSync(project, 'utf8').replace(`[${J(script)}]`, `[${J(script)}, "--extra"]`);
+  put(project, pulled);
+  for (const dry of [['--dry-run'], []]) {
+    const r = run(w, ['wrap', '--host', 'claude-code', '--timeout', '60s', ...dry]);
+    assert.equal(r.status, 1, r.stderr);
+    assert.ok(r.stderr.includes(`"planted": left as is: a server of this project's own config, whose command changed since servers/planted was drafted;`), r.stderr);
+    assert.ok(!r.stderr.includes('--extra') && !r.stdout.includes('--extra'), 'its command is not printed');
+    assert.equal(readFileSync(project, 'utf8'), pulled, 'left as the pull left it');
+  }
+  const asked = run(w, ['wrap', '--host', 'claude-code', '--trust-project', '--timeout', '60s']);
+  assert.equal(asked.status, 0, asked.stderr);
+  assert.ok(asked.stderr.includes('drafted when the server had another command: review it against this one'), asked.stderr);
+  assert.ok(readFileSync(project, 'utf8').includes('mcp-proxy'));
+  assert.ok(!existsSync(mark), 'not started: its manifest is kept');
 });
