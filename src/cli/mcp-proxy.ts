@@ -72,6 +72,16 @@ upstream (SIGTERM, SIGKILL 2 s later), record the shutdown, exit 0.
 `;
 
 export async function run(argv: string[]): Promise<number> {
+  // First: a signal during start-up (loading, opening the home) must not kill the process with
+  // the ledger opened and no shutdown recorded; it is kept and acted on once start-up is done.
+  let signal: NodeJS.Signals | null = null;
+  let relay: { stop(): Promise<void> } | undefined;
+  const stop = (name: NodeJS.Signals) => {
+    signal ??= name;
+    void relay?.stop();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   const dash = argv.indexOf('--');
   const own = dash >= 0 ? argv.slice(0, dash) : argv;
   let upstream = dash >= 0 ? argv.slice(dash + 1) : [];
@@ -132,6 +142,7 @@ export async function run(argv: string[]): Promise<number> {
     import('../doors/stdio.js'),
     import('../doors/upstream/process.js'),
   ]);
+  if (signal !== null) return 0; // stopped before anything was opened: nothing to record
   let opened;
   try {
     opened = await openGate(gateConfigFrom(values, { mode, callTimeoutMs, anchorIntervalMs, anchors, contextPath: values.context as string | undefined }));
@@ -141,7 +152,12 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`cloakpipe mcp-proxy: cannot start: ${(e as Error).message}\n`);
     return 2;
   }
-  const relay = new Relay({
+  if (signal !== null) {
+    // Stopped while the home was opened: the start is recorded, so is the end; nothing was spawned.
+    await opened.close(signal);
+    return 0;
+  }
+  const session = new Relay({
     gate: opened.gate,
     host: new StdioHostTransport(process.stdin, process.stdout, maxLineBytes),
     upstream: remote ? remote.connect() : (new ProcessTransport(upstream[0], upstream.slice(1), { env: withUpstreamOnly(process.env), sharedStore: 'gateId' in opened.store }) as Transport),
@@ -150,17 +166,11 @@ export async function run(argv: string[]): Promise<number> {
     requestTimeoutMs: callTimeoutMs,
     listUndeclared: values['list-undeclared'] === true,
   });
-  let signal: NodeJS.Signals | null = null;
-  const stop = (name: NodeJS.Signals) => {
-    signal ??= name;
-    void relay.stop();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  relay = session;
   process.stdout.on('error', () => process.stdin.destroy()); // host went away
   let code: number;
   try {
-    code = await relay.run();
+    code = await session.run();
   } catch (e) {
     if (!(e instanceof UpstreamStartError)) throw e;
     process.stderr.write(`cloakpipe mcp-proxy: ${e.message}\n`);
