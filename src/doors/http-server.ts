@@ -349,7 +349,9 @@ export class HttpDoor {
   private touch(s: Session): void {
     clearTimeout(s.idle);
     s.idle = setTimeout(() => {
-      if (s.transport.inFlight > 0 || s.transport.waitingUnread > 0) return this.touch(s); // a call running or waiting is not idle
+      // A call running or waiting is not idle, nor a client listening on a GET stream (a dead
+      // one's stream closes once TCP gives up on its heartbeats).
+      if (s.transport.inFlight > 0 || s.transport.waitingUnread > 0 || s.transport.listening) return this.touch(s);
       this.endSession(s, 'idle');
     }, this.o.sessionIdleMs);
     s.idle.unref();

@@ -17,8 +17,9 @@ interface Waiting {
 }
 
 /**
- * How often an idle GET stream carries an SSE comment: bytes on the wire let TCP find a client
- * gone without a FIN (and keep proxies that cut idle connections from cutting it).
+ * How often an idle event stream (a GET's, or a POST's waiting for its answer) carries an SSE
+ * comment: bytes on the wire let TCP find a client gone without a FIN, and keep proxies that cut
+ * idle connections from cutting a long call.
  */
 export const HEARTBEAT_MS = 15_000;
 
@@ -161,6 +162,8 @@ export class HttpSessionTransport implements Transport {
     }
     if (request) {
       this.waiting.set(idKey(request.id), { id: request.id, res, sse, progressToken: request.progressToken });
+      // Its stream opens at the first beat, not before: a call answered sooner keeps its status.
+      if (sse) heartbeat(res);
       res.on('close', () => {
         // The host hung up: a later answer has nowhere to go (the relay still records it).
         const w = this.waiting.get(idKey(request.id));
@@ -185,13 +188,10 @@ export class HttpSessionTransport implements Transport {
       if (old.writableLength > 0) old.destroy();
       else old.end();
     }
-    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    openEvents(res);
     res.flushHeaders();
-    const beat = setInterval(() => void (res.writableEnded || res.write(': keep-alive\n\n')), HEARTBEAT_MS).unref();
-    res.on('close', () => {
-      clearInterval(beat);
-      this.streams = this.streams.filter((s) => s !== res);
-    });
+    heartbeat(res);
+    res.on('close', () => (this.streams = this.streams.filter((s) => s !== res)));
     for (const m of this.backlog.splice(0)) writeEvent(res, m);
     this.backlogBytes = 0;
   }
@@ -208,6 +208,11 @@ export class HttpSessionTransport implements Transport {
 
   get inFlight(): number {
     return this.waiting.size;
+  }
+
+  /** A GET stream is open: its client listens for the server's messages (not idle). */
+  get listening(): boolean {
+    return this.streams.length > 0;
   }
 
   send(message: string): void {
@@ -274,8 +279,12 @@ export class HttpSessionTransport implements Transport {
     for (const s of this.streams.splice(0)) s.end();
     for (const w of this.waiting.values()) {
       if (w.res.writableEnded) continue;
+      const never = JSON.stringify({ jsonrpc: '2.0', id: w.id, error: { code: -32001, message: 'Session not found: it ended before this request was read' } });
+      // A stream already open (a heartbeat, a progress) gets the answer as an event: a stream
+      // ended without one leaves the client waiting for it until its own timeout.
+      if (w.res.headersSent && w.sse) writeEvent(w.res, never);
       if (w.res.headersSent) w.res.end();
-      else w.res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: w.id, error: { code: -32001, message: 'Session not found: it ended before this request was read' } }));
+      else w.res.writeHead(404, { 'Content-Type': 'application/json' }).end(never);
     }
     this.waiting.clear();
   }
@@ -291,11 +300,23 @@ function dropped(cause: string, message: string): void {
   log.warn('host_message_dropped', { cause, bytes: message.length }); // no digest: hashing 64 MiB a drop would cost more than the drop saves
 }
 
+/** An SSE comment every HEARTBEAT_MS until `res` ends (its headers sent at the first, if not yet). */
+function heartbeat(res: ServerResponse): void {
+  const beat = setInterval(() => {
+    if (res.writableEnded) return;
+    openEvents(res);
+    res.write(': keep-alive\n\n');
+  }, HEARTBEAT_MS).unref();
+  res.on('close', () => clearInterval(beat));
+}
+
+function openEvents(res: ServerResponse): void {
+  if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+}
+
 function writeEvent(res: ServerResponse, data: string): void {
   if (res.writableEnded) return;
-  if (!res.headersSent) {
-    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
-  }
+  openEvents(res);
   res.write(`event: message\ndata: ${data.replace(/[\r\n]/g, '')}\n\n`); // CR/LF can only be JSON whitespace here
 }
 
