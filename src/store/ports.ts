@@ -265,10 +265,21 @@ export interface AnchorsPort {
 }
 
 /** A consistent read of the whole ledger (entries and anchors), for export and verify. */
+/** A ledger row as stored: the signed body and the columns the gate looks rows up by, as they read (any type). */
+export interface StoredRow {
+  seq: number;
+  ts: unknown;
+  kind: unknown;
+  hash: unknown;
+  body: string;
+}
+
 export interface LedgerSnapshot {
   total: number;
   /** Bodies in seq order (from `fromSeq`, else from the lowest row, even one below 0; at most `limit`). */
   bodies(fromSeq?: number, limit?: number): Iterable<string>;
+  /** bodies() with each row's unsigned columns: verify's workers check them against the body they sign. */
+  rows?(fromSeq?: number, limit?: number): Iterable<StoredRow>;
   /** Row keys (seq) in order, without bodies: where verify's workers start reading their ranges. */
   keys?(): Iterable<number>;
   /** The first row key and the row count when the keys bodies() reads run without a gap, else null. */

@@ -46,6 +46,30 @@ test('a home: a row whose kind, ts or hash column was edited fails verify, named
   }
 });
 
+test("a home longer than verify's inline head: an edited row deep in the ledger fails verify, named", { timeout: 120_000 }, () => {
+  // Past 2048 entries verify's workers read their own row ranges, the columns with the bodies.
+  const home = makeHome();
+  const f = fixture({ home });
+  f.add(2000);
+  sealEpochInTx(f.ledger);
+  f.add(1000);
+  f.db.close();
+  assert.equal(verifyHome(home).status, 0, 'untouched, it verifies');
+  for (const [edit, seq, columns] of [
+    [`UPDATE entries SET hash = 'sha256:' || hex(zeroblob(32)) WHERE seq = 2900`, 2900, 'hash'],
+    [`UPDATE entries SET kind = 'decision' WHERE seq = 2000`, 2000, 'kind'],
+  ] as const) {
+    const db = new Database(join(home, 'ledger.db'));
+    db.exec(edit);
+    db.close();
+    const r = verifyHome(home);
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    const failure = JSON.parse(r.stdout).failure;
+    assert.deepEqual([failure.code, failure.seq], ['row_edited', seq], r.stdout);
+    assert.match(failure.detail, new RegExp(`its ${columns} column differs from the signed entry`));
+  }
+});
+
 test('a fleet chain: a row whose ts column was edited fails verify --store, named', { ...pgSkip, timeout: 120_000 }, async () => {
   const { url } = await bigChain(30);
   const ok = cloakpipe(['verify', '--store', url, '--gate', 'gate-big']);

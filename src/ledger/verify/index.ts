@@ -10,6 +10,7 @@ import { AnchorTimes, type AnchorLag } from './lag.js';
 import { openExportSource, openHomeSource, openSnapshotSource, type OpenedSource } from './source.js';
 import { fail, VerifyError, type VerifyFailure } from './reasons.js';
 import { storedBytesFault } from './stored-bytes.js';
+import type { EditedRow } from './edited-row.js';
 import { CheckpointError, readCheckpoint, type TreeHead } from '../checkpoint.js';
 import { PUBLIC_REKOR_KEY_PEM } from './public-rekor.js';
 import type { Entry } from '../entry.js';
@@ -175,11 +176,14 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     const step = Math.max(1, Math.floor(total / 200));
     const withEntries = opts.onEntry !== undefined;
     const inlineFirst = opts.inlineFirst ?? 2048;
+    // The first edited row, when the workers checked the columns as they read the rows; else the source is asked after the chain.
+    let edited: EditedRow | null | undefined;
     if (src.rows && opts.workers !== 0 && total > inlineFirst && checkpoints.length === 0) {
       // A home longer than the inline head: workers read their own row ranges, all of them; the
       // main thread only joins them (ADR 044).
       for await (const r of checkRanges(rowRanges(src.rows, opts.batchSize ?? 1024), src.rows.ledgerDb, key, { ...opts, withEntries })) {
         chain.pushRange(r, opts.onEntry ? (j) => opts.onEntry!(r.entries![j]) : undefined);
+        edited ??= r.edited;
         opts.onProgress?.(chain.count, total);
       }
     } else {
@@ -194,7 +198,7 @@ export async function verifyLedger(source: VerifySource, opts: VerifyOptions = {
     // Every row counted was read: a row the reads passed over (a key no range or bound reaches) is not left unchecked.
     if (chain.count !== total) fail('source_invalid', null, `the ledger holds ${total} entries; ${chain.count} were read in order`);
     // The signed bodies hold; the columns the gate looks rows up by (the last epoch by kind, the head by seq) must say the same.
-    const edited = src.editedRow?.();
+    if (edited === undefined) edited = src.editedRow?.();
     if (edited) fail('row_edited', edited.seq, `the row of entry ${edited.seq} was edited outside the gate: its ${edited.columns.join(', ')} column${edited.columns.length > 1 ? 's differ' : ' differs'} from the signed entry`);
     if (checkpoints.length > 0) {
       const cp = checkpoints[0];

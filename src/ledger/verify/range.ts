@@ -12,6 +12,8 @@ import { checkEntryLine } from './check-entry.js';
 import { entryFault, type Fault } from './chain.js';
 import { foldLeaves, type Fold } from '../merkle.js';
 import { storedBytesFault } from './stored-bytes.js';
+import { editedRow, type EditedRow } from './edited-row.js';
+import type { StoredRow } from '../../store/ports.js';
 
 export interface RangeEpoch {
   j: number;
@@ -49,21 +51,25 @@ export interface RangeChecked {
   epochs: RangeEpoch[];
   /** The first fault: entry j of the range (at j = 0 only its own checks, never its links). */
   fault: { j: number; fault: Fault } | null;
+  /** The first row before the fault whose unsigned columns are not its entry's (rows read with their columns only). */
+  edited: EditedRow | null;
   /** The parsed entries before the fault, when asked for. */
   entries?: Entry[];
 }
 
-export function checkRange(lines: Iterable<string>, start: number, key: KeyObject, withEntries: boolean, epochOffset = start): RangeChecked {
+/** `lines`: entry lines, or a database's rows with their columns (then checked too, edited-row.ts). */
+export function checkRange(lines: Iterable<string | StoredRow>, start: number, key: KeyObject, withEntries: boolean, epochOffset = start): RangeChecked {
   const leaves: Uint8Array[] = [];
   const epochs: RangeEpoch[] = [];
   const entries: Entry[] | undefined = withEntries ? [] : undefined;
   let first: RangeChecked['first'] = null;
   let before: { hash: string; ts: string } | null = null;
   let fault: RangeChecked['fault'] = null;
+  let edited: EditedRow | null = null;
   let j = 0;
   const rows = lines[Symbol.iterator]();
   for (;;) {
-    let next: IteratorResult<string>;
+    let next: IteratorResult<string | StoredRow>;
     try {
       next = rows.next();
     } catch (e) {
@@ -74,8 +80,8 @@ export function checkRange(lines: Iterable<string>, start: number, key: KeyObjec
       break;
     }
     if (next.done) break;
-    const line = next.value;
-    const c = checkEntryLine(line, key, withEntries);
+    const row = next.value;
+    const c = checkEntryLine(typeof row === 'string' ? row : row.body, key, withEntries);
     const f = entryFault(c, start + j, before);
     if (f) {
       fault = { j, fault: f };
@@ -83,6 +89,7 @@ export function checkRange(lines: Iterable<string>, start: number, key: KeyObjec
       break;
     }
     const ok = c as Extract<typeof c, { ok: true }>;
+    if (edited === null && typeof row !== 'string') edited = editedRow(row, ok);
     if (j === 0) first = { seq: ok.seq, prev: ok.prev, ts: ok.ts };
     if (ok.kind === 'epoch') epochs.push({ j, seq: ok.seq, ts: ok.ts, prevTs: before?.ts, ...ok.epoch! });
     leaves.push(ok.leaf);
@@ -97,5 +104,5 @@ export function checkRange(lines: Iterable<string>, start: number, key: KeyObjec
   const segments: Fold[] = [];
   for (let i = 0; i + 1 < cuts.length; i++) segments.push(foldLeaves(packed, cuts[i], cuts[i + 1], i === 0 ? epochOffset : 0, memo));
   const whole = foldLeaves(packed, 0, leaves.length, start, memo);
-  return { start, n: j, leaves: packed, whole, segments, epochOffset, first, last: before, epochs, fault, ...(entries ? { entries } : {}) };
+  return { start, n: j, leaves: packed, whole, segments, epochOffset, first, last: before, epochs, fault, edited, ...(entries ? { entries } : {}) };
 }

@@ -1,7 +1,7 @@
 // A signature-checking worker: receives batches of entry lines and answers with their checks,
-// or reads a range of rows of a home's ledger itself and answers with the range's checks
-// (range.ts: small, the leaves in one transferred buffer and folded into subtrees), so the main
-// thread neither reads nor copies entry bodies, nor hashes per entry.
+// or reads a range of rows of a home's ledger itself, columns and bodies, and answers with the
+// range's checks (range.ts: small, the leaves in one transferred buffer and folded into
+// subtrees), so the main thread neither reads nor copies entry bodies, nor hashes per entry.
 import { createPublicKey } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkEntryLine } from './check-entry.js';
@@ -20,6 +20,6 @@ parentPort!.on('message', (m: { id: number; lines?: string[]; range?: { fromSeq:
   if (m.lines) return parentPort!.postMessage({ id: m.id, results: m.lines.map((l) => checkEntryLine(l, key, withEntries)) });
   const { fromSeq, count, start } = m.range!;
   snap ??= openLedgerSnapshot(ledgerDb!);
-  const r = checkRange(snap.bodies(fromSeq, count), start, key, withEntries, m.epochOffset);
+  const r = checkRange(snap.rows!(fromSeq, count), start, key, withEntries, m.epochOffset);
   parentPort!.postMessage({ id: m.id, results: r }, [r.leaves.buffer as ArrayBuffer]);
 });

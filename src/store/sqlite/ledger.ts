@@ -3,7 +3,7 @@
 // produce one contiguous chain (the seq primary key makes a lost race fail whole).
 import type { Db } from './db.js';
 import { storedHash } from '../../ledger/entry.js';
-import { StoreError, type AnchorRow, type AnchorsPort, type LedgerPort, type LedgerRow, type LedgerSnapshot } from '../ports.js';
+import { StoreError, type AnchorRow, type AnchorsPort, type LedgerPort, type LedgerRow, type LedgerSnapshot, type StoredRow } from '../ports.js';
 
 /**
  * A row whose stored bytes are not the UTF-8 they are read as. SQLite hands TEXT back as it was
@@ -113,26 +113,31 @@ export function ledgerSnapshot(db: Db): LedgerSnapshot {
   let counted: number | undefined;
   let stored: ReturnType<Db['prepare']> | undefined;
   const count = () => (counted ??= entries ? (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n : 0);
+  // Without `fromSeq`, every row from the lowest key: a row stored below 0 is read (and
+  // refused by verify) like any other, never skipped as if it were not there.
+  // No lower bound at all without `fromSeq`: a row under -(2^53 - 1) (down to -2^63) was skipped,
+  // and a ledger holding one extra row there verified.
+  function* rows(fromSeq: number | undefined, limit: number, columns: boolean): Generator<StoredRow> {
+    if (!entries) return;
+    const what = columns ? 'seq, ts, kind, hash, body' : 'seq, body';
+    const read = (
+      fromSeq === undefined
+        ? db.prepare(`SELECT ${what} FROM entries ORDER BY seq LIMIT ?`).iterate(limit)
+        : db.prepare(`SELECT ${what} FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?`).iterate(fromSeq, limit)
+    ) as Iterable<StoredRow>;
+    for (const row of read) {
+      checkStoredBytes(row.seq, row.body, (seq) => (stored ??= db.prepare('SELECT CAST(body AS BLOB) FROM entries WHERE seq = ?').pluck()).get(seq) as Buffer);
+      yield row;
+    }
+  }
   return {
     get total() {
       return count();
     },
-    // Without `fromSeq`, every row from the lowest key: a row stored below 0 is read (and
-    // refused by verify) like any other, never skipped as if it were not there.
-    // No lower bound at all without `fromSeq`: a row under -(2^53 - 1) (down to -2^63) was skipped,
-    // and a ledger holding one extra row there verified.
     *bodies(fromSeq?: number, limit = Number.MAX_SAFE_INTEGER) {
-      if (!entries) return;
-      const rows = (
-        fromSeq === undefined
-          ? db.prepare('SELECT seq, body FROM entries ORDER BY seq LIMIT ?').iterate(limit)
-          : db.prepare('SELECT seq, body FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').iterate(fromSeq, limit)
-      ) as Iterable<{ seq: number; body: string }>;
-      for (const row of rows) {
-        checkStoredBytes(row.seq, row.body, (seq) => (stored ??= db.prepare('SELECT CAST(body AS BLOB) FROM entries WHERE seq = ?').pluck()).get(seq) as Buffer);
-        yield row.body;
-      }
+      for (const row of rows(fromSeq, limit, false)) yield row.body;
     },
+    rows: (fromSeq?: number, limit = Number.MAX_SAFE_INTEGER) => rows(fromSeq, limit, true),
     *keys() {
       if (!entries) return;
       yield* db.prepare('SELECT seq FROM entries ORDER BY seq').pluck().iterate() as Iterable<number>; // the rows bodies() reads
