@@ -68,16 +68,42 @@ export function unknownFlag(flag: string, options: Options): UsageError {
   return new UsageError(`unknown option ${flag}${hit ? ` (did you mean --${hit}?)` : ''}`);
 }
 
-export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false) {
+/** What `parseArgs` takes of a command's table: the help fields dropped; `defaults` false drops defaults too. */
+function parseConfig(options: Options, defaults = true): ParseOptions {
   const config: ParseOptions = {};
-  for (const [name, { arg: _a, help: _h, defaultText: _d, ...spec }] of Object.entries(options)) config[name] = spec;
+  for (const [name, { arg: _a, help: _h, defaultText: _d, default: dflt, ...spec }] of Object.entries(options)) config[name] = defaults && dflt !== undefined ? { ...spec, default: dflt } : spec;
+  return { ...config, ...HELP };
+}
+
+/** A parse failure as a usage error: an unknown flag with its suggestion, else Node's message. */
+function usageOf(e: unknown, options: Options): UsageError {
+  const err = e as NodeJS.ErrnoException;
+  const unknown = /^Unknown option '([^']+)'/.exec(err.message);
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) return unknownFlag(unknown[1], options);
+  return new UsageError(err.message);
+}
+
+export function parseFlags<O extends Options>(argv: string[], options: O, allowPositionals = false) {
   try {
-    return parseArgs({ args: argv, options: { ...config, ...HELP } as O & typeof HELP, strict: true, allowPositionals });
+    return parseArgs({ args: argv, options: parseConfig(options) as O & typeof HELP, strict: true, allowPositionals });
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    const unknown = /^Unknown option '([^']+)'/.exec(err.message);
-    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) throw unknownFlag(unknown[1], options);
-    throw new UsageError(err.message);
+    throw usageOf(e, options);
+  }
+}
+
+/**
+ * The flags `argv` gives, in order, read exactly as parseFlags reads them for that command (no
+ * defaults, `--help` included): what another part of cloakpipe must know of a command line it
+ * did not write (wrap, of a gate entry). A UsageError where the command would refuse it; its
+ * message names flags only, never an argument (which may hold a key).
+ */
+export function givenFlags(argv: string[], options: Options): { name: string; value?: string }[] {
+  try {
+    const { tokens } = parseArgs({ args: argv, options: parseConfig(options, false), strict: true, allowPositionals: false, tokens: true });
+    return tokens.flatMap((t) => (t.kind === 'option' ? [{ name: t.name, value: t.value }] : []));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError('an argument that is no flag');
+    throw new UsageError(usageOf(e, options).message.split('\n')[0]);
   }
 }
 

@@ -5,7 +5,8 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GATE_NODE_FLAGS } from './node-flags.js';
-import { optionsHelp, parseFlags, suggest, UsageError, type Options } from './args.js';
+import { givenFlags, optionsHelp, parseFlags, suggest, UsageError, type Options } from './args.js';
+import { OPTIONS as MCP_PROXY_OPTIONS } from './mcp-proxy.js';
 import { resolveHome } from '../store/home.js';
 import { checkHomeDir, HomeError } from '../home/open.js';
 import { fileConfig, hostConfigs, HOSTS, type HostConfig, type HostId } from '../onboarding/hosts.js';
@@ -167,7 +168,7 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   try {
     for (const cfg of list) {
       try {
-        const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [...GATE_NODE_FLAGS, main], flags }, mode, modeAsked, timeoutMs, trustProject: v['trust-project'] === true });
+        const r = unwrap ? await unwrapFile(cfg, common) : await wrapFile(cfg, { ...common, gate: { command: process.execPath, args: [...GATE_NODE_FLAGS, main], flags, readFlags: (a) => givenFlags(a, MCP_PROXY_OPTIONS) }, mode, modeAsked, timeoutMs, trustProject: v['trust-project'] === true });
         failed += r.failed;
         if (r.found !== false) seen++;
       } catch (e) {

@@ -23,7 +23,13 @@ import { HEADERS_FILE, serverFiles, serverFolderName, ServerNameError } from './
 export interface WrapOptions {
   homeDir: string;
   /** The gate's own command: an absolute node, its Node options and the CLI's main.js; `flags` go after mcp-proxy (--home when not the default). */
-  gate: { command: string; args: string[]; flags: string[] };
+  gate: {
+    command: string;
+    args: string[];
+    flags: string[];
+    /** The flags a gate command line gives (after mcp-proxy, before --), read as mcp-proxy reads them; throws (with a message naming flags only) where it would refuse them. */
+    readFlags: (argv: string[]) => { name: string; value?: string }[];
+  };
   mode: 'shadow' | 'enforce';
   /** --mode was given: an entry already wrapped in the other mode is switched to it (ADR 057); else it keeps its mode. */
   modeAsked?: boolean;
@@ -130,35 +136,37 @@ const WRAP_FLAGS = new Set(['--server', '--mode', '--home', '--upstream-url', '-
 /**
  * What a gate entry this home has no record of would start its gate with that wrap does not set
  * up: another or no --home (its calls decided by another home's servers/, or none), any other
- * flag (--manifest, --policy, --config, --list-undeclared, …), a CLOAKPIPE_* of its env. Named by
- * flag or variable, never by value. Empty: the gate decides with this home's servers/NAME.
+ * flag (--manifest, --policy, --config, --list-undeclared, …), a CLOAKPIPE_* of its env, or a
+ * command line the gate refuses (it would not start). Its flags are read by mcp-proxy's own parser
+ * (gate.readFlags), so `--home=DIR`, a flag given twice or a value that looks like a flag mean here
+ * what they mean to the gate. Named by flag or variable, never by value. Empty: the gate decides
+ * with this home's servers/NAME.
  */
 function setUpOtherwise(value: unknown, homeDir: string, gate: WrapOptions['gate']): string[] {
   const out = gateOwnEnv(value).map((k) => `${k} in its env`);
   const args = argsOf(value) ?? [];
   const dash = args.indexOf('--');
-  const own = args.slice(args.indexOf('mcp-proxy') + 1, dash >= 0 ? dash : args.length);
+  let flags;
+  try {
+    flags = gate.readFlags(args.slice(args.indexOf('mcp-proxy') + 1, dash >= 0 ? dash : args.length));
+  } catch (e) {
+    return [...out, `a command line it refuses (${(e as Error).message})`];
+  }
   const seen = new Set<string>();
   let home: string | undefined;
-  let stray = false;
-  for (let k = 0; k < own.length; k++) {
-    const eq = own[k].startsWith('--') ? own[k].indexOf('=') : -1;
-    const name = eq > 0 ? own[k].slice(0, eq) : own[k];
-    if (!WRAP_FLAGS.has(name)) {
-      // Another flag's value, or a word of its own: named only when no flag is.
-      if (FLAG_NAME.test(name)) out.push(name);
-      else stray = true;
+  for (const { name, value: v } of flags) {
+    const flag = `--${name}`;
+    if (!WRAP_FLAGS.has(flag)) {
+      out.push(flag);
       continue;
     }
-    const v = eq > 0 ? own[k].slice(eq + 1) : own[++k];
     // The gate takes the last of a flag given twice; wrap writes each once.
-    if (seen.has(name) && name !== '--upstream-header') out.push(`${name} twice`);
-    seen.add(name);
-    if (name === '--home') home = v;
+    if (seen.has(flag) && flag !== '--upstream-header') out.push(`${flag} twice`);
+    seen.add(flag);
+    if (flag === '--home') home = v;
   }
   // Without --home the gate takes the host's $CLOAKPIPE_HOME or ~/.cloakpipe: this home only when it is the default one.
   if (home === undefined ? gate.flags.includes('--home') : !isAbsolute(home) || resolve(home) !== homeDir) out.push(home === undefined ? 'no --home' : 'another --home');
-  if (stray && !own.some((a) => FLAG_NAME.test(a.split('=')[0]) && !WRAP_FLAGS.has(a.split('=')[0]))) out.push('an argument wrap does not write');
   return [...new Set(out)];
 }
 

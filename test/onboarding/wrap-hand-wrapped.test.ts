@@ -29,8 +29,12 @@ test('a hand-wrapped entry whose gate would take another home, manifest, policy 
     nofolder: { command: process.execPath, args: gate('nofolder', '--mode', 'shadow', ...home) },
     nopolicy: { command: process.execPath, args: gate('nopolicy', '--mode', 'shadow', ...home) },
     badname: { command: process.execPath, args: [...gate('../../x', '--mode', 'shadow', ...home)] },
+    // Flag forms read as the gate reads them: --home=DIR is this home; a value that is a flag
+    // (--upstream-header taking --manifest=…) makes the gate refuse its command line.
+    equalshome: { command: process.execPath, args: gate('equalshome', '--mode', 'shadow', `--home=${w.gate}`) },
+    flagvalue: { command: process.execPath, args: gate('flagvalue', '--mode', 'shadow', ...home, '--upstream-header', `--manifest=${join(elsewhere, 'm.yaml')}`) },
   };
-  serverHeld(w, 'handmade');
+  for (const held of ['handmade', 'equalshome', 'flagvalue']) serverHeld(w, held);
   put(join(w.gate, 'servers', 'nopolicy', 'manifest.yaml'), 'version: 1\nrelease: nopolicy@1\ntools: {}\n');
   const config = put(join(w.project, '.mcp.json'), JSON.stringify({ mcpServers: entries }, null, 2) + '\n');
   const before = readFileSync(config);
@@ -49,7 +53,9 @@ test('a hand-wrapped entry whose gate would take another home, manifest, policy 
   notStarted('nofolder', 'this home holds no manifest.yaml or policy.cedar in servers/nofolder');
   notStarted('nopolicy', 'this home holds no policy.cedar in servers/nopolicy');
   notStarted('badname', '--server "../../x" is not a server name (letters, digits, _ . -; not a path)');
-  assert.equal((r.stderr.match(/already wrapped/g) ?? []).length, 1, r.stderr);
+  assert.ok(r.stderr.includes('"equalshome": already wrapped (servers/equalshome, shadow mode)'), r.stderr);
+  said('flagvalue', "a command line it refuses (Option '--upstream-header' argument is ambiguous.)");
+  assert.equal((r.stderr.match(/already wrapped/g) ?? []).length, 2, r.stderr);
   assert.ok(!r.stderr.includes(elsewhere), 'no value of the entry is echoed');
   assert.deepEqual(readFileSync(config), before);
 
