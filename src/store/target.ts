@@ -20,6 +20,17 @@ export const STORE_TIMEOUT_MAX_MS = 60_000;
 /** A gate's name in a shared store: short, printable, no spaces. */
 export const GATE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
+/**
+ * Why `name` cannot be the fleet's PostgreSQL schema, or null. Lower-case letters, digits and `_`
+ * only, so it is written into SQL as it is (quoted, so a keyword like `user` is a name too); never
+ * a system schema (`pg_…`, `information_schema`), which pg_dump leaves out of every backup.
+ */
+export function schemaProblem(name: string): string | null {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) return 'must be 1 to 63 lower-case letters, digits or _, not starting with a digit';
+  if (name.startsWith('pg_') || name === 'information_schema') return "is a PostgreSQL system schema, which backups (pg_dump) leave out";
+  return null;
+}
+
 export function storeTarget(flag?: string, env: NodeJS.ProcessEnv = process.env): StoreTarget {
   const value = flag ?? env.CLOAKPIPE_STORE ?? '';
   if (value === '' || value === 'sqlite') return { kind: 'sqlite' };
@@ -35,7 +46,13 @@ export function storeTarget(flag?: string, env: NodeJS.ProcessEnv = process.env)
   for (const k of GATE_SETTINGS)
     if (u.searchParams.has(k)) throw new StoreError(`--store must not set ${k}: the gate sets it on every connection (its bounds and synchronous_commit = on); the bound is ?timeout=DURATION`);
   const schema = u.searchParams.get('schema') ?? undefined;
-  if (schema !== undefined) u.searchParams.delete('schema');
+  if (schema !== undefined) {
+    // Checked here, before any connection: an empty value (an unset variable) fell back to the
+    // default schema, another fleet's tables.
+    const problem = schemaProblem(schema);
+    if (problem) throw new StoreError(`--store schema ${JSON.stringify(schema)} ${problem}`);
+    u.searchParams.delete('schema');
+  }
   const timeout = u.searchParams.get('timeout') ?? undefined;
   let timeoutMs: number | undefined;
   if (timeout !== undefined) {
@@ -47,5 +64,5 @@ export function storeTarget(flag?: string, env: NodeJS.ProcessEnv = process.env)
     }
     if (timeoutMs < STORE_TIMEOUT_MIN_MS || timeoutMs > STORE_TIMEOUT_MAX_MS) throw new StoreError(`--store timeout must be between ${STORE_TIMEOUT_MIN_MS}ms and ${STORE_TIMEOUT_MAX_MS / 1000}s`);
   }
-  return { kind: 'postgres', url: u.toString(), ...(schema ? { schema } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+  return { kind: 'postgres', url: u.toString(), ...(schema !== undefined ? { schema } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
 }

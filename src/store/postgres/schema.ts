@@ -5,11 +5,13 @@
 import type pg from 'pg';
 import { APPROVAL_REQUESTS, OFFERED_RECEIPTS, OPERATIONS, PINS, USED_RECEIPTS, type Table } from '../tables.js';
 import { StoreError } from '../ports.js';
+import { schemaProblem } from '../target.js';
 
-/** `schema` is an SQL identifier we choose (default `cloakpipe`), never user data. */
+/** `schema` as SQL writes it: checked (schemaProblem), then quoted, so a keyword is a name too. */
 export function ident(schema: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name ${JSON.stringify(schema)}`);
-  return schema;
+  const problem = schemaProblem(schema);
+  if (problem) throw new StoreError(`PostgreSQL schema ${JSON.stringify(schema)} ${problem}`);
+  return `"${schema}"`;
 }
 
 /** A table both stores keep (../tables.ts) as PostgreSQL has it. */

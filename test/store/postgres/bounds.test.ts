@@ -109,7 +109,7 @@ test('postgres bound: a database that stops answering mid-transaction (no statem
   const { schema, other, decide } = await fresh(proxy.url);
   assert.equal(await decide('op-before'), 0);
   // The operation and the rate call reach the server; the entry's INSERT and all after it do not.
-  proxy.freezeOn(`INSERT INTO ${schema}.entries`);
+  proxy.freezeOn(`INSERT INTO "${schema}".entries`); // the schema as SQL writes it, quoted
   const slow = await rejection(decide('op-slow'));
   assert.equal(proxy.frozenTimes, 1);
   assert.ok(slow.error instanceof StoreError, String(slow.error));
