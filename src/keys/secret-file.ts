@@ -44,6 +44,20 @@ export function readSecretFile(path: string, what: string): Buffer {
   if (got === null) throw new SecretFileError(`${what} ${path} is larger than ${MAX_SECRET_FILE / 1024} KiB: not a key or PIN file`);
   const { stat } = got;
   if (!ownedByReader(stat.uid)) throw new SecretFileError(`${what} ${path} is owned by another user (uid ${stat.uid}): it must be yours (mode 0600)`);
-  if ((Number(stat.mode) & 0o077) !== 0) throw new SecretFileError(`${what} ${path} is readable by others (mode must be 0600)`);
+  if ((Number(stat.mode) & 0o077) !== 0) throw new SecretFileError(`${what} ${path} is ${looseness(Number(stat.mode))} (mode must be 0600): it is ${octal(Number(stat.mode))}; chmod 600 ${path}`);
   return got.bytes;
+}
+
+const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0');
+
+/**
+ * Who else may do what, as a person fixes it: 0620 is writable by its group (someone could put
+ * their key or token in it), not readable by others. Its group's bits are named only where they
+ * go past what others may (0644: "readable by others").
+ */
+function looseness(mode: number): string {
+  const may = (bits: number) => [bits & 4 && 'readable', bits & 2 && 'writable', bits & 1 && 'executable'].filter(Boolean).join(' and ');
+  const others = mode & 7;
+  const group = (mode >> 3) & 7 & ~others;
+  return [others && `${may(others)} by others`, group && `${may(group)} by its group`].filter(Boolean).join(', ');
 }

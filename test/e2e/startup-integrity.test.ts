@@ -132,7 +132,7 @@ test('a home readable by others is refused', async () => {
 test('a gate key readable by others is refused', async () => {
   const s = await homeWithSucceededWrite();
   chmodSync(join(s.home, 'gate.key'), 0o640);
-  assertRefused(s, restartWithSameWrite(s), /readable by others \(mode must be 0600\)/);
+  assertRefused(s, restartWithSameWrite(s), /readable by its group \(mode must be 0600\): it is 0640; chmod 600 /);
 });
 
 test('init makes the home 0700 and every file in it 0600, even under umask 000', () => {

@@ -32,11 +32,19 @@ export function tokenFileRefusals(serve: (file: string) => SpawnSyncReturns<stri
     assert.doesNotMatch(r.stderr + r.stdout, /CANARY/, 'no token is echoed');
   };
 
-  test('a token file its group or others may read or write is refused', () => {
-    for (const mode of [0o644, 0o640, 0o604, 0o620]) {
+  test('a token file its group or others may read or write is refused, named for what is wrong and how to fix it', () => {
+    // 0620 was "readable by others": neither was true, and the group's write went unsaid.
+    const why: [number, RegExp][] = [
+      [0o644, /is readable by others \(mode must be 0600\): it is 0644; chmod 600 /],
+      [0o640, /is readable by its group \(mode must be 0600\): it is 0640; chmod 600 /],
+      [0o604, /is readable by others \(mode must be 0600\): it is 0604; chmod 600 /],
+      [0o620, /is writable by its group \(mode must be 0600\): it is 0620; chmod 600 /],
+      [0o664, /is readable by others, writable by its group \(mode must be 0600\)/],
+    ];
+    for (const [mode, expected] of why) {
       const p = tokenFile(`mode-${mode.toString(8)}`);
       chmodSync(p, mode); // not through the umask
-      refused(p, /readable by others \(mode must be 0600\)/);
+      refused(p, expected);
     }
   });
 
