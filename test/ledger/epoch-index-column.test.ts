@@ -70,3 +70,21 @@ test('decisions relabelled as anchor failures in the kind column are still seale
   assert.equal(v.status, 1, v.stdout + v.stderr);
   assert.match(v.stdout, /\(row_edited\): .*its kind column differs from the signed entry/);
 });
+
+test('a decision relabelled as the newest epoch in the kind column: the seal is refused, naming the row; nothing sealed from it', async () => {
+  const home = makeHome();
+  await session(home, 1);
+  const first = await anchor(home);
+  assert.equal(first.status, 0, first.stderr);
+  const epochSeq = JSON.parse(first.stdout).epoch.seq as number;
+  await session(home, 1);
+  const decoy = epochSeq + 2; // a later entry, not an epoch
+  tamper(home, (db) => db.prepare(`UPDATE entries SET kind = 'epoch' WHERE seq = ?`).run(decoy));
+
+  const second = await anchor(home);
+  assert.notEqual(second.status, 0, second.stdout);
+  assert.match(second.stderr, new RegExp(`the row indexed as the newest epoch \\(seq ${decoy}\\) is not an epoch entry`));
+  const v = cloakpipe(['verify', '--home', home]);
+  assert.equal(v.status, 1, v.stdout + v.stderr);
+  assert.match(v.stdout, new RegExp(`INVALID at seq ${decoy} \\(row_edited\\)`));
+});
