@@ -13,20 +13,25 @@ import { StoreError } from '../store/ports.js';
 import { GATE_ID, storeTarget, type StoreTarget } from '../store/target.js';
 import { generateGateKeyPem } from '../ledger/keys.js';
 import { openTokenSigner, TokenError, type KeyChoice } from '../keys/token.js';
+import type { Pkcs11Signer } from '../keys/pkcs11.js';
 import { HomeError, checkHomeDir } from './open.js';
+
+/** A pair a token generated for this init: discarded when the home is not made, else closed. */
+type MadeInToken = Pkcs11Signer | undefined;
 
 /**
  * The gate key of a new home: a fresh key file (gate.key), or with `--key pkcs11:…` the token's
  * key, generated inside the token when it holds none; the home then records the URI (gate.token)
- * and the public key only. Returns whether a token generated the pair.
+ * and the public key only. Returns whether a token generated the pair, and that pair's signer,
+ * open: the caller closes it once the home is made, or discards the pair (discardCreated()).
  */
-function createGateKey(home: HomePaths, key: KeyChoice | undefined, made: string[] = []): { generated: boolean } {
+function createGateKey(home: HomePaths, key: KeyChoice | undefined, made: string[] = []): { generated: boolean; inToken: MadeInToken } {
   if (key?.uri === undefined) {
     if (key?.pinFile !== undefined) throw new HomeError('--pin-file goes with --key pkcs11:…');
     const { privatePem, publicPem } = generateGateKeyPem();
     writePrivate(home.key, privatePem, made);
     writePrivate(home.pub, publicPem, made);
-    return { generated: true };
+    return { generated: true, inToken: undefined };
   }
   let signer;
   try {
@@ -38,9 +43,27 @@ function createGateKey(home: HomePaths, key: KeyChoice | undefined, made: string
   try {
     writePrivate(home.token, key.uri + '\n', made);
     writePrivate(home.pub, signer.publicKey.export({ type: 'spki', format: 'pem' }).toString(), made);
-    return { generated: signer.created };
+  } catch (e) {
+    discard(signer);
+    throw e;
+  }
+  if (!signer.created) signer.close(); // a key found in the token is never removed
+  return { generated: signer.created, inToken: signer.created ? signer : undefined };
+}
+
+/**
+ * Removes the pair this init generated, its home not made: left in the token, the next init
+ * would take it as a key already there (and say it may be another home's). A token that will
+ * not remove it is said, the init's own failure is the one thrown.
+ */
+function discard(inToken: MadeInToken): void {
+  if (inToken === undefined) return;
+  try {
+    inToken.discardCreated();
+  } catch (e) {
+    process.stderr.write(`cloakpipe init: ${(e as Error).message}\n`);
   } finally {
-    signer.close();
+    inToken.close();
   }
 }
 
@@ -140,6 +163,26 @@ async function reachStore(target: { url: string; schema?: string }): Promise<voi
   }
 }
 
+/**
+ * After a refused registration: the pair this init generated is removed unless a gate of the
+ * store holds it (another init that found it in the token registered it first, ADR 110's race),
+ * or the store cannot say so; then it is left, and said (ADR 116).
+ */
+async function discardUnclaimed(inToken: MadeInToken, publicPem: string, target: { url: string; schema?: string }): Promise<void> {
+  if (inToken === undefined) return;
+  const mine = publicPem.replace(/\s+/g, '');
+  let claimed: string | null;
+  try {
+    claimed = (await registeredGates(target.url, target.schema)).find((g) => g.public_key.replace(/\s+/g, '') === mine)?.gate_id ?? null;
+  } catch {
+    inToken.close();
+    process.stderr.write(`cloakpipe init: the key pair this init made in token ${inToken.token} is left there (the store cannot say whether another gate took it); the next init with --key ${inToken.where} uses it\n`);
+    return;
+  }
+  if (claimed === null) return discard(inToken);
+  inToken.close();
+}
+
 export function initHome(dir?: string, key?: KeyChoice): HomePaths & { generated: boolean } {
   const home = resolveHome(dir);
   // An init killed after its key and before the end of its schema: this one completes it.
@@ -161,11 +204,17 @@ export function initHome(dir?: string, key?: KeyChoice): HomePaths & { generated
     checkHomeDir(home);
     made.push(...makeDir(home.approvals));
     chmodSync(home.approvals, 0o700);
-    const { generated } = createGateKey(home, key, made);
-    // The key is ours (its exclusive create succeeded) and no database was there: what SQLite
-    // makes now is this run's.
-    made.push(...[...databaseFiles(home.ledger), ...databaseFiles(home.operations)].filter((f) => !existsSync(f)));
-    openSqliteStore(home, { create: true }).close();
+    const { generated, inToken } = createGateKey(home, key, made);
+    try {
+      // The key is ours (its exclusive create succeeded) and no database was there: what SQLite
+      // makes now is this run's.
+      made.push(...[...databaseFiles(home.ledger), ...databaseFiles(home.operations)].filter((f) => !existsSync(f)));
+      openSqliteStore(home, { create: true }).close();
+    } catch (e) {
+      discard(inToken);
+      throw e;
+    }
+    inToken?.close();
     return { ...home, generated };
   });
 }
@@ -188,6 +237,7 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
   const home = resolveHome(dir);
   const made: string[] = [];
   let generated: boolean | undefined;
+  let inToken: MadeInToken;
   await reachStore(target);
   if (existsSync(home.key) || existsSync(home.token)) {
     let had = '';
@@ -209,8 +259,13 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
         checkHomeDir(home);
         made.push(...makeDir(home.approvals));
         chmodSync(home.approvals, 0o700);
-        generated = createGateKey(home, opts.key, made).generated;
-        writePrivate(home.gateId, gateId + '\n', made);
+        ({ generated, inToken } = createGateKey(home, opts.key, made));
+        try {
+          writePrivate(home.gateId, gateId + '\n', made);
+        } catch (e) {
+          discard(inToken);
+          throw e;
+        }
       },
       made,
     );
@@ -223,7 +278,9 @@ export async function initHomeWith(dir: string | undefined, opts: { store?: stri
     // taken; the store gone since it was reached) removes the home this run made: left, it is a
     // gate the store never took, and every later init on it is refused as over a key.
     undo(made);
+    await discardUnclaimed(inToken, publicPem, target);
     throw storeFailure(e, 'initialised');
   }
+  inToken?.close();
   return { ...home, target, ...(generated !== undefined ? { generated } : {}) };
 }

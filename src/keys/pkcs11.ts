@@ -195,6 +195,8 @@ export class Pkcs11Signer implements Signer {
   private refusedPin: string | null = null;
   /** The digest of the PIN this key logged in with (sharesPin()). */
   private pinSeen: Buffer | null = null;
+  /** The pair this open generated, until discarded or closed (init's, whose home may not be made). */
+  private made: Pkcs11.KeyPair | null = null;
   /** The probe signed by each private Ed25519 key this key's login reaches in its token (reaches()). */
   private probes: Buffer[] | null = null;
 
@@ -210,9 +212,10 @@ export class Pkcs11Signer implements Signer {
     this.where = opts.uri.text;
     this.token = this.tokenName();
     this.log = opts.log;
-    const { live, raw, created } = this.connect(true);
+    const { live, raw, created, made } = this.connect(true);
     this.live = live;
     this.created = created;
+    this.made = made;
     this.rawPublic = raw;
     this.publicKey = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
     this.keyId = keyIdOf(this.publicKey);
@@ -291,7 +294,7 @@ export class Pkcs11Signer implements Signer {
   }
 
   // Initialise, find the token, log in, find (or create) the key. Throws TokenError, named.
-  private connect(first: boolean): { live: Live; raw: Buffer; created: boolean } {
+  private connect(first: boolean): { live: Live; raw: Buffer; created: boolean; made: Pkcs11.KeyPair | null } {
     const { p, pkcs, opts } = this;
     const { uri } = opts;
     try {
@@ -366,7 +369,7 @@ export class Pkcs11Signer implements Signer {
       } catch (e) {
         throw new TokenError(`cannot open a second session with token ${this.tokenName()} (${ckr(e)})`);
       }
-      return { live: { session, key, lendable, epoch: this.m.epoch }, raw: rawPoint(point), created };
+      return { live: { session, key, lendable, epoch: this.m.epoch }, raw: rawPoint(point), created, made: created ? { privateKey: key, publicKey: pubs[0] } : null };
     } catch (e) {
       try {
         p.C_CloseSession(session);
@@ -744,6 +747,24 @@ export class Pkcs11Signer implements Signer {
 
   signPrehashed(artifact: Uint8Array): Buffer | null {
     return this.prehash ? this.signWith(artifact, ed25519phParams()) : null;
+  }
+
+  /**
+   * Removes from the token the pair this open generated (an init that could not make its home):
+   * left there, it would be taken at the next init for a key some other home had made. Throws
+   * TokenError, named, when the token does not remove it.
+   */
+  discardCreated(): void {
+    const live = this.current();
+    if (this.made === null) return;
+    if (live === null) throw new TokenError(`the key pair made in token ${this.token} is left there: the token went away`);
+    try {
+      for (const h of [this.made.privateKey, this.made.publicKey]) this.p.C_DestroyObject(live.session, h);
+    } catch (e) {
+      throw new TokenError(`the key pair made in token ${this.token} is left there (${ckr(e)})`);
+    }
+    this.made = null;
+    this.close();
   }
 
   /** Closes this signer's sessions; the module is finalised with the last signer on it. */
