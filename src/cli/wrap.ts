@@ -5,14 +5,13 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GATE_NODE_FLAGS } from './node-flags.js';
-import { givenFlags, optionsHelp, parseFlags, suggest, UsageError, type Options } from './args.js';
+import { givenFlags, optionsHelp, parseFlags, suggest, timerDuration, UsageError, type Options } from './args.js';
 import { OPTIONS as MCP_PROXY_OPTIONS } from './mcp-proxy.js';
 import { resolveHome } from '../store/home.js';
 import { checkHomeDir, HomeError } from '../home/open.js';
 import { fileConfig, hostConfigs, HOSTS, type HostConfig, type HostId } from '../onboarding/hosts.js';
 import { ConfigError } from '../onboarding/host-config.js';
 import { configLabel, isSystemError, serverNames, unwrapFile, wrapFile } from '../onboarding/wrap.js';
-import { parseDuration } from '../util/duration.js';
 import { HomeBusy, lockHome } from '../onboarding/home-lock.js';
 import { visible, visibleLines } from './visible.js';
 
@@ -99,12 +98,8 @@ export async function run(argv: string[], unwrap = false): Promise<number> {
   const mode = v.mode ?? 'shadow';
   const modeAsked = v.mode !== undefined;
   if (mode !== 'shadow' && mode !== 'enforce') throw new UsageError('--mode must be shadow or enforce');
-  let timeoutMs = 0;
-  try {
-    if (!unwrap) timeoutMs = parseDuration(v.timeout ?? '30s');
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  // It arms a timer per server: longer than a timer can wait would fire at once (timerDuration).
+  const timeoutMs = unwrap ? 0 : timerDuration(v.timeout ?? '30s', '--timeout');
   const home = resolveHome(v.home);
   try {
     checkHomeDir(home);

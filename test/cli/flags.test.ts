@@ -148,6 +148,7 @@ test('a bad duration is exit 2 naming its flag, on every command that takes one'
     [['ledger', 'anchor', '--home', home, '--timeout', '1d'], '--timeout'],
     [['approve', '--fingerprint', 'sha256:00', '--key', 'k.pem', '--ttl', '10x'], '--ttl'],
     [['manifest', 'draft', '--timeout', 'forever', '--', 'x'], '--timeout'],
+    [['wrap', '--home', home, '--host', join(home, 'none', 'mcp.json'), '--timeout', 'forever'], '--timeout'],
     [['shadow', 'report', '--home', home, '--since', 'yesterday'], '--since'],
     [['inbox', 'serve', '--home', home, '--approver-key', 'k.pem', '--ttl', '5'], '--ttl'],
   ];
@@ -172,6 +173,7 @@ test('a duration that arms a timer is at most 596h, on every command: Node fires
     [['confine', '--context', 'c.json', '--input', 'i.jsonl', '--image', image, '--aliases', 'a.json', ...rules, '--timeout', '597h', '--', 'x'], '--timeout'],
     [['ledger', 'anchor', '--home', home, '--timeout', '597h'], '--timeout'],
     [['manifest', 'draft', '--timeout', '597h', '--', 'x'], '--timeout'],
+    [['wrap', '--home', home, '--host', join(home, 'none', 'mcp.json'), '--timeout', '597h'], '--timeout'],
   ];
   for (const [argv, flag] of cases) {
     const r = cloakpipe(argv);
