@@ -136,7 +136,8 @@ export class Relay {
   // bound of their own, of the same size: past it a new one is refused, never queued (ADR 051).
   private readonly withTask = new Set<Pending>();
   private readonly tasks = new Set<Promise<void>>();
-  // Calls the host cancelled after the server was sent them, not yet answered: the server may
+  // Calls the host cancelled after the server was sent them, or the gate gave up on at
+  // --call-timeout (ADR 122), not yet answered: the server may
   // still run them (MCP lets it leave them unanswered), so each keeps a place at the server until
   // its late answer or --call-timeout. With the calls in flight they are at most twice
   // --max-in-flight; past it a new call waits before the server (held), so call+cancel cannot
@@ -510,7 +511,11 @@ export class Relay {
         // sent with a task, which only tasks/cancel may cancel (and it has no task id yet).
         if (outcome.kind === 'unknown' && this.pending.get(key) === entry && !this.upstreamExit) {
           this.abandon(key, entry.task === true);
-          if (entry.forwarded && !entry.cancelled && !entry.task) this.cancelAtServer(msg.id);
+          // Ended by --call-timeout: the server may work on, as on a cancelled call (ADR 122).
+          if (entry.forwarded && !entry.cancelled && !entry.task) {
+            this.cancelAtServer(msg.id);
+            this.holdServerPlace(key);
+          }
         }
         this.settle(key, entry);
         if (entry.cancelled) return; // the host withdrew it: no late answer, not even -32003
