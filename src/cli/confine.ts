@@ -57,6 +57,8 @@ function summaryText(s: Summary): string {
   ].join('\n') + '\n';
 }
 
+const INPUT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 export async function run(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const own = dash >= 0 ? argv.slice(0, dash) : argv;
@@ -103,7 +105,14 @@ export async function run(argv: string[]): Promise<number> {
     // whose writer never closed, or a link to a device, was read until an EOF that never came.
     const raw = readBoundedFile(inputPath, MAX_FRAME_BYTES, { followLinks: true });
     if (!raw) return fail('--input is larger than 64 KiB');
-    const v = parseStrict(raw.bytes.toString('utf8').trim());
+    // As the wire reads a frame: bytes that are not UTF-8 are refused, never handed on as U+FFFD.
+    let text: string;
+    try {
+      text = INPUT_UTF8.decode(raw.bytes);
+    } catch {
+      return fail('--input is not valid UTF-8');
+    }
+    const v = parseStrict(text.trim());
     if (!isJsonObject(v)) return fail('--input must be one JSON object');
     input = v;
   } catch (e) {

@@ -73,6 +73,13 @@ test('configuration refusals exit 2 before any container exists', async () => {
 });
 
 
+test('--input that is not UTF-8 is refused, exit 2, not handed to the agent with U+FFFD in place of its bytes', () => {
+  const bad = join(dir, 'not-utf8.json');
+  writeFileSync(bad, Buffer.concat([Buffer.from('{"note": "caf'), Buffer.from([0xe9]), Buffer.from('"}')]));
+  const r = cloakpipe(['confine', ...base({ input: bad })], { timeout: 20_000 });
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stderr, 'cloakpipe confine: --input is not valid UTF-8\n');
+});
 test('--input and --aliases are regular files: a FIFO whose writer never closes is refused, not read until an EOF that never comes', async () => {
   for (const flag of ['input', 'aliases'] as const) {
     const fifo = join(dir, `${flag}.fifo`);
