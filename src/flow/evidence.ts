@@ -25,10 +25,19 @@ export function labelEntry(raise: LabelRaise, tool: string | null): LabelFields 
  * Returns the label entry to append, or null when the label did not rise.
  */
 export function flowAfterReply(session: FlowSession, toolName: string, tool: ToolDecl | undefined, reply: UpstreamReply): LabelFields | null {
-  const output = reply.result !== undefined ? reply.result : reply.error;
+  const output = outputOf(reply);
   if (output === undefined) return null;
   return labelled(session, output, toolName, () => session.observe(toolName, tool, output));
 }
+
+/** A reply that could not be worked out after the host may have seen it: the session's highest label. */
+export function flowUnreadReply(session: FlowSession, toolName: string, reply: UpstreamReply): LabelFields | null {
+  const raise = session.failClosed(outputOf(reply) ?? null);
+  return raise ? labelEntry(raise, toolName) : null;
+}
+
+/** What the host is shown of a reply: its result, else the error the tool sent. */
+const outputOf = (reply: UpstreamReply): JsonValue | undefined => (reply.result !== undefined ? reply.result : reply.error);
 
 /**
  * A server line on its way to the host that is not the reply to a gated call: the parsed

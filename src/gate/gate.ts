@@ -14,6 +14,7 @@ import type { Call } from '../core/call.js';
 import { decide, type Decision } from './decide.js';
 import type { GateServices } from './services.js';
 import type { GateSession, SessionScope } from './session.js';
+import type { AfterReply } from './verdict.js';
 import { RulesBroken, type RulesSource } from './rules.js';
 import type { CallOutcome, Mode, RefusalData, UnknownWhy, UpstreamReply } from '../core/outcome.js';
 export type { CallOutcome, Mode, RefusalData };
@@ -376,17 +377,8 @@ export class Gate {
       // What reached the host raises the label now, as a reply would, though it is not recorded as
       // this call's. A call that timed out may still bring its output to the host (a task's result,
       // fetched later, is server output then): the tool's `returns` applies now, as if it had.
-      const label =
-        e instanceof Unattributed ? session.replyEffect(call.tool, d.tool)(e.reply) : why === 'timeout' ? session.replyEffect(call.tool, d.tool)({ result: null }) : undefined;
-      const job = this.once(() => {
-        const now = this.clock();
-        for (const f of d.notes.afterFailure) f(why, now);
-        label?.effect?.();
-        const first = parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision: entry.seq });
-        for (const fields of label?.entries ?? []) parts.ledger.appendInTx(fields);
-        return first;
-      });
-      await parts.commit.run(job).catch(() => this.unrecorded.keep(job));
+      const label = e instanceof Unattributed ? this.replyLabel(session, call.tool, d, e.reply) : why === 'timeout' ? this.replyLabel(session, call.tool, d, { result: null }) : undefined;
+      await this.recordUnknown(d, why, entry.seq, label);
       return { kind: 'unknown', why, entry: entry.seq, fingerprint: d.fingerprint };
     }
     // The reply goes to the host now; the result entry and the settlement commit with the next
@@ -406,7 +398,16 @@ export class Gate {
     const now = this.clock();
     const { ledger } = this.parts;
     // What the answer does to the session comes first: the label rises before anything else can fail.
-    const after = [session.replyEffect(tool, d.tool)(reply), ...d.notes.afterReply.map((f) => f(reply, now))];
+    const label = this.replyLabel(session, tool, d, reply);
+    let after: AfterReply[];
+    try {
+      after = [label, ...d.notes.afterReply.map((f) => f(reply, now))];
+    } catch {
+      // Working out what the reply does to the call's operation failed: its outcome is unknown
+      // (a write is reconciled, never run again unasked), recorded with the label's rise.
+      log.warn('settle_failed', { reason: 'fail_closed', fingerprint: d.fingerprint });
+      return this.recordUnknown(d, 'error', decision, label);
+    }
     const ts = ledger.timestamp(); // the reply's arrival, not the later group's turn
     // Built once the reply is on its way (the digest is not on the call's path); the door does
     // not change the reply it writes, so the digest is of what the host was sent.
@@ -445,6 +446,40 @@ export class Gate {
       // takes it again. What it holds is about the reply's size (measured only on this path).
       this.unrecorded.keep(job, Buffer.byteLength(JSON.stringify(reply)));
     }
+  }
+
+  /**
+   * What a reply does to the session label. Never throws (a throw in settle() was a rejection
+   * left unhandled, which ended the gate with the outcome unrecorded): an error takes the
+   * session to its highest label, as for the most sensitive output there is (ADR 102).
+   */
+  private replyLabel(session: GateSession, tool: string, d: Decision, reply: UpstreamReply): AfterReply {
+    try {
+      return session.replyEffect(tool, d.tool)(reply);
+    } catch {
+      log.warn('reply_unlabelled', { reason: 'fail_closed', fingerprint: d.fingerprint });
+      return { entries: session.unreadReply(tool, reply) };
+    }
+  }
+
+  /**
+   * A call's outcome is unknown (`why`): its checks' failure hooks (a write's operation becomes
+   * unknown, to reconcile), the result entry of its decision (null: a replay, none) and what
+   * reached the host did to the label, in one transaction, kept while the store fails.
+   */
+  private async recordUnknown(d: Decision, why: UnknownWhy, decision: number | null, label: AfterReply | undefined): Promise<void> {
+    const job = this.once(() => {
+      const now = this.clock();
+      for (const f of d.notes.afterFailure) f(why, now);
+      label?.effect?.();
+      let first = decision !== null ? this.parts.ledger.appendInTx({ kind: 'result', outcome: 'unknown', why, fingerprint: d.fingerprint, decision }) : undefined;
+      for (const fields of label?.entries ?? []) {
+        const e = this.parts.ledger.appendInTx(fields);
+        first ??= e;
+      }
+      return first;
+    });
+    await this.parts.commit.run(job).catch(() => this.unrecorded.keep(job));
   }
 
   /**

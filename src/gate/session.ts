@@ -9,7 +9,7 @@ import type { UpstreamReply } from '../core/outcome.js';
 import type { EntryFields } from '../ledger/entry.js';
 import type { LabelFields } from '../core/entries.js';
 import type { FlowSession } from '../flow/session.js';
-import { flowAfterReply, flowServerOutput, flowUnreadOutput } from '../flow/evidence.js';
+import { flowAfterReply, flowServerOutput, flowUnreadOutput, flowUnreadReply } from '../flow/evidence.js';
 import type { PinSession } from '../pins/session.js';
 import type { AfterReply } from './verdict.js';
 import type { ContextSource } from '../contract/context.js';
@@ -50,6 +50,12 @@ export class GateSession {
       const label = flowAfterReply(this.flow, toolName, tool, reply);
       return { entries: label ? [this.tied(label)] : [] };
     };
+  }
+
+  /** A reply to a call of `toolName` that could not be worked out: label entries, as for the most sensitive output (ADR 102). */
+  unreadReply(toolName: string, reply: UpstreamReply): EntryFields[] {
+    const label = flowUnreadReply(this.flow, toolName, reply);
+    return label ? [this.tied(label)] : [];
   }
 
   /** Server output outside a gated call (resources/read, notifications, …): label entries. */
