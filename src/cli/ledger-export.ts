@@ -45,6 +45,9 @@ function keyOf(v: ChainView, all: boolean): KeyObject | string {
   throw new UsageError(`the key registered for gate ${JSON.stringify(v.gateId)} ${problem}`);
 }
 
+/** Why a gate whose name is `twin`'s but for case is not written: in a case-insensitive folder NAME.jsonl would replace its twin's. */
+const caseTwin = (twin: string) => `its name differs from gate ${shownGate(twin)}'s only in case, one file in a case-insensitive folder: export it alone with --gate NAME --out FILE`;
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, { out: { type: 'string' }, home: { type: 'string' }, json: { type: 'boolean' }, all: { type: 'boolean' }, ...STORE_OPTION, ...GATE_OPTION });
   if (values.help) return void process.stdout.write(HELP), 0;
@@ -63,12 +66,16 @@ export async function run(argv: string[]): Promise<number> {
         );
     }
     let ok = true;
+    const named = new Map<string, string>(); // a file name in a case-insensitive folder -> the gate written there
     for (const v of views) {
-      const key = keyOf(v, values.all === true);
+      const twin = values.all ? named.get(v.gateId!.toLowerCase()) : undefined;
+      if (values.all && twin === undefined) named.set(v.gateId!.toLowerCase(), v.gateId!);
+      const key = twin !== undefined ? caseTwin(twin) : keyOf(v, values.all === true);
       if (typeof key === 'string') {
         // One forged registration is that gate's failure, not every other gate's (as verify --store).
         ok = false;
-        const stale = values.all ? markStale(out, v.gateId!) : null;
+        // A case twin's file may be its twin's, just written: left as it is.
+        const stale = values.all && twin === undefined ? markStale(out, v.gateId!) : null;
         process.stdout.write(
           values.json
             ? JSON.stringify({ gate: v.gateId, error: key, ...(stale ? { stale } : {}) }) + '\n'

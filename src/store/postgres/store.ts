@@ -388,16 +388,29 @@ export async function initPostgresStore(opts: PostgresOptions & { publicKeyPem: 
   return withClient(opts.url, opts.timeoutMs ?? 10_000, async (c) => {
     const version = await migrate(c, schema);
     const s = ident(schema);
-    const r = await c
-      .query<{ public_key: string }>(`INSERT INTO ${s}.gates (gate_id, public_key) VALUES ($1, $2) ON CONFLICT (gate_id) DO NOTHING RETURNING public_key`, [
+    let r: pg.QueryResult<{ public_key: string }>;
+    await c.query('BEGIN');
+    try {
+      // Names that differ only in case are one file in a case-insensitive folder (export --all
+      // writes NAME.jsonl): one gate's export replaced the other's. The lock makes check and insert one.
+      await c.query(`LOCK TABLE ${s}.gates IN SHARE ROW EXCLUSIVE MODE`);
+      const twin = await c.query<{ gate_id: string }>(`SELECT gate_id FROM ${s}.gates WHERE lower(gate_id) = lower($1) AND gate_id <> $1 ORDER BY gate_id LIMIT 1`, [opts.gateId]);
+      if (twin.rows[0])
+        throw new StoreError(
+          `gate ${JSON.stringify(opts.gateId)} differs from the registered gate ${JSON.stringify(twin.rows[0].gate_id)} only in case, one file name in a case-insensitive folder: pick another --gate-id`,
+        );
+      r = await c.query<{ public_key: string }>(`INSERT INTO ${s}.gates (gate_id, public_key) VALUES ($1, $2) ON CONFLICT (gate_id) DO NOTHING RETURNING public_key`, [
         opts.gateId,
         opts.publicKeyPem,
-      ])
-      .catch(async (e: { code?: string; constraint?: string }) => {
-        if (e.code !== '23505' || e.constraint !== GATE_KEY_INDEX) throw e;
-        const owner = await c.query<{ gate_id: string }>(`SELECT gate_id FROM ${s}.gates WHERE ${gateKey('public_key')} = ${gateKey('$1')}`, [opts.publicKeyPem]);
-        throw new KeyTakenError(opts.publicKeyPem, owner.rows[0]?.gate_id ?? '?');
-      });
+      ]);
+      await c.query('COMMIT');
+    } catch (e) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      const { code, constraint } = e as { code?: string; constraint?: string };
+      if (code !== '23505' || constraint !== GATE_KEY_INDEX) throw e;
+      const owner = await c.query<{ gate_id: string }>(`SELECT gate_id FROM ${s}.gates WHERE ${gateKey('public_key')} = ${gateKey('$1')}`, [opts.publicKeyPem]);
+      throw new KeyTakenError(opts.publicKeyPem, owner.rows[0]?.gate_id ?? '?');
+    }
     if (r.rowCount === 0) {
       const have = await c.query<{ public_key: string }>(`SELECT public_key FROM ${s}.gates WHERE gate_id = $1`, [opts.gateId]);
       if (have.rows[0]?.public_key.trim() !== opts.publicKeyPem.trim())
