@@ -56,7 +56,13 @@ export async function run(argv: string[]): Promise<number> {
   const views = await opening(() => openChains({ home: values.home, store: values.store, gate: values.gate, all: values.all }));
   try {
     if (values.all) {
-      mkdirSync(out, { recursive: true, mode: 0o755 });
+      try {
+        mkdirSync(out, { recursive: true, mode: 0o755 });
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST' && code !== 'ENOTDIR') throw e;
+        throw new UsageError(`--out ${out}: with --all it names a folder (one NAME.jsonl a gate), and ${code === 'EEXIST' ? 'it is' : 'a part of its path is'} not a folder`);
+      }
       // Before any is written: a run cut short leaves no unregistered gate's file passing for current.
       for (const { gate, stale } of markStaleExcept(out, new Set(views.map((v) => v.gateId!))))
         process.stdout.write(

@@ -45,3 +45,21 @@ test('ledger export --all: an earlier export of a gate no longer registered is r
   assert.deepEqual(rows.find((r) => r.gate === 'gate-b'), { gate: 'gate-b', error: 'not registered in the store', stale });
   assert.ok(rows.some((r) => r.gate === 'gate-a' && r.out === join(out, 'gate-a.jsonl')));
 });
+
+test('ledger export --all: an --out that is not a folder is a usage error naming it, nothing written', pgSkip, async () => {
+  const url = await freshDatabase();
+  initGate(url, 'gate-a');
+  const dir = tempDir('cloakpipe-export-out-file-');
+  writeFileSync(join(dir, 'a-file'), 'x');
+  for (const [out, why] of [
+    [join(dir, 'a-file'), 'it is not a folder'],
+    [join(dir, 'a-file', 'all'), 'a part of its path is not a folder'],
+    ['/dev/stdout', 'it is not a folder'],
+  ]) {
+    const r = cloakpipe(['ledger', 'export', '--all', '--store', url, '--out', out]);
+    assert.equal(r.status, 2, r.stdout + r.stderr); // was exit 2 with 'EEXIST: file already exists, mkdir ...'
+    assert.ok(r.stderr.includes(`--out ${out}: with --all it names a folder (one NAME.jsonl a gate), and ${why}`), r.stderr);
+  }
+  assert.deepEqual(readdirSync(dir), ['a-file']);
+  assert.equal(readFileSync(join(dir, 'a-file'), 'utf8'), 'x');
+});
