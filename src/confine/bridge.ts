@@ -173,16 +173,23 @@ export async function runSession(o: SessionOptions): Promise<Summary> {
         return refuse('watchdog_unavailable');
       }
     }
+    let created: string;
     try {
-      id = await o.engine.create(body, name);
+      created = await o.engine.create(body, name);
     } catch {
       return refuse('create_failed'); // the watchdog, stopped below, removes what a failed create may have made
     }
-    s.container = id;
+    // The container is the one of this session's name: an engine (or a socket in front of it)
+    // that answered another container's id had that one admitted, and then killed and removed.
+    id = name;
+    s.container = name;
     s.removed = false;
+    const first = await o.engine.inspect(name);
+    if (typeof created !== 'string' || first?.Id !== created) return refuse('create_failed');
+    id = created;
+    s.container = created;
 
     await x.onCreated?.(id);
-    const first = await o.engine.inspect(id);
     s.entrypoint = entrypointOf(first);
     const v1 = admissionViolations(first, o.imageId);
     if (v1.length && !x.skipAdmission) return refuse('admission', v1);
