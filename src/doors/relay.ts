@@ -93,6 +93,8 @@ interface Pending {
   status?: string;
   /** For a host request that is not a call: when it stops waiting for the server. */
   timer?: NodeJS.Timeout;
+  /** The request's progress token (its key), when the host asked for progress. */
+  progress?: string;
   /** A call decided and waiting for a place at the server (ADR 109): `go` sends it if it may still go; else it is refused, never sent. */
   held?: (go: boolean) => void;
 }
@@ -326,6 +328,15 @@ export class Relay {
     }
   }
 
+  /** Whether a progress notification names the token of a request the server still has. */
+  private inProgress(params: JsonValue | undefined): boolean {
+    const key = progressKey(params);
+    if (key === undefined) return false;
+    for (const p of this.pending.values()) if (p.progress === key && p.forwarded && !p.cancelled) return true;
+    for (const p of this.taskCalls.values()) if (p.progress === key && !p.cancelled) return true; // a task's lasts its life
+    return false;
+  }
+
   private busy(key: string): boolean {
     return this.pending.has(key) || this.abandoned.has(remembered(key));
   }
@@ -366,7 +377,7 @@ export class Relay {
       const key = idKey(msg.id);
       if (this.busy(key)) return this.refuse('invalid_request', 'a request with this id is already in flight', msg.id, line);
       if (this.upstreamExit) return this.write(upstreamGoneResponse(msg.id));
-      const entry: Pending = { id: msg.id, method: msg.method, forwarded: true, cancelled: false };
+      const entry: Pending = { id: msg.id, method: msg.method, forwarded: true, cancelled: false, progress: progressKey(metaOf(msg.params)) };
       const taskId = msg.method === 'tasks/result' || msg.method === 'tasks/cancel' ? taskIdOf(msg.params as JsonValue | undefined) : undefined;
       if (taskId !== undefined && msg.method === 'tasks/result') entry.resultOf = taskId;
       if (taskId !== undefined && msg.method === 'tasks/cancel') {
@@ -482,7 +493,7 @@ export class Relay {
     const task = params.forwarded.task !== undefined;
     if (task && this.withTask.size >= this.maxInFlight)
       return this.refuse('too_many_tasks', `${this.maxInFlight} calls sent with a task are open in this session (--max-in-flight); fetch or cancel one first`, msg.id, line);
-    const entry: Pending = { id: msg.id, method: msg.method, forwarded: false, cancelled: false, task };
+    const entry: Pending = { id: msg.id, method: msg.method, forwarded: false, cancelled: false, task, progress: progressKey(metaOf(msg.params)) };
     this.pending.set(key, entry);
     if (task) this.withTask.add(entry);
     this.flow();
@@ -599,6 +610,9 @@ export class Relay {
       return dropped(e.code, frame.bytes);
     }
     if (msg.kind === 'response') return this.reply(msg, frame.bytes);
+    // MCP: progress only while its request is in flight; one for a request that ended (answered,
+    // cancelled, given up on) would reach a host that no longer knows the token, or reuses it.
+    if (msg.kind === 'notification' && msg.method === 'notifications/progress' && !this.inProgress(msg.params as JsonValue | undefined)) return dropped('late_progress', frame.bytes, 'info');
     // A server request or notification: the flow session sees it before the host does.
     this.gate.observeServerOutput(msg.msg);
     this.write(msg.msg);
@@ -786,6 +800,17 @@ export class Relay {
     if (this.upstreamExit.startError) return this.fail(this.upstreamExit.startError); // the caller names it: exit 2
     this.finish(this.upstreamExit.code === 0 || this.hostEnded || this.stopping ? 0 : 1);
   }
+}
+
+/** A request's `_meta`, else undefined. */
+function metaOf(params: JsonValue | undefined): JsonValue | undefined {
+  return isJsonObject(params ?? null) ? (params as JsonObject)._meta : undefined;
+}
+
+/** The key of a progress token (a string or an integer) in a request's `_meta` or a progress notification's params. */
+function progressKey(v: JsonValue | undefined): string | undefined {
+  const token = isJsonObject(v ?? null) ? (v as JsonObject).progressToken : undefined;
+  return isRpcId(token) ? remembered(idKey(token)) : undefined;
 }
 
 /** The task id of a CreateTaskResult (a task and no content), else undefined. */
