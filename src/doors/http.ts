@@ -237,8 +237,10 @@ export class HttpSessionTransport implements Transport {
         }
         return;
       }
-      // Its POST is gone (the host hung up): a response never goes on the GET stream.
-      return;
+      // Its POST is gone (the host hung up, or a network cut its stream): a response never goes
+      // on the GET stream, and this door keeps no stream to resume (ADR 115). The ledger holds
+      // the call's outcome; the log says an answer reached nobody.
+      return dropped('post_gone', message, 'host_answer_undelivered');
     }
     this.toStream(message, msg);
   }
@@ -296,8 +298,8 @@ function toHost(res: ServerResponse, message: string): void {
   writeEvent(res, message);
 }
 
-function dropped(cause: string, message: string): void {
-  log.warn('host_message_dropped', { cause, bytes: message.length }); // no digest: hashing 64 MiB a drop would cost more than the drop saves
+function dropped(cause: string, message: string, event = 'host_message_dropped'): void {
+  log.warn(event, { cause, bytes: message.length }); // no digest: hashing 64 MiB a drop would cost more than the drop saves
 }
 
 /** An SSE comment every HEARTBEAT_MS until `res` ends (its headers sent at the first, if not yet). */

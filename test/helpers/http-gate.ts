@@ -87,9 +87,10 @@ export const INIT = {
 };
 
 /** One raw POST to the door; `accept` defaults to what the SDK sends. */
-export function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function post(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
   return fetch(url, {
     method: 'POST',
+    ...(signal ? { signal } : {}),
     headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
