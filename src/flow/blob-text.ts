@@ -28,6 +28,15 @@ export function blobTexts(o: { [key: string]: unknown }): string[] {
 
 const NONE: string[] = [];
 
+/** Whether a media type names text (a reader decodes it and reads the text). */
+export const isTextType = (type: string): boolean => TEXTUAL.test(type);
+
+/** Whether `s` is a data: URL of text (a media type left out is text/plain). */
+export function isTextDataUrl(s: string): boolean {
+  const m = DATA_URL.exec(s);
+  return m !== null && (PLAIN.test(m[1]) || TEXTUAL.test(m[1]));
+}
+
 const DATA_URL = /^data:([^,]*?)(;base64)?,/i;
 /** RFC 2397: a media type left out (parameters aside) is text/plain. */
 const PLAIN = /^(;|$)/;
@@ -38,10 +47,11 @@ const PLAIN = /^(;|$)/;
 export function dataUrlTexts(s: string): string[] {
   const c = s.charCodeAt(0);
   if (c !== 0x64 && c !== 0x44) return NONE; // the common case: one character, no match attempted
-  const m = DATA_URL.exec(s);
-  if (m === null || !(PLAIN.test(m[1]) || TEXTUAL.test(m[1]))) return NONE;
+  if (!isTextDataUrl(s)) return NONE;
+  const m = DATA_URL.exec(s)!;
   const data = s.slice(m[0].length);
-  if (m[2] !== undefined) return texts(Buffer.from(data, 'base64'), m[1]);
+  // Base64 in a URL may have its + / = percent-escaped: unescaped first, as a URL reader does.
+  if (m[2] !== undefined) return texts(Buffer.from(data.includes('%') ? percentDecoded(data).toString('latin1') : data, 'base64'), m[1]);
   return data.includes('%') ? texts(percentDecoded(data), m[1]) : NONE;
 }
 

@@ -3,7 +3,8 @@
 // image whose source is a url or a file). The model reads that content; the gate never does,
 // so no classify rule can read it. It counts as matching the highest rule that could raise the
 // label (ADR 103), as output too large to scan does (ADR 003): the public post the model
-// proposes next is refused. Inline content (a data: URL) is read as before.
+// proposes next is refused. So does inline media that is not text, an image or a PDF (ADR 114);
+// inline text (a text data: URL or base64 document) is read as before.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
@@ -60,10 +61,27 @@ const BY_REFERENCE: Record<Format, [string, unknown][]> = {
     ['an image whose source is a file', [{ type: 'image', source: { type: 'file', file_id: 'file_011CNha8iCJcU1wXNR6q4V8w' } }]],
   ],
 };
+// Inline media that is not text (ADR 114): the model reads the page or the picture, the gate
+// reads bytes. Before, each raised nothing and the public post went out.
+const PDF = 'data:application/pdf;base64,JVBERi0xLjQK';
+const OPAQUE_INLINE: Record<Format, [string, unknown][]> = {
+  openai: [
+    ['a file part with a PDF inline', [{ type: 'file', file: { filename: 'report.pdf', file_data: PDF } }]],
+    ['an image_url part inline', [{ type: 'image_url', image_url: { url: PNG } }]],
+  ],
+  responses: [
+    ['input_file with a PDF inline', [{ type: 'input_file', filename: 'report.pdf', file_data: PDF }]],
+    ['input_image inline', [{ type: 'input_image', image_url: PNG, detail: 'auto' }]],
+  ],
+  anthropic: [
+    ['a PDF document in base64', [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } }]],
+    ['an image in base64', [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }]],
+  ],
+};
 const INLINE: Record<Format, unknown> = {
   openai: [{ type: 'text', text: 'sunny, 21 C' }],
-  responses: [{ type: 'input_image', image_url: PNG, detail: 'auto' }],
-  anthropic: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }],
+  responses: [{ type: 'input_file', filename: 'weather.txt', file_data: `data:text/plain;base64,${Buffer.from('sunny, 21 C').toString('base64')}` }],
+  anthropic: [{ type: 'document', source: { type: 'base64', media_type: 'text/plain', data: Buffer.from('sunny, 21 C').toString('base64') } }],
 };
 
 /** What the model proposes after get_weather's result `content` went back through a fresh gate. */
@@ -80,15 +98,15 @@ async function postAfter(format: Format, content: unknown) {
 }
 
 for (const format of ['openai', 'responses', 'anthropic'] as const) {
-  for (const [what, content] of BY_REFERENCE[format]) {
-    test(`${format}: a result given by reference (${what}) counts as the highest rule's; the public post is refused`, { timeout: 120_000 }, async () => {
+  for (const [what, content] of [...BY_REFERENCE[format], ...OPAQUE_INLINE[format]]) {
+    test(`${format}: a result the gate cannot read (${what}) counts as the highest rule's; the public post is refused`, { timeout: 120_000 }, async () => {
       const { turn, labels } = await postAfter(format, content);
       assert.deepEqual(turn.calls, []);
       assert.match(turn.text, /cloakpipe refused post_public: sink_ceiling_exceeded: /);
       assert.deepEqual(labels, [['public', 'internal', 'classify']]);
     });
   }
-  test(`${format}: an inline result raises nothing (control)`, { timeout: 120_000 }, async () => {
+  test(`${format}: an inline text result raises nothing (control)`, { timeout: 120_000 }, async () => {
     const { turn, labels } = await postAfter(format, INLINE[format]);
     assert.deepEqual(turn.calls.map((c) => c.name), ['post_public']);
     assert.deepEqual(labels, []);

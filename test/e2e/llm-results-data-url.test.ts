@@ -20,7 +20,10 @@ const csv = (text: string) => `data:text/csv;base64,${b64(text)}`;
 const mixedCase = (text: string) => `Data:text/csv;base64,${b64(text)}`;
 const untyped = (text: string) => `data:;base64,${b64(text)}`;
 // RFC 2397 without ;base64: the data is percent-encoded, every byte here. Before, scanned as written.
-const percent = (text: string) => `data:text/csv,${[...Buffer.from(text)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')}`;
+const escaped = (s: string) => [...Buffer.from(s)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+const percent = (text: string) => `data:text/csv,${escaped(text)}`;
+// Base64 whose characters are percent-escaped, as a URL may carry its + / =. Before, read as base64 as written.
+const escapedBase64 = (text: string) => `data:text/csv;base64,${escaped(b64(text))}`;
 const MARKED = 'name,account\nquixote,ACCT-12345678\n';
 
 let fake: FakeModel;
@@ -50,6 +53,7 @@ for (const [format, c] of Object.entries(CASES)) {
     ['a marker, its scheme spelled Data:', MARKED, true, mixedCase],
     ['a marker, no media type', MARKED, true, untyped],
     ['a marker, percent-encoded', MARKED, true, percent],
+    ['a marker, its base64 percent-escaped', MARKED, true, escapedBase64],
     ['no marker (control)', 'name,account\nquixote,none\n', false, csv],
   ] as const;
   for (const [what, text, refused, url] of cases) {

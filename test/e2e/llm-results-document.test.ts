@@ -2,7 +2,7 @@
 // base64 (`{type: 'base64', media_type: 'text/plain', data}`): the API decodes it and the model
 // reads the text, so classify rules read it decoded too. Before, only its base64 was scanned and
 // the public post the model proposed next went out. Real binary, official Anthropic SDK, the fake
-// model API; a PDF's base64 (not text) raises nothing.
+// model API; a PDF's base64 counts as the highest rule's (ADR 114); text without a marker raises nothing.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeModel, type FakeModel } from '../helpers/fake-model.js';
@@ -28,13 +28,19 @@ const history = (media_type: string, text: string) => [
   },
 ];
 
-for (const [what, media, refused] of [['text/plain', 'text/plain', true], ['application/pdf (not text: control)', 'application/pdf', false]] as const) {
-  test(`anthropic: a base64 document of ${what} holding a marker in a tool result`, { timeout: 120_000 }, async () => {
+const CASES = [
+  ['text/plain holding a marker', 'text/plain', MARKED, true],
+  // Not text the gate can read, read by the model all the same: as the highest rule's (ADR 114).
+  ['application/pdf', 'application/pdf', MARKED, true],
+  ['text/plain without a marker (control)', 'text/plain', 'name,account\nquixote,none\n', false],
+] as const;
+for (const [what, media, text, refused] of CASES) {
+  test(`anthropic: a base64 document of ${what} in a tool result`, { timeout: 120_000 }, async () => {
     const s = { ...fixtureFiles('cloakpipe-llm-document-', { manifest: MANIFEST, policy: LLM_POLICY, context: LLM_CONTEXT }), spans: '' };
     const g = await startLlmGate(s, fake.url);
     let turn;
     try {
-      turn = await anthropicTurn(anthropicAgent(g.url), POST, false, { messages: history(media, MARKED) });
+      turn = await anthropicTurn(anthropicAgent(g.url), POST, false, { messages: history(media, text) });
     } finally {
       await g.stop();
     }

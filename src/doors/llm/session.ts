@@ -13,7 +13,7 @@ import type { RefusalData, UpstreamReply } from '../../core/outcome.js';
 import { NotForwarded, Unattributed, type Forward } from '../../gate/gate.js';
 import type { RelayGate } from '../relay.js';
 import { META_APPROVAL } from '../../gate/checks/approval.js';
-import { byReference } from './by-reference.js';
+import { unreadByGate } from './by-reference.js';
 
 /** A call the model proposed, its arguments read strictly. */
 export interface ProposedCall {
@@ -149,8 +149,8 @@ export class LlmSession {
     const settled = new Set<string>();
     for (const r of results) {
       const digest = `${digestJson(r.content)} ${rules}`;
-      // What the model API fetches itself, the gate never reads (ADR 103); read once per content.
-      if ((this.seen.get(r.id) !== digest || settled.has(r.id)) && byReference(r.content)) this.gate.observeUnreadOutput(r.content);
+      // What the model API fetches or reads itself, the gate never reads (ADR 103, 114); read once per content.
+      if ((this.seen.get(r.id) !== digest || settled.has(r.id)) && unreadByGate(r.content)) this.gate.observeUnreadOutput(r.content);
       const ws = this.waiting.get(r.id);
       if (ws) {
         this.waiting.delete(r.id);
