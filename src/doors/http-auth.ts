@@ -56,6 +56,24 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
   return origin === undefined || allowed.includes(origin);
 }
 
+/**
+ * The host a request names: its one `Host` line, or the authority of an absolute-form target
+ * (RFC 9112 3.2.2, which then replaces Host); undefined for two Host lines (RFC 9112 3.2: 400),
+ * which Node reads as the first while a proxy in front may have checked the last.
+ */
+export function requestHost(req: { rawHeaders: string[]; url?: string }): string | undefined {
+  let host: string | undefined;
+  let lines = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') (lines++, (host = req.rawHeaders[i + 1]));
+  if (lines > 1) return undefined;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(req.url ?? '')) return host;
+  try {
+    return new URL(req.url!).host;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The host name a `Host` header names, lowercase, without its port; null when it names none. */
 export function hostnameOf(host: string | undefined): string | null {
   if (host === undefined || !/^[A-Za-z0-9.\-]+(:\d+)?$|^\[[0-9A-Fa-f:.]+\](:\d+)?$/.test(host)) return null;

@@ -22,7 +22,7 @@ import { CONTROL_BYTES, HttpSessionTransport, WAITING_UNREAD } from './http.js';
 import { ByteBudget } from '../util/byte-budget.js';
 import { refusalResponse } from './responses.js';
 import { readBodyUpTo } from '../util/request-body.js';
-import { hostnameOf, isLoopback, loopbackNames, originAllowed, type Principal } from './http-auth.js';
+import { hostnameOf, isLoopback, loopbackNames, originAllowed, requestHost, type Principal } from './http-auth.js';
 import { allowOrigin, answerPreflight, isPreflight } from './http-cors.js';
 
 /** Checks a request's `Authorization` header: the agent it names, or null (401). */
@@ -121,7 +121,7 @@ export class HttpDoor {
     const url = new URL(req.url ?? '/', 'http://gate');
     // DNS rebinding: a page whose name resolves to loopback is same-origin to its own name, and
     // sends no Origin on its same-origin GETs. Only its name in Host tells it from a local client.
-    if (this.hostnames && !this.hostnames.has(hostnameOf(req.headers.host) ?? '')) return send(res, 403, rpcError(-32000, 'Forbidden: the Host header does not name this gate (a loopback name or --public-url)'));
+    if (this.hostnames && !this.hostnames.has(hostnameOf(requestHost(req)) ?? '')) return send(res, 403, rpcError(-32000, 'Forbidden: the Host header does not name this gate (a loopback name or --public-url)'));
     const origin = header(req, 'origin');
     // Every answer depends on Origin (403, or CORS headers naming it): caches must key on it.
     res.setHeader('Vary', 'Origin');

@@ -14,7 +14,7 @@ import { StoreError, type ApprovalRequest, type ListedRequest } from '../store/p
 import { SignerUnavailable } from '../core/signer.js';
 import { readBodyUpTo } from '../util/request-body.js';
 import { Sessions } from './auth.js';
-import { hostnameOf, loopbackNames } from '../doors/http-auth.js';
+import { hostnameOf, loopbackNames, requestHost } from '../doors/http-auth.js';
 import { decideRequest, type DecisionParts } from './decisions.js';
 import { INDEX_HTML, LOGIN_HTML } from './page/html.js';
 import { MAX_OPEN_REQUESTS } from '../approvals/requests.js';
@@ -219,7 +219,7 @@ export class InboxServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A loopback inbox answers only to its own name: a page of another site that rebinds its
     // DNS name to 127.0.0.1 sends its own Host and gets nothing.
-    if (this.o.loopback && !this.hosts.has(hostnameOf(req.headers.host) ?? '')) throw new HttpError(421, 'unknown host');
+    if (this.o.loopback && !this.hosts.has(hostnameOf(requestHost(req)) ?? '')) throw new HttpError(421, 'unknown host');
     const url = new URL(req.url ?? '/', this.origin);
     const path = url.pathname;
     const method = req.method ?? 'GET';
