@@ -6,13 +6,17 @@
 // - `progress`: a notifications/progress whose message is the text, before a plain result.
 // - `log`: a notifications/message (logging) whose data is the text, before a plain result.
 // - completion/complete: the text as the one completion value.
+// - `sample`: a sampling/createMessage request to the host holding the text, then a plain result.
+// - `fail`: a JSON-RPC error whose data is the text; `structured`: the text only in
+//   structuredContent; `meta`: the text only in the result's _meta.
 // - `post`: the sink (a plain result).
 import { createInterface } from 'node:readline';
 
 const MARKED = process.env.MARKED ?? 'no marker';
 const send = (m: unknown) => process.stdout.write(JSON.stringify(m) + '\n');
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
-const TOOLS = ['blob', 'link', 'progress', 'log', 'post'];
+const TOOLS = ['blob', 'link', 'progress', 'log', 'sample', 'fail', 'structured', 'meta', 'post'];
+const waiting = new Map<string, number | string>(); // a request of ours → the call it answers
 
 /** RFC 3986 percent-encoding of every byte: no letter of the text is left as itself. */
 const percentAll = (t: string) => [...Buffer.from(t, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
@@ -22,6 +26,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   const m = JSON.parse(line) as { id?: number | string; method?: string; params?: Record<string, any> };
   const id = m.id;
   if (id === undefined) return; // notifications
+  const answered = waiting.get(String(id));
+  if (answered !== undefined && m.method === undefined) return (waiting.delete(String(id)), send({ jsonrpc: '2.0', id: answered, result: text('done') }));
   const p = m.params ?? {};
   switch (m.method) {
     case 'initialize':
@@ -53,6 +59,15 @@ createInterface({ input: process.stdin }).on('line', (line) => {
         case 'log':
           send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'marking', data: MARKED } });
           return send({ jsonrpc: '2.0', id, result: text('done') });
+        case 'sample':
+          waiting.set('sample-1', id);
+          return send({ jsonrpc: '2.0', id: 'sample-1', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: MARKED } }], maxTokens: 10 } });
+        case 'fail':
+          return send({ jsonrpc: '2.0', id, error: { code: -32000, message: 'failed', data: { detail: MARKED } } });
+        case 'structured':
+          return send({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'see structured' }], structuredContent: { rows: [MARKED] } } });
+        case 'meta':
+          return send({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'see meta' }], _meta: { note: MARKED } } });
         default:
           return send({ jsonrpc: '2.0', id, result: text('posted') });
       }

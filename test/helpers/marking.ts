@@ -17,6 +17,10 @@ tools:
   link: { effect: read, accepts: confidential, arguments: {} }
   progress: { effect: read, accepts: confidential, arguments: {} }
   log: { effect: read, accepts: confidential, arguments: {} }
+  sample: { effect: read, accepts: confidential, arguments: {} }
+  fail: { effect: read, accepts: confidential, arguments: {} }
+  structured: { effect: read, accepts: confidential, arguments: {} }
+  meta: { effect: read, accepts: confidential, arguments: {} }
   post: { effect: read, accepts: public, arguments: {} }
 classify:
   - { label: confidential, pattern: "ACCT-[0-9]{8}" }
