@@ -55,6 +55,12 @@ export function dataUrlTexts(s: string): string[] {
   return data.includes('%') ? texts(percentDecoded(data), m[1]) : NONE;
 }
 
+const ESCAPE = /%[0-9a-f]{2}/i;
+/** A string with percent-escapes (a URL's query, a path) as its reader reads it, else null. */
+export function unescapedText(s: string): string | null {
+  return s.includes('%') && ESCAPE.test(s) ? percentDecoded(s).toString('utf8') : null;
+}
+
 /** The bytes a URL's percent-encoding stands for (RFC 3986 2.1); a `%` not followed by two hex digits is itself. */
 function percentDecoded(s: string): Buffer {
   const bytes = Buffer.from(s, 'utf8');

@@ -11,7 +11,7 @@ import type { JsonValue } from '../core/json.js';
 import { digestBytes, digestJson, type Digest } from '../core/digest.js';
 import { FlowError, LabelOrder } from './labels.js';
 import { readable } from './readable.js';
-import { blobTexts, dataUrlTexts } from './blob-text.js';
+import { blobTexts, dataUrlTexts, unescapedText } from './blob-text.js';
 
 export type RaiseCause = 'returns' | 'classify' | 'context' | 'fail_closed';
 
@@ -204,8 +204,12 @@ export class FlowSession {
     let budget = this.scanLimit;
     const stack: JsonValue[] = [value];
     const scan = (s: string): boolean => {
-      // a text file inline as a data: URL: read as the model API decodes it
-      for (const text of dataUrlTexts(s)) if (!scan(text)) return false;
+      // a text file inline as a data: URL: read as the model API decodes it; else a URL's
+      // %-escapes as a reader reads them (a card number in a query string, its spaces %20)
+      const texts = dataUrlTexts(s);
+      for (const text of texts) if (!scan(text)) return false;
+      const unescaped = texts.length === 0 ? unescapedText(s) : null;
+      if (unescaped !== null && !scan(unescaped)) return false;
       budget -= s.length;
       // Also read as a model reads it (readable.ts); its length counts too: NFKC can expand.
       const alt = readable(s);

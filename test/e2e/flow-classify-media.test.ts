@@ -1,8 +1,8 @@
 // A text a server sends encoded is classified as its reader reads it: a base64 blob of any text
 // media type (a mail, JSON Lines, TOML, a PEM file, a text type with parameters), in the charset
-// its type names, and a data: URL percent-encoded (RFC 2397 without ;base64). Before, only
-// text/*, a few application/ types and base64 data: URLs were decoded: these passed as their
-// encoding, no rule matched, and the public sink stayed open. An image stays unread (control).
+// its type names, a data: URL percent-encoded (RFC 2397 without ;base64) and a URL's query
+// percent-encoded. Before, only text/*, a few application/ types and base64 data: URLs were
+// decoded: these passed as their encoding, no rule matched, and the public sink stayed open. An image stays unread (control).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, summary } from '../helpers/gate.js';
@@ -47,6 +47,12 @@ test('a percent-encoded data: URL is classified decoded', { timeout: 120_000 }, 
     const out = await call(g, 'link', {});
     assert.ok(out.ok && JSON.stringify(out.result).includes('data:text/plain,%6E%61'), 'the host got the data: URL');
   });
+  assert.deepEqual(r.labels, [['confidential', 'classify']]);
+  assert.equal(r.sink, 'sink_ceiling_exceeded');
+});
+
+test('a URL with the text percent-encoded in its query is classified decoded', { timeout: 120_000 }, async () => {
+  const r = await afterMarked(async (g) => assert.equal(summary(await call(g, 'query', {})), 'ok'));
   assert.deepEqual(r.labels, [['confidential', 'classify']]);
   assert.equal(r.sink, 'sink_ceiling_exceeded');
 });

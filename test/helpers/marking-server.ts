@@ -2,7 +2,8 @@
 // server output, one per tool or method, to prove the gate's labels see each of them:
 // - `blob` {mimeType, charset?}: an embedded resource whose base64 `blob` is the text, encoded
 //   in `charset` (utf-8, utf-16le); a resources/read of `media:<mimeType>` answers the same.
-// - `link`: a resource_link whose uri is a percent-encoded data: URL of the text (RFC 2397).
+// - `link`: a resource_link whose uri is a percent-encoded data: URL of the text (RFC 2397);
+//   `query`: one whose https URL carries the text percent-encoded in its query.
 // - `progress`: a notifications/progress whose message is the text, before a plain result.
 // - `log`: a notifications/message (logging) whose data is the text, before a plain result.
 // - completion/complete: the text as the one completion value.
@@ -15,7 +16,7 @@ import { createInterface } from 'node:readline';
 const MARKED = process.env.MARKED ?? 'no marker';
 const send = (m: unknown) => process.stdout.write(JSON.stringify(m) + '\n');
 const text = (t: string) => ({ content: [{ type: 'text', text: t }] });
-const TOOLS = ['blob', 'link', 'progress', 'log', 'sample', 'fail', 'structured', 'meta', 'post'];
+const TOOLS = ['blob', 'link', 'query', 'progress', 'log', 'sample', 'fail', 'structured', 'meta', 'post'];
 const waiting = new Map<string, number | string>(); // a request of ours → the call it answers
 
 /** RFC 3986 percent-encoding of every byte: no letter of the text is left as itself. */
@@ -53,6 +54,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
           return send({ jsonrpc: '2.0', id, result: { content: [{ type: 'resource', resource: blob(args.mimeType, args.charset === 'utf-16le' ? 'utf16le' : 'utf8') }] } });
         case 'link':
           return send({ jsonrpc: '2.0', id, result: { content: [{ type: 'resource_link', name: 'marked', uri: `data:text/plain,${percentAll(MARKED)}` }] } });
+        case 'query':
+          return send({ jsonrpc: '2.0', id, result: { content: [{ type: 'resource_link', name: 'found', uri: `https://files.example/find?q=${percentAll(MARKED)}` }] } });
         case 'progress':
           send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: p._meta?.progressToken ?? 0, progress: 1, total: 2, message: MARKED } });
           return send({ jsonrpc: '2.0', id, result: text('done') });

@@ -15,6 +15,7 @@ labels: [public, confidential]
 tools:
   blob: { effect: read, accepts: confidential, arguments: { mimeType: { type: string, max_len: 200 }, charset: { type: string, max_len: 20 } } }
   link: { effect: read, accepts: confidential, arguments: {} }
+  query: { effect: read, accepts: confidential, arguments: {} }
   progress: { effect: read, accepts: confidential, arguments: {} }
   log: { effect: read, accepts: confidential, arguments: {} }
   sample: { effect: read, accepts: confidential, arguments: {} }
