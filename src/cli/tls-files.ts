@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { UsageError } from './args.js';
+import { readSecretFile } from '../keys/secret-file.js';
 
 export interface TlsFiles {
   cert: Buffer;
@@ -28,7 +29,9 @@ export function readTls(certPath: string, keyPath: string): TlsFiles {
     }
   };
   const cert = read(certPath, '--tls-cert');
-  const key = read(keyPath, '--tls-key');
+  // The key is a secret (ADR 120): whoever reads it can pose as this server to its clients, and
+  // whoever may write it (or owns it) can put a key of theirs in its place.
+  const key = readSecretFile(keyPath, '--tls-key', { rootGroupReads: true });
   try {
     createSecureContext({ cert, key });
   } catch {

@@ -30,7 +30,7 @@ export function ownedByReader(uid: number | bigint): boolean {
  * The file's bytes; `what` names it in errors ("gate key", "PIN file"). Never its content in a
  * message.
  */
-export function readSecretFile(path: string, what: string): Buffer {
+export function readSecretFile(path: string, what: string, o: { rootGroupReads?: boolean } = {}): Buffer {
   let got: ReturnType<typeof readBoundedFile>;
   try {
     const link = lstatSync(path);
@@ -44,7 +44,9 @@ export function readSecretFile(path: string, what: string): Buffer {
   if (got === null) throw new SecretFileError(`${what} ${path} is larger than ${MAX_SECRET_FILE / 1024} KiB: not a key or PIN file`);
   const { stat } = got;
   if (!ownedByReader(stat.uid)) throw new SecretFileError(`${what} ${path} is owned by another user (uid ${stat.uid}): it must be yours (mode 0600)`);
-  if ((Number(stat.mode) & 0o077) !== 0) throw new SecretFileError(`${what} ${path} is ${looseness(Number(stat.mode))} (mode must be 0600): it is ${octal(Number(stat.mode))}; chmod 600 ${path}`);
+  // `rootGroupReads`: a root-owned file its group may read (0640 root:ssl-cert), as PostgreSQL takes a server key.
+  const loose = o.rootGroupReads && Number(stat.uid) === 0 ? 0o037 : 0o077;
+  if ((Number(stat.mode) & loose) !== 0) throw new SecretFileError(`${what} ${path} is ${looseness(Number(stat.mode))} (mode must be 0600): it is ${octal(Number(stat.mode))}; chmod 600 ${path}`);
   return got.bytes;
 }
 

@@ -87,7 +87,7 @@ test('--tls-cert without --tls-key is exit 2; a key that is not the pair is exit
   assert.equal(a.status, 2);
   const other = join(dir, 'other.pem');
   execFileSync('openssl', ['genpkey', '-algorithm', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', other], { stdio: 'ignore' });
-  writeFileSync(join(dir, 'junk.pem'), 'not a key');
+  writeFileSync(join(dir, 'junk.pem'), 'not a key', { mode: 0o600 });
   for (const k of [other, join(dir, 'junk.pem')]) {
     const b = cloakpipe(['http-proxy', '--home', makeHome(), '--manifest', files['m.yaml'], '--policy', files['p.cedar'], '--tls-cert', cert, '--tls-key', k, '--', 'true']);
     assert.equal(b.status, 2, b.stderr);
