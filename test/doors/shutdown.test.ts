@@ -9,20 +9,13 @@ import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, PERMIT_ALL } from '../helpers/cli.js';
 import { RawGate } from '../helpers/raw-gate.js';
 import { startGate } from '../helpers/gate.js';
+import { alive } from '../helpers/proc-figures.js';
 
 let files: Record<string, string>;
 before(() => {
   files = writeFiles({ 'm.yaml': 'version: 1\nrelease: end@1\ntools:\n  echo: { effect: read, arguments: {} }\n  slow: { effect: read, arguments: {} }\n', 'p.cedar': PERMIT_ALL });
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const ledger = (home: string) => cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
 
 for (const [name, env] of [

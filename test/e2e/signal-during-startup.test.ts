@@ -10,20 +10,13 @@ import { join } from 'node:path';
 import { makeHome, writeFiles, helperScript, tempDir, cloakpipe, MODULE_LOG_PRELOAD, PERMIT_ALL } from '../helpers/cli.js';
 import { RawPeer } from '../helpers/raw-gate.js';
 import { gateArgs } from '../helpers/gate.js';
+import { alive } from '../helpers/proc-figures.js';
 
 let files: Record<string, string>;
 before(() => {
   files = writeFiles({ 'm.yaml': 'version: 1\nrelease: start@1\ntools:\n  echo: { effect: read, arguments: {} }\n', 'p.cedar': PERMIT_ALL });
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const ledger = (home: string): { kind: string; reason?: string }[] =>
   cloakpipe(['ledger', 'show', '--home', home, '--json']).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

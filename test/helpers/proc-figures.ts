@@ -5,6 +5,16 @@ import { readFileSync } from 'node:fs';
 import type { RawGate } from './raw-gate.js';
 import { answerTo } from './raw-session.js';
 
+/** Whether a process with this pid exists (signal 0 reaches it). */
+export const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** The process's resident memory, in bytes. */
 export const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 

@@ -29,13 +29,19 @@ async function anchor(home: string, ...flags: string[]): Promise<{ status: numbe
   }
 }
 
-test('an epoch row relabelled in the kind column: the next seal is refused, naming the row, and verify names the edited row', async () => {
+/** A home with one session anchored (its epoch's seq) and one session after it. */
+async function anchoredThenMore(): Promise<{ home: string; epochSeq: number }> {
   const home = makeHome();
   await session(home, 1);
   const first = await anchor(home);
   assert.equal(first.status, 0, first.stderr);
   const epochSeq = JSON.parse(first.stdout).epoch.seq as number;
   await session(home, 1);
+  return { home, epochSeq };
+}
+
+test('an epoch row relabelled in the kind column: the next seal is refused, naming the row, and verify names the edited row', async () => {
+  const { home, epochSeq } = await anchoredThenMore();
   tamper(home, (db) => db.prepare(`UPDATE entries SET kind = 'decision' WHERE seq = ?`).run(epochSeq));
 
   const second = await anchor(home);
@@ -72,12 +78,7 @@ test('decisions relabelled as anchor failures in the kind column are still seale
 });
 
 test('a decision relabelled as the newest epoch in the kind column: the seal is refused, naming the row; nothing sealed from it', async () => {
-  const home = makeHome();
-  await session(home, 1);
-  const first = await anchor(home);
-  assert.equal(first.status, 0, first.stderr);
-  const epochSeq = JSON.parse(first.stdout).epoch.seq as number;
-  await session(home, 1);
+  const { home, epochSeq } = await anchoredThenMore();
   const decoy = epochSeq + 2; // a later entry, not an epoch
   tamper(home, (db) => db.prepare(`UPDATE entries SET kind = 'epoch' WHERE seq = ?`).run(decoy));
 
