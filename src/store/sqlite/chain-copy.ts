@@ -55,7 +55,6 @@ export async function copiedChain(pages: AsyncIterable<ChainRow[]>, anchors: Asy
         return snap.total;
       },
       bodies: (fromSeq, limit) => snap.bodies(fromSeq, limit),
-      rows: (fromSeq, limit) => snap.rows!(fromSeq, limit),
       keys: () => snap.keys!(),
       span: () => snap.span!(),
       anchors: () => snap.anchors(),
