@@ -3,13 +3,13 @@
 // Started by the ledger's sealer at the URL the composition root gives it (home/open.ts).
 import { parentPort } from 'node:worker_threads';
 import type { ThreadKey } from '../core/signer.js';
-import { threadSigner, type ThreadSigning } from './thread-sign.js';
+import { threadSigner } from './thread-sign.js';
 import { sealRun, type Sealed } from '../ledger/seal.js';
 import type { EntryBody } from '../ledger/entry.js';
 
 interface Run {
   first: string;
-  signing: ThreadSigning;
+  sign: (m: Buffer) => Buffer;
   sealed: Sealed[];
   error: string | null;
 }
@@ -25,14 +25,14 @@ type Message = { t: 'begin'; id: number; prev: string; key: ThreadKey } | { t: '
 
 parentPort!.on('message', (m: Message) => {
   if (m.t === 'begin') {
-    let signing: ThreadSigning = { sign: () => Buffer.alloc(0), checked: async () => undefined };
+    let sign: Run['sign'] = () => Buffer.alloc(0);
     let error: string | null = null;
     try {
-      signing = threadSigner(m.key);
+      sign = threadSigner(m.key);
     } catch (e) {
       error = codeOf(e);
     }
-    runs.set(m.id, { first: m.prev, signing, sealed: [], error });
+    runs.set(m.id, { first: m.prev, sign, sealed: [], error });
     return;
   }
   const run = runs.get(m.id);
@@ -41,7 +41,7 @@ parentPort!.on('message', (m: Message) => {
     if (run.error !== null) return;
     const prev = run.sealed.length > 0 ? run.sealed[run.sealed.length - 1].hash : run.first;
     try {
-      for (const s of sealRun(prev, m.bodies, (b) => run.signing.sign(b))) run.sealed.push(s);
+      for (const s of sealRun(prev, m.bodies, run.sign)) run.sealed.push(s);
     } catch (e) {
       run.error = codeOf(e);
     }
@@ -49,11 +49,6 @@ parentPort!.on('message', (m: Message) => {
     run.sealed.length = Math.min(run.sealed.length, m.n); // the next push links to the last kept
   } else {
     runs.delete(m.id);
-    // Nothing of the run goes back before every signature in it is checked (a cut one too: a token
-    // that signed it wrong is not trusted with the rest).
-    void run.signing.checked().then(
-      () => parentPort!.postMessage(run.error === null ? { id: m.id, sealed: run.sealed } : { id: m.id, error: run.error }),
-      (e) => parentPort!.postMessage({ id: m.id, error: run.error ?? codeOf(e) }),
-    );
+    parentPort!.postMessage(run.error === null ? { id: m.id, sealed: run.sealed } : { id: m.id, error: run.error });
   }
 });

@@ -21,39 +21,21 @@ function moduleAt(path: string): Pkcs11.PKCS11 {
   return p;
 }
 
-/** A run's signing: `sign` each body's bytes; `checked` settles once every signature made is checked. */
-export interface ThreadSigning {
-  sign(message: Buffer): Buffer;
-  /** Resolves when each token signature so far verifies with the public key; else rejects, WrongSignature. */
-  checked(): Promise<void>;
-}
-
-const wrong = () => Object.assign(new Error(WRONG_SIGNATURE), { name: WRONG_SIGNATURE });
-
 /**
  * Ed25519 with the lent key, on this thread, for one run. Each token signature is checked with
- * the public key before its run is handed back: a token may answer with a signature of another
- * key (a failover to an HSM holding another, a key replaced under the handle) or a faulty one, at
- * any entry of a run, and an entry it signed wrong would be committed, its call forwarded, and
- * verify refuse the ledger. The check runs on libuv's pool while this thread asks the token for
- * the next signature (the thread's serial signing bounds a token gate's calls/s, ADR 043); the
- * run's seals go back only once every check has passed, so a wrong one still commits nothing.
+ * the public key before it seals an entry: a token may answer with a signature of another key (a
+ * failover to an HSM holding another, a key replaced under the handle) or a faulty one, at any
+ * entry of a run, and an entry it signed wrong would be committed, its call forwarded, and verify
+ * refuse the ledger. The check costs about what node's signature does, on the thread that bounds a
+ * token gate's calls/s (ADR 043), not on the gate's.
  */
-export function threadSigner(key: ThreadKey): ThreadSigning {
-  if (key.kind === 'file') return { sign: (m) => sign(null, m, key.key), checked: async () => undefined };
+export function threadSigner(key: ThreadKey): (message: Buffer) => Buffer {
+  if (key.kind === 'file') return (m) => sign(null, m, key.key);
   const p = moduleAt(key.modulePath);
-  let checks: Promise<boolean>[] = [];
-  return {
-    sign: (m) => {
-      p.C_SignInit(key.session, { mechanism: CKM_EDDSA }, key.handle);
-      const sig = p.C_Sign(key.session, m, Buffer.alloc(64));
-      checks.push(new Promise((resolve) => verify(null, m, key.publicKey, sig, (e, good) => resolve(e === null && good))));
-      return sig;
-    },
-    checked: async () => {
-      const all = await Promise.all(checks);
-      checks = [];
-      if (all.includes(false)) throw wrong();
-    },
+  return (m) => {
+    p.C_SignInit(key.session, { mechanism: CKM_EDDSA }, key.handle);
+    const sig = p.C_Sign(key.session, m, Buffer.alloc(64));
+    if (!verify(null, m, key.publicKey, sig)) throw Object.assign(new Error(WRONG_SIGNATURE), { name: WRONG_SIGNATURE });
+    return sig;
   };
 }
